@@ -1,0 +1,62 @@
+"""gpukit: NumPy-like arrays on the GPU, kernels compiled at run time, a Rust memory pool.
+
+Without a GPU driver everything runs on the CPU through NumPy, with the same API.
+"""
+
+__version__ = "0.1.0"
+
+from . import jit
+from ._info import info
+from ._runtime import available_backends, use_backend
+from ._runtime import runtime as _current_runtime
+from .array import (
+    GPUArray,
+    asarray,
+    elementwise,
+    empty,
+    matmul,
+    reduce,
+)
+from .creation import arange, from_numpy, full, ones, to_numpy, zeros
+from .errors import (
+    BackendUnavailableError,
+    CompileError,
+    CudaError,
+    DeviceError,
+    GpukitError,
+    HipError,
+    OutOfMemoryError,
+)
+
+
+def backend() -> str:
+    """ "cuda", "hip" or "cpu": the backend this process runs on (chosen at first use)."""
+    return _current_runtime().name
+
+
+__all__ = [
+    "BackendUnavailableError",
+    "CompileError",
+    "CudaError",
+    "DeviceError",
+    "GPUArray",
+    "GpukitError",
+    "HipError",
+    "OutOfMemoryError",
+    "arange",
+    "asarray",
+    "available_backends",
+    "backend",
+    "elementwise",
+    "empty",
+    "from_numpy",
+    "full",
+    "info",
+    "jit",
+    "matmul",
+    "ones",
+    "reduce",
+    "to_numpy",
+    "use_backend",
+    "zeros",
+]

@@ -1,0 +1,41 @@
+"""gpukit.info(): which backend runs, why the others do not, and which libraries were found."""
+
+from __future__ import annotations
+
+from . import __version__, _libs, _native, _runtime
+
+
+class Info(dict):
+    """A dict of facts that prints as a readable report."""
+
+    def __str__(self) -> str:
+        width = max(map(len, self))
+        return "\n".join(f"{k.ljust(width)} : {v}" for k, v in self.items())
+
+    __repr__ = __str__
+
+
+def _library(name: str) -> str:
+    found, detail = _native.probe_library(name)
+    return f"found at {detail}" if found else f"not found: {name}"
+
+
+def _first_found(candidates) -> str:
+    hit = _libs.find_first(_native.probe_library, candidates)
+    return f"found at {hit[1]} (from {hit[0]})" if hit else "not found"
+
+
+def info() -> Info:
+    rt = _runtime.runtime()
+    out = Info(gpukit=__version__, backend=rt.name, device=rt.describe())
+    _runtime.available_backends()  # tries each backend, so every reason below is known
+    for name, reason in _runtime.unavailable_reasons().items():
+        out[f"{name} unavailable"] = reason
+    forced = _runtime.requested_backend()
+    if forced:
+        out["GPUKIT_BACKEND"] = forced
+    out["CUDA driver"] = _library(_libs.CUDA_DRIVER)
+    out["NVRTC"] = _first_found(_libs.nvrtc_candidates())
+    out["HIP runtime"] = _library(_libs.HIP_RUNTIME)
+    out["hiprtc"] = _first_found(_libs.hiprtc_candidates())
+    return out

@@ -1,0 +1,118 @@
+"""Shape arithmetic with NumPy's rules, and errors that name the shapes involved."""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+
+def as_shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        out = tuple(operator.index(n) for n in shape)
+    except TypeError as e:
+        raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}") from e
+    if any(n < 0 for n in out):
+        raise ValueError(f"negative dimensions are not allowed: {out}")
+    return out
+
+
+def contiguous_strides(shape, itemsize: int) -> tuple[int, ...]:
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def is_contiguous(shape, strides, itemsize: int) -> bool:
+    step = itemsize
+    for n, s in zip(reversed(shape), reversed(strides), strict=True):
+        if n != 1 and s != step:
+            return False
+        step *= n
+    return True
+
+
+def broadcast(*shapes) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        listed = " and ".join(str(tuple(s)) for s in shapes)
+        raise ValueError(f"shapes {listed} cannot be broadcast together") from None
+
+
+def broadcast_strides(shape, strides, target) -> tuple[int, ...]:
+    """Strides that read an array of `shape` as `target` (0 along broadcast dimensions)."""
+    pad = len(target) - len(shape)
+    out = [0] * pad
+    for n, s, t in zip(shape, strides, target[pad:], strict=True):
+        out.append(s if n == t else 0)
+    return tuple(out)
+
+
+def reshape_target(size: int, shape) -> tuple[int, ...]:
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        shape = tuple(shape[0])
+    shape = tuple(operator.index(n) for n in shape)
+    unknown = [i for i, n in enumerate(shape) if n == -1]
+    if len(unknown) > 1 or any(n < -1 for n in shape):
+        raise ValueError(f"invalid shape {shape} for reshape")
+    if unknown:
+        known = math.prod(n for n in shape if n != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+        shape = tuple(size // known if n == -1 else n for n in shape)
+    if math.prod(shape) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+    return shape
+
+
+def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    """Sorted, non-negative axes for a reduction; None means all."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for a in axes:
+        a = operator.index(a)
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"duplicate value in axis: {axis}")
+    return tuple(sorted(out))
+
+
+def reduced_shape(shape, axes, keepdims: bool) -> tuple[int, ...]:
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+def matmul_shape(a_shape, b_shape) -> tuple[int, ...]:
+    """NumPy's matmul: 1-D operands are promoted, the added axis removed; batch dims broadcast."""
+    if not a_shape or not b_shape:
+        raise ValueError("matmul: operands must be at least 1-D, got a 0-d array")
+    a2 = (1, *a_shape) if len(a_shape) == 1 else tuple(a_shape)
+    b2 = (*b_shape, 1) if len(b_shape) == 1 else tuple(b_shape)
+    if a2[-1] != b2[-2]:
+        raise ValueError(
+            f"matmul: shapes {tuple(a_shape)} and {tuple(b_shape)} are not aligned: "
+            f"{a2[-1]} (last dim of the first) != {b2[-2]} (second-to-last dim of the second)"
+        )
+    try:
+        batch = broadcast(a2[:-2], b2[:-2])
+    except ValueError:
+        raise ValueError(
+            f"matmul: batch dimensions of {tuple(a_shape)} and {tuple(b_shape)} do not broadcast"
+        ) from None
+    out = (*batch, a2[-2], b2[-1])
+    if len(a_shape) == 1:
+        out = out[:-2] + out[-1:]
+    if len(b_shape) == 1:
+        out = out[:-1]
+    return out

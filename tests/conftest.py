@@ -1,0 +1,74 @@
+"""Every test that takes `backend` runs once per backend that opens here (GPUKIT_TEST_BACKENDS, a
+comma-separated list, narrows that). Test data is fresh random data; the seed is printed so that a
+failure can be replayed with GPUKIT_TEST_SEED."""
+
+import os
+import secrets
+
+import numpy as np
+import pytest
+
+import gpukit as gk
+
+
+def _backends():
+    names = gk.available_backends()
+    wanted = os.environ.get("GPUKIT_TEST_BACKENDS")
+    if wanted:
+        names = [n for n in wanted.split(",") if n in names]
+    return names
+
+
+def pytest_generate_tests(metafunc):
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", _backends(), indirect=True)
+
+
+@pytest.fixture
+def backend(request):
+    with gk.use_backend(request.param):
+        yield request.param
+
+
+@pytest.fixture
+def rng():
+    seed = int(os.environ.get("GPUKIT_TEST_SEED", secrets.randbits(32)))
+    print(f"GPUKIT_TEST_SEED={seed}")
+    return np.random.default_rng(seed)
+
+
+# Relative error allowed against a float64 reference, by the result's dtype.
+TOLERANCE = {
+    np.dtype("float16"): 2e-3,
+    np.dtype("float32"): 2e-5,
+    np.dtype("float64"): 1e-12,
+}
+
+
+def random_array(rng, shape, dtype):
+    """Random values of `dtype`, never all zeros: normal floats, ints in a small signed range."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        lo = 0 if dtype.kind == "u" else -50
+        return rng.integers(lo, 50, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def assert_matches(actual, expected, dtype=None, scale=1.0):
+    """`actual` (GPUArray) against `expected` (computed in float64 or exactly): same shape, dtype
+    `dtype` (default: expected's), values within the dtype's tolerance."""
+    assert isinstance(actual, gk.GPUArray), type(actual)
+    got = actual.to_numpy()
+    expected = np.asarray(expected)
+    dtype = np.dtype(dtype) if dtype is not None else expected.dtype
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    assert got.dtype == dtype, (got.dtype, dtype)
+    if dtype.kind in "biu":
+        np.testing.assert_array_equal(got, expected)
+    else:
+        tol = TOLERANCE[dtype] * scale
+        np.testing.assert_allclose(
+            got.astype(np.float64), expected.astype(np.float64), rtol=tol, atol=tol
+        )
