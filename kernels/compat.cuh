@@ -1,17 +1,70 @@
 // Portability layer: the same kernel sources compile with NVRTC (CUDA) and hiprtc (HIP).
-// Run-time compilers have no standard headers, so fixed-width types are defined here.
+// Run-time compilers ship no standard headers, so the few types kernels need are defined here.
 #pragma once
 
 #if defined(__HIPCC_RTC__) || defined(__HIP_PLATFORM_AMD__)
 #define GK_HIP 1
 #endif
 
-typedef signed char gk_i8;
-typedef short gk_i16;
-typedef int gk_i32;
-typedef long long gk_i64;
-typedef unsigned char gk_u8;
-typedef unsigned int gk_u32;
-typedef unsigned long long gk_u64;
+#include "types.cuh"
 
 #define GK_KERNEL extern "C" __global__
+
+// IEEE half precision, stored as bits; arithmetic happens in float (as NumPy does for float16).
+__device__ inline gk_u16 gk_f32_to_f16_bits(float f) {
+#ifdef GK_HIP
+    _Float16 h = (_Float16)f;
+    return __builtin_bit_cast(gk_u16, h);
+#else
+    gk_u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#endif
+}
+
+__device__ inline float gk_f16_bits_to_f32(gk_u16 h) {
+#ifdef GK_HIP
+    return (float)__builtin_bit_cast(_Float16, h);
+#else
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+#endif
+}
+
+struct gk_f16 {
+    gk_u16 bits;
+    gk_f16() = default;
+    __device__ gk_f16(float f) : bits(gk_f32_to_f16_bits(f)) {}
+    __device__ operator float() const { return gk_f16_bits_to_f32(bits); }
+};
+
+#ifdef GK_HIP
+#define GK_INF_F __builtin_inff()
+#define GK_INF_D __builtin_inf()
+#else
+#define GK_INF_F __int_as_float(0x7f800000)
+#define GK_INF_D __longlong_as_double(0x7ff0000000000000LL)
+#endif
+
+// Limits for reduction identities.
+template <typename T>
+struct gk_limits;
+#define GK_LIMITS(T, LO, HI)                              \
+    template <>                                           \
+    struct gk_limits<T> {                                 \
+        __device__ static T lowest() { return (T)(LO); }  \
+        __device__ static T highest() { return (T)(HI); } \
+    };
+GK_LIMITS(bool, false, true)
+GK_LIMITS(gk_i8, -128, 127)
+GK_LIMITS(gk_i16, -32768, 32767)
+GK_LIMITS(gk_i32, -2147483647 - 1, 2147483647)
+GK_LIMITS(gk_i64, -9223372036854775807LL - 1, 9223372036854775807LL)
+GK_LIMITS(gk_u8, 0, 255)
+GK_LIMITS(gk_u16, 0, 65535)
+GK_LIMITS(gk_u32, 0, 4294967295u)
+GK_LIMITS(gk_u64, 0, 18446744073709551615ull)
+GK_LIMITS(float, -GK_INF_F, GK_INF_F)
+GK_LIMITS(double, -GK_INF_D, GK_INF_D)
+#undef GK_LIMITS

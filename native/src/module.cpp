@@ -2,25 +2,48 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "bindings.h"
+#include "errors.h"
 #include "host_allocator.h"
 #include "kernel_sources.h"
-#include "library_probe.h"
+#include "shared_library.h"
 
 namespace py = pybind11;
 
 namespace {
 
-py::capsule table_capsule(const gk_allocator_table* table) {
-    return py::capsule(const_cast<gk_allocator_table*>(table), GK_ALLOCATOR_TABLE_CAPSULE);
+// Raises the gpukit.errors class `cls` built with `args` (the classes live in Python so that the
+// Rust module raises the very same ones).
+template <typename... Args>
+void raise(const char* cls, Args&&... args) {
+    py::object type = py::module_::import("gpukit.errors").attr(cls);
+    PyErr_SetObject(type.ptr(), type(std::forward<Args>(args)...).ptr());
+}
+
+void translate(std::exception_ptr p) {
+    try {
+        if (p) std::rethrow_exception(p);
+    } catch (const gpukit::DriverError& e) {
+        raise(e.hip ? "HipError" : "CudaError", e.what(), e.call, e.code, e.name);
+    } catch (const gpukit::CompileFailure& e) {
+        raise("CompileError", e.what(), e.log);
+    } catch (const gpukit::LibraryError& e) {
+        raise("BackendUnavailableError", e.what());
+    }
 }
 
 }  // namespace
 
 PYBIND11_MODULE(_native, m) {
     m.doc() = "gpukit's C++ layer: driver loading, JIT, launches, allocator tables";
+    py::register_exception_translator(translate);
 
     m.def(
-        "host_allocator_table", [] { return table_capsule(gpukit::host_allocator_table()); },
+        "host_allocator_table",
+        [] {
+            auto* table = const_cast<gk_allocator_table*>(gpukit::host_allocator_table());
+            return py::capsule(table, GK_ALLOCATOR_TABLE_CAPSULE);
+        },
         "Allocator table over host memory, for the CPU backend's pool.");
 
     m.def(
@@ -42,4 +65,7 @@ PYBIND11_MODULE(_native, m) {
         },
         py::arg("name"),
         "(found, resolved path or the loader's error) for a shared library name or path.");
+
+    gpukit::bind_cuda(m);
+    gpukit::bind_jit(m);
 }

@@ -27,6 +27,8 @@ from .errors import (
     HipError,
     OutOfMemoryError,
 )
+from .kernel import ElementwiseKernel, RawKernel
+from .streams import Event, Stream, synchronize
 
 
 def backend() -> str:
@@ -39,10 +41,14 @@ __all__ = [
     "CompileError",
     "CudaError",
     "DeviceError",
+    "ElementwiseKernel",
+    "Event",
     "GPUArray",
     "GpukitError",
     "HipError",
     "OutOfMemoryError",
+    "RawKernel",
+    "Stream",
     "arange",
     "asarray",
     "available_backends",
@@ -56,6 +62,7 @@ __all__ = [
     "matmul",
     "ones",
     "reduce",
+    "synchronize",
     "to_numpy",
     "use_backend",
     "zeros",

@@ -8,7 +8,20 @@ import numpy as np
 
 SUPPORTED = tuple(
     np.dtype(t)
-    for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64")
+    for t in (
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+    )
 )
 _SUPPORTED_SET = frozenset(SUPPORTED)
 

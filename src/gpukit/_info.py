@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import __version__, _libs, _native, _runtime
+from . import __version__, _libs, _native, _runtime, jit
 
 
 class Info(dict):
@@ -38,4 +38,14 @@ def info() -> Info:
     out["NVRTC"] = _first_found(_libs.nvrtc_candidates())
     out["HIP runtime"] = _library(_libs.HIP_RUNTIME)
     out["hiprtc"] = _first_found(_libs.hiprtc_candidates())
+    compiler = getattr(getattr(rt, "jit", None), "compiler", None)
+    if compiler is not None:
+        out["compiler in use"] = (
+            f"{compiler.kind} {'.'.join(map(str, compiler.version))} at {compiler.path} "
+            f"({rt.compiler_origin}), target {' '.join(rt.jit.arch_options)}"
+        )
+    cache = jit.cache_info()
+    out["kernel cache"] = (
+        f"{cache['directory']} ({cache['entries']} entries, {cache['bytes']} bytes)"
+    )
     return out

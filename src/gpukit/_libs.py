@@ -15,7 +15,8 @@ HIP_RUNTIME = "libamdhip64.so"
 _NVRTC_WHEEL_PATHS = ("nvidia/cu13/lib/libnvrtc.so.13", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
 _NVRTC_TOOLKIT_NAMES = ("libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12")
 _NVRTC_SYSTEM_NAMES = ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so")
-_HIPRTC_NAMES = ("libhiprtc.so", "libhiprtc.so.6", "libhiprtc.so.5")
+# ROCm 6 ships hiprtc on its own; before that it lives inside libamdhip64.
+_HIPRTC_NAMES = ("libhiprtc.so", "libhiprtc.so.6", "libamdhip64.so", "libamdhip64.so.5")
 
 
 def _site_dirs() -> list[str]:

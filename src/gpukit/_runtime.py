@@ -20,12 +20,9 @@ _scoped = contextvars.ContextVar("gpukit_scoped_runtime", default=None)
 
 
 def _open_cuda():
-    found, detail = _native.probe_library(_libs.CUDA_DRIVER)
-    if not found:
-        raise BackendUnavailableError(f"CUDA driver not found: {_libs.CUDA_DRIVER} ({detail})")
-    raise BackendUnavailableError(
-        f"CUDA driver found at {detail}, but the CUDA backend is not built"
-    )
+    from ._cuda import CudaRuntime
+
+    return CudaRuntime()
 
 
 def _open_hip():
@@ -33,7 +30,8 @@ def _open_hip():
     if not found:
         raise BackendUnavailableError(f"HIP runtime not found: {_libs.HIP_RUNTIME} ({detail})")
     raise BackendUnavailableError(
-        f"HIP runtime found at {detail}, but the HIP backend is not built"
+        f"HIP runtime found at {detail}, but running on AMD GPUs is not implemented yet "
+        "(the built-in kernels do compile for AMD GPUs through hiprtc)"
     )
 
 

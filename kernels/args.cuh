@@ -1,0 +1,45 @@
+// Argument blocks of the built-in kernels. Plain C, included by the kernels and by the C++ layer
+// (native/src/ops.cpp) so that both sides agree on the layout. Strides count elements.
+#pragma once
+#include "types.cuh"
+
+#define GK_MAX_DIMS 8
+#define GK_MAX_OPERANDS 4  // operand 0 is the output
+#define GK_MAX_BATCH_DIMS 4
+
+struct gk_ew_args {
+    gk_i64 n;
+    gk_i32 ndim;  // dimensions of shape/stride (strided kernel only)
+    gk_i32 unused;
+    gk_i64 shape[GK_MAX_DIMS];
+    gk_i64 stride[GK_MAX_OPERANDS][GK_MAX_DIMS];
+    gk_u64 ptr[GK_MAX_OPERANDS];
+    double scalar_f[GK_MAX_OPERANDS];
+    gk_i64 scalar_i[GK_MAX_OPERANDS];
+};
+
+struct gk_reduce_args {
+    gk_u64 in;
+    gk_u64 out;  // contiguous, n_out elements
+    gk_i64 n_out;
+    gk_i64 n_red;
+    gk_i32 out_ndim;
+    gk_i32 red_ndim;
+    gk_i64 out_shape[GK_MAX_DIMS];
+    gk_i64 out_stride[GK_MAX_DIMS];  // input strides of the kept dimensions
+    gk_i64 red_shape[GK_MAX_DIMS];
+    gk_i64 red_stride[GK_MAX_DIMS];  // input strides of the reduced dimensions
+    double scale;                    // the result is multiplied by it (mean: 1 / n_red)
+};
+
+struct gk_matmul_args {
+    gk_u64 a, b, out;
+    gk_i64 m, n, k;
+    gk_i64 sa_m, sa_k, sb_k, sb_n, so_m, so_n;
+    gk_i32 batch_ndim;
+    gk_i32 unused;
+    gk_i64 batch_shape[GK_MAX_BATCH_DIMS];
+    gk_i64 batch_sa[GK_MAX_BATCH_DIMS];
+    gk_i64 batch_sb[GK_MAX_BATCH_DIMS];
+    gk_i64 batch_so[GK_MAX_BATCH_DIMS];
+};

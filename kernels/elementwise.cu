@@ -1,0 +1,147 @@
+// Elementwise operations with broadcasting, instantiated per use by defines:
+//   GK_OP        functor below (gk_add, ...), applied in GK_COMP_T
+//   GK_NIN       number of inputs (1 or 2)
+//   GK_OUT_T, GK_COMP_T, GK_IN0_T, GK_IN1_T   element types
+//   GK_SCALAR0, GK_SCALAR1   1 where that input is a scalar held in the argument block
+//   GK_SCALAR_INT            1 to read scalars from scalar_i (integer compute types)
+// gk_ew_contig serves contiguous operands (16-byte loads when aligned), gk_ew_strided any strides.
+#include "args.cuh"
+#include "compat.cuh"
+
+struct gk_identity {
+    template <typename T>
+    __device__ T operator()(T a) const {
+        return a;
+    }
+};
+struct gk_negative {
+    template <typename T>
+    __device__ T operator()(T a) const {
+        return -a;
+    }
+};
+struct gk_add {
+    template <typename T>
+    __device__ T operator()(T a, T b) const {
+        return a + b;
+    }
+};
+struct gk_subtract {
+    template <typename T>
+    __device__ T operator()(T a, T b) const {
+        return a - b;
+    }
+};
+struct gk_multiply {
+    template <typename T>
+    __device__ T operator()(T a, T b) const {
+        return a * b;
+    }
+};
+struct gk_true_divide {
+    template <typename T>
+    __device__ T operator()(T a, T b) const {
+        return a / b;
+    }
+};
+
+#ifndef GK_SCALAR0
+#define GK_SCALAR0 0
+#endif
+#ifndef GK_SCALAR1
+#define GK_SCALAR1 0
+#endif
+#ifndef GK_IN1_T
+#define GK_IN1_T GK_IN0_T
+#endif
+
+typedef GK_COMP_T comp_t;
+typedef GK_OUT_T out_t;
+
+template <typename T, int IS_SCALAR>
+__device__ inline comp_t gk_read(const gk_ew_args& a, int operand, gk_i64 offset) {
+    if (IS_SCALAR) {
+#if GK_SCALAR_INT
+        return (comp_t)a.scalar_i[operand];
+#else
+        return (comp_t)a.scalar_f[operand];
+#endif
+    }
+    return (comp_t)(reinterpret_cast<const T*>(a.ptr[operand])[offset]);
+}
+
+__device__ inline out_t gk_apply(const gk_ew_args& a, gk_i64 off1, gk_i64 off2) {
+#if GK_NIN == 1
+    (void)off2;
+    return (out_t)GK_OP()(gk_read<GK_IN0_T, GK_SCALAR0>(a, 1, off1));
+#else
+    return (out_t)GK_OP()(gk_read<GK_IN0_T, GK_SCALAR0>(a, 1, off1),
+                          gk_read<GK_IN1_T, GK_SCALAR1>(a, 2, off2));
+#endif
+}
+
+#define GK_VEC 4
+
+template <typename T>
+struct alignas(sizeof(T) * GK_VEC) gk_vec {
+    T v[GK_VEC];
+};
+
+template <typename T, int IS_SCALAR>
+__device__ inline void gk_read_vec(const gk_ew_args& a, int operand, gk_i64 i, comp_t* out) {
+    if (IS_SCALAR) {
+        const comp_t s = gk_read<T, 1>(a, operand, 0);
+        for (int k = 0; k < GK_VEC; ++k) out[k] = s;
+    } else {
+        const gk_vec<T> v = reinterpret_cast<const gk_vec<T>*>(a.ptr[operand])[i / GK_VEC];
+        for (int k = 0; k < GK_VEC; ++k) out[k] = (comp_t)v.v[k];
+    }
+}
+
+// Whether every array operand can be read and written GK_VEC elements at a time.
+__device__ inline bool gk_vector_aligned(const gk_ew_args& a) {
+    bool ok = a.ptr[0] % (sizeof(out_t) * GK_VEC) == 0;
+    if (!GK_SCALAR0) ok = ok && a.ptr[1] % (sizeof(GK_IN0_T) * GK_VEC) == 0;
+#if GK_NIN > 1
+    if (!GK_SCALAR1) ok = ok && a.ptr[2] % (sizeof(GK_IN1_T) * GK_VEC) == 0;
+#endif
+    return ok;
+}
+
+GK_KERNEL void gk_ew_contig(const gk_ew_args a) {
+    const gk_i64 n = a.n;
+    const gk_i64 step = (gk_i64)gridDim.x * blockDim.x;
+    const gk_i64 first = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x;
+    const gk_i64 nvec = gk_vector_aligned(a) ? n / GK_VEC : 0;
+    for (gk_i64 v = first; v < nvec; v += step) {
+        const gk_i64 i = v * GK_VEC;
+        comp_t x[GK_VEC];
+        gk_read_vec<GK_IN0_T, GK_SCALAR0>(a, 1, i, x);
+        gk_vec<out_t> r;
+#if GK_NIN == 1
+        for (int k = 0; k < GK_VEC; ++k) r.v[k] = (out_t)GK_OP()(x[k]);
+#else
+        comp_t y[GK_VEC];
+        gk_read_vec<GK_IN1_T, GK_SCALAR1>(a, 2, i, y);
+        for (int k = 0; k < GK_VEC; ++k) r.v[k] = (out_t)GK_OP()(x[k], y[k]);
+#endif
+        reinterpret_cast<gk_vec<out_t>*>(a.ptr[0])[v] = r;
+    }
+    out_t* out = reinterpret_cast<out_t*>(a.ptr[0]);
+    for (gk_i64 i = nvec * GK_VEC + first; i < n; i += step) out[i] = gk_apply(a, i, i);
+}
+
+GK_KERNEL void gk_ew_strided(const gk_ew_args a) {
+    const gk_i64 step = (gk_i64)gridDim.x * blockDim.x;
+    for (gk_i64 i = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += step) {
+        gk_i64 rem = i, off0 = 0, off1 = 0, off2 = 0;
+        for (int d = a.ndim - 1; d >= 0; --d) {
+            const gk_i64 idx = rem % a.shape[d];
+            rem /= a.shape[d];
+            off0 += idx * a.stride[0][d];
+            off1 += idx * a.stride[1][d];
+            off2 += idx * a.stride[2][d];
+        }
+        reinterpret_cast<out_t*>(a.ptr[0])[off0] = gk_apply(a, off1, off2);
+    }
+}

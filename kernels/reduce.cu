@@ -1,0 +1,78 @@
+// Reductions over any set of axes in one pass, instantiated by defines:
+//   GK_RED       gk_red_sum or gk_red_max (the combine and its identity)
+//   GK_IN_T, GK_ACC_T, GK_OUT_T   element types (float16 accumulates in float)
+// gk_reduce_block: a block per output, threads stride over the reduced elements (for long
+//   reductions). gk_reduce_thread: a thread per output (for short ones, or when the kept axis is
+//   the fast one, so that neighbouring threads read neighbouring elements).
+#include "args.cuh"
+#include "compat.cuh"
+
+typedef GK_ACC_T acc_t;
+
+struct gk_red_sum {
+    __device__ static acc_t identity() { return (acc_t)0; }
+    __device__ static acc_t combine(acc_t a, acc_t b) { return a + b; }
+};
+struct gk_red_max {
+    __device__ static acc_t identity() { return gk_limits<acc_t>::lowest(); }
+    // NaN wins, as in NumPy.
+    __device__ static acc_t combine(acc_t a, acc_t b) { return (a != a || a > b) ? a : b; }
+};
+struct gk_red_min {
+    __device__ static acc_t identity() { return gk_limits<acc_t>::highest(); }
+    __device__ static acc_t combine(acc_t a, acc_t b) { return (a != a || a < b) ? a : b; }
+};
+
+__device__ inline gk_i64 gk_offset(gk_i64 i, int ndim, const gk_i64* shape,
+                                   const gk_i64* stride) {
+    gk_i64 off = 0;
+    for (int d = ndim - 1; d >= 0; --d) {
+        off += (i % shape[d]) * stride[d];
+        i /= shape[d];
+    }
+    return off;
+}
+
+__device__ inline acc_t gk_load(const gk_reduce_args& a, gk_i64 base, gk_i64 r) {
+    const GK_IN_T* in = reinterpret_cast<const GK_IN_T*>(a.in);
+    return (acc_t)in[base + gk_offset(r, a.red_ndim, a.red_shape, a.red_stride)];
+}
+
+__device__ inline void gk_store(const gk_reduce_args& a, gk_i64 o, acc_t v) {
+    if (a.scale != 1.0) v = (acc_t)(v * a.scale);
+    reinterpret_cast<GK_OUT_T*>(a.out)[o] = (GK_OUT_T)v;
+}
+
+#define GK_BLOCK 256
+
+GK_KERNEL void gk_reduce_block(const gk_reduce_args a) {
+    __shared__ acc_t partial[GK_BLOCK];
+    for (gk_i64 o = blockIdx.x; o < a.n_out; o += gridDim.x) {
+        const gk_i64 base = gk_offset(o, a.out_ndim, a.out_shape, a.out_stride);
+        acc_t acc = GK_RED::identity();
+        for (gk_i64 r = threadIdx.x; r < a.n_red; r += GK_BLOCK) {
+            acc = GK_RED::combine(acc, gk_load(a, base, r));
+        }
+        partial[threadIdx.x] = acc;
+        __syncthreads();
+        for (int width = GK_BLOCK / 2; width > 0; width /= 2) {
+            if ((int)threadIdx.x < width) {
+                partial[threadIdx.x] =
+                    GK_RED::combine(partial[threadIdx.x], partial[threadIdx.x + width]);
+            }
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) gk_store(a, o, partial[0]);
+        __syncthreads();  // partial[] is reused by the next output
+    }
+}
+
+GK_KERNEL void gk_reduce_thread(const gk_reduce_args a) {
+    const gk_i64 step = (gk_i64)gridDim.x * blockDim.x;
+    for (gk_i64 o = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; o < a.n_out; o += step) {
+        const gk_i64 base = gk_offset(o, a.out_ndim, a.out_shape, a.out_stride);
+        acc_t acc = GK_RED::identity();
+        for (gk_i64 r = 0; r < a.n_red; ++r) acc = GK_RED::combine(acc, gk_load(a, base, r));
+        gk_store(a, o, acc);
+    }
+}

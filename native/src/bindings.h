@@ -1,0 +1,7 @@
+#pragma once
+#include <pybind11/pybind11.h>
+
+namespace gpukit {
+void bind_cuda(pybind11::module_& m);
+void bind_jit(pybind11::module_& m);
+}  // namespace gpukit

@@ -1,0 +1,77 @@
+// The few CUDA driver API types and functions gpukit uses, declared here so that building needs no
+// CUDA toolkit. Values match cuda.h. The library is opened at run time (driver.cpp).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace gpukit::cu {
+
+using Result = int;  // CUresult
+using Device = int;  // CUdevice
+using DevicePtr = uint64_t;
+using Context = struct CUctx_st*;
+using Stream = struct CUstream_st*;
+using Event = struct CUevent_st*;
+using Module = struct CUmod_st*;
+using Function = struct CUfunc_st*;
+
+constexpr Result SUCCESS = 0;
+constexpr Result ERROR_OUT_OF_MEMORY = 2;
+constexpr Result ERROR_NOT_READY = 600;
+
+// CUdevice_attribute values
+constexpr int ATTR_MAX_THREADS_PER_BLOCK = 1;
+constexpr int ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 8;
+constexpr int ATTR_MULTIPROCESSOR_COUNT = 16;
+constexpr int ATTR_L2_CACHE_SIZE = 38;
+constexpr int ATTR_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int ATTR_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+
+constexpr unsigned STREAM_NON_BLOCKING = 0x1;
+constexpr unsigned EVENT_DISABLE_TIMING = 0x2;
+constexpr int FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+
+// Entry points, by the exported (versioned) symbol that cuda.h's macros map each name to.
+struct Api {
+    Result (*cuInit)(unsigned);
+    Result (*cuDriverGetVersion)(int*);
+    Result (*cuGetErrorName)(Result, const char**);
+    Result (*cuGetErrorString)(Result, const char**);
+    Result (*cuDeviceGetCount)(int*);
+    Result (*cuDeviceGet)(Device*, int);
+    Result (*cuDeviceGetName)(char*, int, Device);
+    Result (*cuDeviceGetAttribute)(int*, int, Device);
+    Result (*cuDeviceTotalMem)(size_t*, Device);                   // _v2
+    Result (*cuDevicePrimaryCtxRetain)(Context*, Device);
+    Result (*cuDevicePrimaryCtxRelease)(Device);                   // _v2
+    Result (*cuCtxSetCurrent)(Context);
+    Result (*cuCtxGetStreamPriorityRange)(int*, int*);
+    Result (*cuMemGetInfo)(size_t*, size_t*);                      // _v2
+    Result (*cuMemAlloc)(DevicePtr*, size_t);                      // _v2
+    Result (*cuMemFree)(DevicePtr);                                // _v2
+    Result (*cuMemAllocHost)(void**, size_t);                      // _v2
+    Result (*cuMemFreeHost)(void*);
+    Result (*cuMemcpyHtoDAsync)(DevicePtr, const void*, size_t, Stream);  // _v2
+    Result (*cuMemcpyDtoHAsync)(void*, DevicePtr, size_t, Stream);        // _v2
+    Result (*cuMemcpyDtoDAsync)(DevicePtr, DevicePtr, size_t, Stream);    // _v2
+    Result (*cuStreamCreateWithPriority)(Stream*, unsigned, int);
+    Result (*cuStreamDestroy)(Stream);  // _v2
+    Result (*cuStreamSynchronize)(Stream);
+    Result (*cuStreamQuery)(Stream);
+    Result (*cuStreamWaitEvent)(Stream, Event, unsigned);
+    Result (*cuEventCreate)(Event*, unsigned);
+    Result (*cuEventRecord)(Event, Stream);
+    Result (*cuEventQuery)(Event);
+    Result (*cuEventSynchronize)(Event);
+    Result (*cuEventElapsedTime)(float*, Event, Event);
+    Result (*cuEventDestroy)(Event);  // _v2
+    Result (*cuModuleLoadData)(Module*, const void*);
+    Result (*cuModuleUnload)(Module);
+    Result (*cuModuleGetFunction)(Function*, Module, const char*);
+    Result (*cuFuncSetAttribute)(Function, int, int);
+    Result (*cuLaunchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, Stream, void**, void**);
+};
+
+}  // namespace gpukit::cu

@@ -1,0 +1,364 @@
+#include "cuda_driver.h"
+
+#include <map>
+
+#include "errors.h"
+
+namespace gpukit {
+
+// --- driver -------------------------------------------------------------------------------------
+
+CudaDriver& CudaDriver::open(const std::string& library) {
+    static std::mutex mutex;
+    static std::map<std::string, CudaDriver*> opened;  // never freed: see SharedLibrary
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = opened.find(library);
+    if (it == opened.end()) it = opened.emplace(library, new CudaDriver(library)).first;
+    return *it->second;
+}
+
+CudaDriver::CudaDriver(const std::string& library) : lib_(library) {
+    auto& a = api_;
+    lib_.bind(a.cuInit, "cuInit");
+    lib_.bind(a.cuDriverGetVersion, "cuDriverGetVersion");
+    lib_.bind(a.cuGetErrorName, "cuGetErrorName");
+    lib_.bind(a.cuGetErrorString, "cuGetErrorString");
+    lib_.bind(a.cuDeviceGetCount, "cuDeviceGetCount");
+    lib_.bind(a.cuDeviceGet, "cuDeviceGet");
+    lib_.bind(a.cuDeviceGetName, "cuDeviceGetName");
+    lib_.bind(a.cuDeviceGetAttribute, "cuDeviceGetAttribute");
+    lib_.bind(a.cuDeviceTotalMem, "cuDeviceTotalMem_v2");
+    lib_.bind(a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    lib_.bind(a.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+    lib_.bind(a.cuCtxSetCurrent, "cuCtxSetCurrent");
+    lib_.bind(a.cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange");
+    lib_.bind(a.cuMemGetInfo, "cuMemGetInfo_v2");
+    lib_.bind(a.cuMemAlloc, "cuMemAlloc_v2");
+    lib_.bind(a.cuMemFree, "cuMemFree_v2");
+    lib_.bind(a.cuMemAllocHost, "cuMemAllocHost_v2");
+    lib_.bind(a.cuMemFreeHost, "cuMemFreeHost");
+    lib_.bind(a.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+    lib_.bind(a.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+    lib_.bind(a.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+    lib_.bind(a.cuStreamCreateWithPriority, "cuStreamCreateWithPriority");
+    lib_.bind(a.cuStreamDestroy, "cuStreamDestroy_v2");
+    lib_.bind(a.cuStreamSynchronize, "cuStreamSynchronize");
+    lib_.bind(a.cuStreamQuery, "cuStreamQuery");
+    lib_.bind(a.cuStreamWaitEvent, "cuStreamWaitEvent");
+    lib_.bind(a.cuEventCreate, "cuEventCreate");
+    lib_.bind(a.cuEventRecord, "cuEventRecord");
+    lib_.bind(a.cuEventQuery, "cuEventQuery");
+    lib_.bind(a.cuEventSynchronize, "cuEventSynchronize");
+    lib_.bind(a.cuEventElapsedTime, "cuEventElapsedTime");
+    lib_.bind(a.cuEventDestroy, "cuEventDestroy_v2");
+    lib_.bind(a.cuModuleLoadData, "cuModuleLoadData");
+    lib_.bind(a.cuModuleUnload, "cuModuleUnload");
+    lib_.bind(a.cuModuleGetFunction, "cuModuleGetFunction");
+    lib_.bind(a.cuFuncSetAttribute, "cuFuncSetAttribute");
+    lib_.bind(a.cuLaunchKernel, "cuLaunchKernel");
+    check(a.cuInit(0), "cuInit");
+    check(a.cuDriverGetVersion(&version_), "cuDriverGetVersion");
+}
+
+const char* CudaDriver::error_name(cu::Result r) const {
+    const char* name = nullptr;
+    if (api_.cuGetErrorName(r, &name) != cu::SUCCESS || name == nullptr) return "CUDA_ERROR_UNKNOWN";
+    return name;
+}
+
+void CudaDriver::check(cu::Result r, const char* call) const {
+    if (r == cu::SUCCESS) return;
+    const char* text = nullptr;
+    api_.cuGetErrorString(r, &text);
+    throw DriverError(call, r, error_name(r), text ? text : "no description");
+}
+
+int CudaDriver::device_count() const {
+    int n = 0;
+    check(api_.cuDeviceGetCount(&n), "cuDeviceGetCount");
+    return n;
+}
+
+// --- the allocator table: C entry points for the Rust pool, which must never see exceptions ----
+
+namespace {
+
+const CudaDevice& dev(void* ctx) { return *static_cast<const CudaDevice*>(ctx); }
+
+template <typename F>
+int32_t guarded(F&& f) {
+    try {
+        f();
+        return 0;
+    } catch (const DriverError& e) {
+        return e.code;
+    } catch (...) {
+        return 999;  // CUDA_ERROR_UNKNOWN
+    }
+}
+
+int32_t t_device_alloc(void* ctx, uint64_t n, uint64_t* out) {
+    return guarded([&] { *out = dev(ctx).alloc(n); });
+}
+int32_t t_device_free(void* ctx, uint64_t p) {
+    return guarded([&] { dev(ctx).free(p); });
+}
+int32_t t_host_alloc(void* ctx, uint64_t n, void** out) {
+    return guarded([&] {
+        dev(ctx).make_current();
+        dev(ctx).driver().check(dev(ctx).driver().api().cuMemAllocHost(out, n), "cuMemAllocHost");
+    });
+}
+int32_t t_host_free(void* ctx, void* p) {
+    return guarded([&] {
+        dev(ctx).make_current();
+        dev(ctx).driver().check(dev(ctx).driver().api().cuMemFreeHost(p), "cuMemFreeHost");
+    });
+}
+int32_t t_copy_to_host(void* ctx, void* dst, uint64_t src, uint64_t n, uint64_t stream) {
+    return guarded([&] {
+        auto s = reinterpret_cast<cu::Stream>(stream);
+        dev(ctx).copy_to_host(dst, src, n, s);
+        dev(ctx).synchronize(s);
+    });
+}
+int32_t t_copy_to_device(void* ctx, uint64_t dst, const void* src, uint64_t n, uint64_t stream) {
+    return guarded([&] {
+        auto s = reinterpret_cast<cu::Stream>(stream);
+        dev(ctx).copy_to_device(dst, src, n, s);
+        dev(ctx).synchronize(s);
+    });
+}
+int32_t t_event_create(void* ctx, uint64_t* out) {
+    return guarded([&] { *out = reinterpret_cast<uint64_t>(dev(ctx).create_event(false)); });
+}
+int32_t t_event_record(void* ctx, uint64_t e, uint64_t s) {
+    return guarded([&] {
+        dev(ctx).record_event(reinterpret_cast<cu::Event>(e), reinterpret_cast<cu::Stream>(s));
+    });
+}
+int32_t t_event_query(void* ctx, uint64_t e) {
+    int32_t done = 0;
+    const int32_t code =
+        guarded([&] { done = dev(ctx).event_done(reinterpret_cast<cu::Event>(e)) ? 0 : 1; });
+    return code != 0 ? code : done;
+}
+int32_t t_event_destroy(void* ctx, uint64_t e) {
+    return guarded([&] { dev(ctx).destroy_event(reinterpret_cast<cu::Event>(e)); });
+}
+const char* t_error_name(void* ctx, int32_t code) { return dev(ctx).driver().error_name(code); }
+
+}  // namespace
+
+// --- device -------------------------------------------------------------------------------------
+
+CudaDevice& CudaDevice::get(CudaDriver& driver, int ordinal) {
+    static std::mutex mutex;
+    static std::map<std::pair<const CudaDriver*, int>, CudaDevice*> devices;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto key = std::make_pair(&driver, ordinal);
+    auto it = devices.find(key);
+    if (it == devices.end()) it = devices.emplace(key, new CudaDevice(driver, ordinal)).first;
+    return *it->second;
+}
+
+CudaDevice::CudaDevice(CudaDriver& driver, int ordinal)
+    : driver_(driver), api_(driver.api()), ordinal_(ordinal) {
+    const int count = driver.device_count();
+    if (ordinal < 0 || ordinal >= count) {
+        throw DriverError("cuDeviceGet", 101, "CUDA_ERROR_INVALID_DEVICE",
+                          "device " + std::to_string(ordinal) + " requested, " +
+                              std::to_string(count) + " present");
+    }
+    check(api_.cuDeviceGet(&device_, ordinal), "cuDeviceGet");
+    char name[256] = {};
+    check(api_.cuDeviceGetName(name, sizeof(name) - 1, device_), "cuDeviceGetName");
+    name_ = name;
+    auto attr = [&](int which) {
+        int v = 0;
+        check(api_.cuDeviceGetAttribute(&v, which, device_), "cuDeviceGetAttribute");
+        return v;
+    };
+    cc_major_ = attr(cu::ATTR_COMPUTE_CAPABILITY_MAJOR);
+    cc_minor_ = attr(cu::ATTR_COMPUTE_CAPABILITY_MINOR);
+    sm_count_ = attr(cu::ATTR_MULTIPROCESSOR_COUNT);
+    l2_bytes_ = attr(cu::ATTR_L2_CACHE_SIZE);
+    smem_optin_ = attr(cu::ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    check(api_.cuDeviceTotalMem(&total_memory_, device_), "cuDeviceTotalMem");
+    check(api_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+    make_current();
+    const auto [least, greatest] = stream_priority_range();
+    (void)greatest;
+    default_stream_ = create_stream(least);
+    table_ = gk_allocator_table{
+        GK_ALLOCATOR_TABLE_VERSION,
+        GK_BACKEND_CUDA,
+        this,
+        t_device_alloc,
+        t_device_free,
+        t_host_alloc,
+        t_host_free,
+        t_copy_to_host,
+        t_copy_to_device,
+        t_event_create,
+        t_event_record,
+        t_event_query,
+        t_event_destroy,
+        t_error_name,
+        cu::ERROR_OUT_OF_MEMORY,
+    };
+}
+
+void CudaDevice::make_current() const {
+    thread_local cu::Context current = nullptr;
+    if (current != context_) {
+        check(api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+        current = context_;
+    }
+}
+
+std::pair<size_t, size_t> CudaDevice::memory_info() const {
+    make_current();
+    size_t free_bytes = 0, total = 0;
+    check(api_.cuMemGetInfo(&free_bytes, &total), "cuMemGetInfo");
+    return {free_bytes, total};
+}
+
+std::pair<int, int> CudaDevice::stream_priority_range() const {
+    make_current();
+    int least = 0, greatest = 0;
+    check(api_.cuCtxGetStreamPriorityRange(&least, &greatest), "cuCtxGetStreamPriorityRange");
+    return {least, greatest};
+}
+
+cu::DevicePtr CudaDevice::alloc(size_t nbytes) const {
+    make_current();
+    cu::DevicePtr p = 0;
+    check(api_.cuMemAlloc(&p, nbytes), "cuMemAlloc");
+    return p;
+}
+
+void CudaDevice::free(cu::DevicePtr ptr) const {
+    make_current();
+    check(api_.cuMemFree(ptr), "cuMemFree");
+}
+
+void CudaDevice::copy_to_device(cu::DevicePtr dst, const void* src, size_t n, cu::Stream s) const {
+    if (n == 0) return;
+    make_current();
+    check(api_.cuMemcpyHtoDAsync(dst, src, n, s), "cuMemcpyHtoDAsync");
+}
+
+void CudaDevice::copy_to_host(void* dst, cu::DevicePtr src, size_t n, cu::Stream s) const {
+    if (n == 0) return;
+    make_current();
+    check(api_.cuMemcpyDtoHAsync(dst, src, n, s), "cuMemcpyDtoHAsync");
+}
+
+void CudaDevice::copy_device(cu::DevicePtr dst, cu::DevicePtr src, size_t n, cu::Stream s) const {
+    if (n == 0) return;
+    make_current();
+    check(api_.cuMemcpyDtoDAsync(dst, src, n, s), "cuMemcpyDtoDAsync");
+}
+
+cu::Stream CudaDevice::create_stream(int priority) const {
+    make_current();
+    cu::Stream s = nullptr;
+    check(api_.cuStreamCreateWithPriority(&s, cu::STREAM_NON_BLOCKING, priority),
+          "cuStreamCreateWithPriority");
+    return s;
+}
+
+void CudaDevice::destroy_stream(cu::Stream s) const {
+    make_current();
+    check(api_.cuStreamDestroy(s), "cuStreamDestroy");
+}
+
+void CudaDevice::synchronize(cu::Stream s) const {
+    make_current();
+    check(api_.cuStreamSynchronize(s), "cuStreamSynchronize");
+}
+
+bool CudaDevice::stream_done(cu::Stream s) const {
+    make_current();
+    const cu::Result r = api_.cuStreamQuery(s);
+    if (r == cu::ERROR_NOT_READY) return false;
+    check(r, "cuStreamQuery");
+    return true;
+}
+
+cu::Event CudaDevice::create_event(bool timing) const {
+    make_current();
+    cu::Event e = nullptr;
+    check(api_.cuEventCreate(&e, timing ? 0 : cu::EVENT_DISABLE_TIMING), "cuEventCreate");
+    return e;
+}
+
+void CudaDevice::destroy_event(cu::Event e) const {
+    make_current();
+    check(api_.cuEventDestroy(e), "cuEventDestroy");
+}
+
+void CudaDevice::record_event(cu::Event e, cu::Stream s) const {
+    make_current();
+    check(api_.cuEventRecord(e, s), "cuEventRecord");
+}
+
+bool CudaDevice::event_done(cu::Event e) const {
+    make_current();
+    const cu::Result r = api_.cuEventQuery(e);
+    if (r == cu::ERROR_NOT_READY) return false;
+    check(r, "cuEventQuery");
+    return true;
+}
+
+void CudaDevice::wait_event(cu::Stream s, cu::Event e) const {
+    make_current();
+    check(api_.cuStreamWaitEvent(s, e, 0), "cuStreamWaitEvent");
+}
+
+void CudaDevice::synchronize_event(cu::Event e) const {
+    make_current();
+    check(api_.cuEventSynchronize(e), "cuEventSynchronize");
+}
+
+float CudaDevice::elapsed_ms(cu::Event start, cu::Event end) const {
+    make_current();
+    float ms = 0;
+    check(api_.cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime");
+    return ms;
+}
+
+cu::Module CudaDevice::load_module(const std::string& image) const {
+    make_current();
+    cu::Module m = nullptr;
+    check(api_.cuModuleLoadData(&m, image.data()), "cuModuleLoadData");
+    return m;
+}
+
+cu::Function CudaDevice::function(cu::Module module, const std::string& name) const {
+    make_current();
+    cu::Function f = nullptr;
+    const cu::Result r = api_.cuModuleGetFunction(&f, module, name.c_str());
+    if (r != cu::SUCCESS) {
+        throw DriverError("cuModuleGetFunction", r, driver_.error_name(r),
+                          "no kernel named '" + name + "' in the module");
+    }
+    return f;
+}
+
+void CudaDevice::set_dynamic_shared(cu::Function f, int bytes) const {
+    make_current();
+    check(api_.cuFuncSetAttribute(f, cu::FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+          "cuFuncSetAttribute");
+}
+
+void CudaDevice::launch(cu::Function f, Dim3 grid, Dim3 block, unsigned shared, cu::Stream s,
+                        void** args, void** extra) const {
+    make_current();
+    check(api_.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, s,
+                              args, extra),
+          "cuLaunchKernel");
+}
+
+}  // namespace gpukit

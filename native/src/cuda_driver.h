@@ -1,0 +1,102 @@
+// The CUDA driver, opened at run time, and one device of it: context, memory, streams, events,
+// modules and launches. Every failure throws DriverError naming the call and the error.
+#pragma once
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cuda_api.h"
+#include "gpukit/allocator_table.h"
+#include "shared_library.h"
+
+namespace gpukit {
+
+class CudaDriver {
+   public:
+    // Opens the library (e.g. "libcuda.so.1") once per process and calls cuInit.
+    static CudaDriver& open(const std::string& library);
+
+    const cu::Api& api() const { return api_; }
+    const std::string& path() const { return lib_.path(); }
+    int version() const { return version_; }
+    int device_count() const;
+    const char* error_name(cu::Result r) const;
+    void check(cu::Result r, const char* call) const;
+
+   private:
+    explicit CudaDriver(const std::string& library);
+    SharedLibrary lib_;
+    cu::Api api_{};
+    int version_ = 0;
+};
+
+struct Dim3 {
+    unsigned x = 1, y = 1, z = 1;
+};
+
+class CudaDevice {
+   public:
+    // The process-wide object for device `ordinal` (created on first use, never destroyed:
+    // contexts and pool memory live until the process exits).
+    static CudaDevice& get(CudaDriver& driver, int ordinal);
+
+    void make_current() const;  // binds the primary context to the calling thread
+
+    int ordinal() const { return ordinal_; }
+    const std::string& name() const { return name_; }
+    int cc_major() const { return cc_major_; }
+    int cc_minor() const { return cc_minor_; }
+    int sm_count() const { return sm_count_; }
+    int l2_bytes() const { return l2_bytes_; }
+    int max_shared_per_block_optin() const { return smem_optin_; }
+    size_t total_memory() const { return total_memory_; }
+    std::pair<size_t, size_t> memory_info() const;  // (free, total)
+    std::pair<int, int> stream_priority_range() const;  // (least, greatest)
+    cu::Stream default_stream() const { return default_stream_; }
+
+    cu::DevicePtr alloc(size_t nbytes) const;
+    void free(cu::DevicePtr ptr) const;
+    void copy_to_device(cu::DevicePtr dst, const void* src, size_t n, cu::Stream s) const;
+    void copy_to_host(void* dst, cu::DevicePtr src, size_t n, cu::Stream s) const;
+    void copy_device(cu::DevicePtr dst, cu::DevicePtr src, size_t n, cu::Stream s) const;
+
+    cu::Stream create_stream(int priority) const;
+    void destroy_stream(cu::Stream s) const;
+    void synchronize(cu::Stream s) const;
+    bool stream_done(cu::Stream s) const;
+
+    cu::Event create_event(bool timing) const;
+    void destroy_event(cu::Event e) const;
+    void record_event(cu::Event e, cu::Stream s) const;
+    bool event_done(cu::Event e) const;
+    void wait_event(cu::Stream s, cu::Event e) const;
+    void synchronize_event(cu::Event e) const;
+    float elapsed_ms(cu::Event start, cu::Event end) const;
+
+    cu::Module load_module(const std::string& image) const;
+    cu::Function function(cu::Module module, const std::string& name) const;
+    void set_dynamic_shared(cu::Function f, int bytes) const;
+    void launch(cu::Function f, Dim3 grid, Dim3 block, unsigned shared, cu::Stream s,
+                void** args, void** extra = nullptr) const;
+
+    const gk_allocator_table* allocator_table() const { return &table_; }
+    const CudaDriver& driver() const { return driver_; }
+
+   private:
+    CudaDevice(CudaDriver& driver, int ordinal);
+    void check(cu::Result r, const char* call) const { driver_.check(r, call); }
+
+    CudaDriver& driver_;
+    const cu::Api& api_;
+    int ordinal_;
+    cu::Device device_ = 0;
+    cu::Context context_ = nullptr;
+    cu::Stream default_stream_ = nullptr;
+    std::string name_;
+    int cc_major_ = 0, cc_minor_ = 0, sm_count_ = 0, l2_bytes_ = 0, smem_optin_ = 0;
+    size_t total_memory_ = 0;
+    gk_allocator_table table_{};
+};
+
+}  // namespace gpukit

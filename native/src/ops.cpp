@@ -1,0 +1,141 @@
+#include "ops.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+extern "C" {
+#include "args.cuh"
+}
+
+namespace gpukit::ops {
+namespace {
+
+constexpr unsigned kBlock = 256;
+
+unsigned blocks_for(const CudaDevice& dev, int64_t threads) {
+    const int64_t wanted = (std::max<int64_t>(threads, 1) + kBlock - 1) / kBlock;
+    // Enough blocks to fill every SM many times over; the kernels' grid-stride loops do the rest.
+    return static_cast<unsigned>(std::min<int64_t>(wanted, int64_t{dev.sm_count()} * 32));
+}
+
+void copy_dims(const Dims& from, gk_i64* to, size_t capacity, const char* what) {
+    if (from.size() > capacity) {
+        throw std::invalid_argument(std::string(what) + " has " + std::to_string(from.size()) +
+                                    " dimensions; at most " + std::to_string(capacity) +
+                                    " are supported");
+    }
+    std::copy(from.begin(), from.end(), to);
+}
+
+template <typename Args>
+void launch_one(const CudaDevice& dev, cu::Function fn, Dim3 grid, Dim3 block, cu::Stream s,
+                Args& args) {
+    void* params[] = {&args};
+    dev.launch(fn, grid, block, 0, s, params);
+}
+
+}  // namespace
+
+void elementwise(const CudaDevice& dev, cu::Function fn, cu::Stream s, int64_t n,
+                 const std::vector<uint64_t>& ptrs, const std::vector<Scalar>& scalars,
+                 const Dims& shape, const std::vector<Dims>& strides) {
+    if (n == 0) return;
+    if (ptrs.size() > GK_MAX_OPERANDS || scalars.size() + 1 > GK_MAX_OPERANDS) {
+        throw std::invalid_argument("elementwise: too many operands");
+    }
+    gk_ew_args a{};
+    a.n = n;
+    a.ndim = static_cast<gk_i32>(shape.size());
+    copy_dims(shape, a.shape, GK_MAX_DIMS, "elementwise operand");
+    for (size_t i = 0; i < ptrs.size(); ++i) a.ptr[i] = ptrs[i];
+    for (size_t i = 0; i < scalars.size(); ++i) {
+        a.scalar_f[i + 1] = scalars[i].f;
+        a.scalar_i[i + 1] = scalars[i].i;
+    }
+    for (size_t op = 0; op < strides.size() && op < GK_MAX_OPERANDS; ++op) {
+        copy_dims(strides[op], a.stride[op], GK_MAX_DIMS, "elementwise operand");
+    }
+    const int64_t threads = shape.empty() ? (n + 3) / 4 : n;
+    launch_one(dev, fn, {blocks_for(dev, threads)}, {kBlock}, s, a);
+}
+
+void reduce(const CudaDevice& dev, cu::Function block_fn, cu::Function thread_fn, cu::Stream s,
+            uint64_t in, uint64_t out, const Dims& out_shape, const Dims& out_stride,
+            const Dims& red_shape, const Dims& red_stride, double scale) {
+    gk_reduce_args a{};
+    a.in = in;
+    a.out = out;
+    a.n_out = 1;
+    for (auto d : out_shape) a.n_out *= d;
+    a.n_red = 1;
+    for (auto d : red_shape) a.n_red *= d;
+    if (a.n_out == 0) return;
+    a.out_ndim = static_cast<gk_i32>(out_shape.size());
+    a.red_ndim = static_cast<gk_i32>(red_shape.size());
+    copy_dims(out_shape, a.out_shape, GK_MAX_DIMS, "reduction input");
+    copy_dims(out_stride, a.out_stride, GK_MAX_DIMS, "reduction input");
+    copy_dims(red_shape, a.red_shape, GK_MAX_DIMS, "reduction input");
+    copy_dims(red_stride, a.red_stride, GK_MAX_DIMS, "reduction input");
+    a.scale = scale;
+    // A block per output when the reduction is long and either reads contiguously or there are
+    // too few outputs to fill the GPU with a thread each; otherwise a thread per output.
+    const bool contiguous_inner = !red_stride.empty() && red_stride.back() == 1;
+    const bool few_outputs = a.n_out < int64_t{dev.sm_count()} * 64;
+    if (a.n_red >= 64 && (contiguous_inner || few_outputs)) {
+        const auto grid = static_cast<unsigned>(std::min<int64_t>(a.n_out, 1 << 20));
+        launch_one(dev, block_fn, {grid}, {kBlock}, s, a);
+    } else {
+        launch_one(dev, thread_fn, {blocks_for(dev, a.n_out)}, {kBlock}, s, a);
+    }
+}
+
+void matmul(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t a, uint64_t b,
+            uint64_t out, int64_t m, int64_t n, int64_t k, const Dims& a_strides,
+            const Dims& b_strides, const Dims& out_strides, const Dims& batch_shape,
+            const Dims& batch_a, const Dims& batch_b, const Dims& batch_out) {
+    gk_matmul_args p{};
+    p.a = a;
+    p.b = b;
+    p.out = out;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.sa_m = a_strides.at(0);
+    p.sa_k = a_strides.at(1);
+    p.sb_k = b_strides.at(0);
+    p.sb_n = b_strides.at(1);
+    p.so_m = out_strides.at(0);
+    p.so_n = out_strides.at(1);
+    p.batch_ndim = static_cast<gk_i32>(batch_shape.size());
+    std::fill(std::begin(p.batch_shape), std::end(p.batch_shape), 1);
+    copy_dims(batch_shape, p.batch_shape, GK_MAX_BATCH_DIMS, "matmul batch");
+    copy_dims(batch_a, p.batch_sa, GK_MAX_BATCH_DIMS, "matmul batch");
+    copy_dims(batch_b, p.batch_sb, GK_MAX_BATCH_DIMS, "matmul batch");
+    copy_dims(batch_out, p.batch_so, GK_MAX_BATCH_DIMS, "matmul batch");
+    int64_t batch = 1;
+    for (auto d : batch_shape) batch *= d;
+    if (m == 0 || n == 0 || batch == 0) return;
+    const Dim3 grid{static_cast<unsigned>((n + 63) / 64), static_cast<unsigned>((m + 63) / 64),
+                    static_cast<unsigned>(std::min<int64_t>(batch, 65535))};
+    if ((m + 63) / 64 > 65535) throw std::invalid_argument("matmul: too many rows for one launch");
+    launch_one(dev, fn, grid, {16, 16}, s, p);
+}
+
+void arange(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t out, int64_t n,
+            double start, double step, int64_t istart, int64_t istep) {
+    if (n == 0) return;
+    void* params[] = {&out, &n, &start, &step, &istart, &istep};
+    dev.launch(fn, {blocks_for(dev, n)}, {kBlock}, 0, s, params);
+}
+
+void launch_packed(const CudaDevice& dev, cu::Function fn, Dim3 grid, Dim3 block,
+                   unsigned shared, cu::Stream s, std::vector<char>& params) {
+    size_t size = params.size();
+    // CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END
+    void* extra[] = {reinterpret_cast<void*>(1), params.data(), reinterpret_cast<void*>(2), &size,
+                     nullptr};
+    dev.launch(fn, grid, block, shared, s, nullptr, params.empty() ? nullptr : extra);
+}
+
+}  // namespace gpukit::ops

@@ -1,0 +1,40 @@
+// Launches of the built-in kernels: the argument blocks of kernels/args.cuh are filled here from
+// what Python computed (pointers, shapes, strides) and the launch shape is chosen here.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "cuda_driver.h"
+
+namespace gpukit::ops {
+
+using Dims = std::vector<int64_t>;
+
+struct Scalar {
+    bool present = false;
+    double f = 0;
+    int64_t i = 0;
+};
+
+// Operand 0 is the output. Empty `shape` means every operand is contiguous (gk_ew_contig).
+void elementwise(const CudaDevice& dev, cu::Function fn, cu::Stream s, int64_t n,
+                 const std::vector<uint64_t>& ptrs, const std::vector<Scalar>& scalars,
+                 const Dims& shape, const std::vector<Dims>& strides);
+
+void reduce(const CudaDevice& dev, cu::Function block_fn, cu::Function thread_fn, cu::Stream s,
+            uint64_t in, uint64_t out, const Dims& out_shape, const Dims& out_stride,
+            const Dims& red_shape, const Dims& red_stride, double scale);
+
+void matmul(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t a, uint64_t b,
+            uint64_t out, int64_t m, int64_t n, int64_t k, const Dims& a_strides,
+            const Dims& b_strides, const Dims& out_strides, const Dims& batch_shape,
+            const Dims& batch_a, const Dims& batch_b, const Dims& batch_out);
+
+void arange(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t out, int64_t n,
+            double start, double step, int64_t istart, int64_t istep);
+
+// A user kernel: `params` is the argument list packed with C alignment rules.
+void launch_packed(const CudaDevice& dev, cu::Function fn, Dim3 grid, Dim3 block,
+                   unsigned shared, cu::Stream s, std::vector<char>& params);
+
+}  // namespace gpukit::ops

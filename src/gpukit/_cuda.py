@@ -1,0 +1,227 @@
+"""The CUDA backend: the driver through gpukit._native, kernels from kernels/ compiled by NVRTC,
+memory from the Rust pool over the driver's allocator table."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+
+from . import _core, _kernels, _libs, _native, _strides, jit
+from .errors import BackendUnavailableError, CudaError
+
+
+def _integral(dtype) -> bool:
+    return dtype.kind in "biu"
+
+
+class CudaRuntime:
+    name = "cuda"
+
+    def __init__(self, ordinal: int = 0):
+        found, detail = _native.probe_library(_libs.CUDA_DRIVER)
+        if not found:
+            raise BackendUnavailableError(f"CUDA driver not found: {_libs.CUDA_DRIVER} ({detail})")
+        try:
+            count = _native.CudaDevice.count(_libs.CUDA_DRIVER)
+            if count == 0:
+                raise BackendUnavailableError(f"the CUDA driver at {detail} sees no GPU")
+            self.device = _native.CudaDevice.open(_libs.CUDA_DRIVER, ordinal)
+        except CudaError as e:
+            raise BackendUnavailableError(f"the CUDA driver at {detail} failed: {e}") from None
+        compiler, self.compiler_origin = jit.open_compiler("nvrtc")
+        self.jit = jit.Jit(
+            compiler, jit.nvrtc_arch_options(compiler, self.device.compute_capability)
+        )
+        self.pool = _core.Pool(self.device.allocator_table())
+        self.default_stream = self.device.default_stream
+        self._local = threading.local()
+        self._modules: dict = {}
+        self._functions: dict = {}
+        self._lock = threading.Lock()
+
+    def describe(self) -> str:
+        d = self.device
+        major, minor = d.compute_capability
+        return (
+            f"{d.name} (device {d.ordinal}, sm_{major}{minor}, {d.sm_count} SMs, "
+            f"{d.total_memory / 2**30:.1f} GiB, L2 {d.l2_bytes // 2**20} MiB, driver "
+            f"{d.driver_version // 1000}.{d.driver_version % 1000 // 10})"
+        )
+
+    # --- streams ----------------------------------------------------------------------------------
+    @property
+    def stream(self) -> int:
+        """The calling thread's current stream."""
+        return getattr(self._local, "stream", self.default_stream)
+
+    def set_stream(self, stream: int | None) -> None:
+        self._local.stream = self.default_stream if stream is None else stream
+
+    def synchronize(self) -> None:
+        self.device.synchronize(self.stream)
+
+    # --- kernels ----------------------------------------------------------------------------------
+    def module(self, name: str, source: str, options=()) -> int:
+        key = (name, source, tuple(options))
+        module = self._modules.get(key)
+        if module is None:
+            image = self.jit.build(name, source, options)
+            with self._lock:
+                module = self._modules.get(key)
+                if module is None:
+                    module = self._modules[key] = self.device.load_module(image)
+        return module
+
+    def function(self, file: str, defines: tuple, name: str) -> int:
+        key = (file, defines, name)
+        fn = self._functions.get(key)
+        if fn is None:
+            options = tuple(f"-D{d}" for d in defines)
+            module = self.module(file, jit.kernel_source(file), options)
+            fn = self._functions[key] = self.device.function(module, name)
+        return fn
+
+    # --- data movement ----------------------------------------------------------------------------
+    def upload(self, host: np.ndarray, out) -> None:
+        self.device.copy_to_device(
+            out._buf.ptr + out._offset, host.reshape(-1).view(np.uint8), self.stream
+        )
+
+    def download(self, arr) -> np.ndarray:
+        src = arr if arr.is_contiguous else arr.copy()
+        host = np.empty(src.shape, src.dtype)
+        if host.size:
+            self.device.copy_to_host(
+                host.reshape(-1).view(np.uint8), src._buf.ptr + src._offset, self.stream
+            )
+        return host
+
+    def copy(self, src, out) -> None:
+        self.elementwise("identity", [src], out)
+
+    def fill(self, out, value) -> None:
+        self.elementwise("identity", [value], out)
+
+    def arange(self, start, step, out) -> None:
+        fn = self.function(*_kernels.arange(out.dtype), "gk_arange")
+        self.device.arange(
+            fn,
+            self.stream,
+            out._buf.ptr + out._offset,
+            out.size,
+            float(start),
+            float(step),
+            int(start) if _integral(out.dtype) else 0,
+            int(step) if _integral(out.dtype) else 0,
+        )
+
+    # --- ops --------------------------------------------------------------------------------------
+    def elementwise(self, ufunc_name: str, operands, out) -> None:
+        arrays = [x for x in operands if not isinstance(x, (bool, int, float))]
+        in_types = tuple(None if isinstance(x, (bool, int, float)) else x.dtype for x in operands)
+        file, defines = _kernels.elementwise(ufunc_name, out.dtype, in_types)
+        shape, strides = _strides.collapse(
+            out.shape, [_strides.element_strides(a, out.shape) for a in (out, *arrays)]
+        )
+        ptrs = [a._buf.ptr + a._offset for a in (out, *arrays)]
+        # Kernel operand slots: 0 the output, 1.. the inputs (scalars take a slot, no pointer).
+        slot_strides, slot_ptrs, it_s, it_p = (
+            [strides[0]],
+            [ptrs[0]],
+            iter(strides[1:]),
+            iter(ptrs[1:]),
+        )
+        scalars = []
+        for x in operands:
+            if isinstance(x, (bool, int, float)):
+                slot_strides.append([0] * len(shape))
+                slot_ptrs.append(0)
+                scalars.append(x)
+            else:
+                slot_strides.append(next(it_s))
+                slot_ptrs.append(next(it_p))
+                scalars.append(None)
+        contiguous = len(shape) <= 1 and all(s in ([], [1]) for s in strides)
+        name = "gk_ew_contig" if contiguous else "gk_ew_strided"
+        self.device.elementwise(
+            self.function(file, defines, name),
+            self.stream,
+            out.size,
+            slot_ptrs,
+            tuple(scalars),
+            [] if contiguous else shape,
+            [] if contiguous else slot_strides,
+        )
+
+    def reduce(self, name: str, src, axes: tuple[int, ...], out) -> None:
+        file, defines = _kernels.reduction(name, src.dtype, out.dtype)
+        strides = _strides.element_strides(src, src.shape)
+        kept = [i for i in range(src.ndim) if i not in axes]
+        out_shape, (out_stride,) = _strides.collapse(
+            [src.shape[i] for i in kept], [[strides[i] for i in kept]]
+        )
+        red_shape, (red_stride,) = _strides.collapse(
+            [src.shape[i] for i in axes], [[strides[i] for i in axes]]
+        )
+        n_red = math.prod(src.shape[i] for i in axes)
+        scale = 1.0 / n_red if name == "mean" and n_red else 1.0
+        if name == "mean" and n_red == 0:
+            scale = math.nan  # NumPy: the mean of nothing is NaN
+        self.device.reduce(
+            self.function(file, defines, "gk_reduce_block"),
+            self.function(file, defines, "gk_reduce_thread"),
+            self.stream,
+            src._buf.ptr + src._offset,
+            out._buf.ptr + out._offset,
+            out_shape,
+            out_stride,
+            red_shape,
+            red_stride,
+            scale,
+        )
+
+    def matmul(self, a, b, out) -> None:
+        file, defines = _kernels.matmul(a.dtype, b.dtype, out.dtype)
+        a_shape, a_str = list(a.shape), list(_strides.element_strides(a, a.shape))
+        b_shape, b_str = list(b.shape), list(_strides.element_strides(b, b.shape))
+        if a.ndim == 1:
+            a_shape, a_str = [1, *a_shape], [0, *a_str]
+        if b.ndim == 1:
+            b_shape, b_str = [*b_shape, 1], [*b_str, 0]
+        m, k, n = a_shape[-2], a_shape[-1], b_shape[-1]
+        batch = np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))
+        o_str = list(_strides.contiguous_like(batch, m, n))
+
+        def batch_strides(shape, strides):
+            pad = len(batch) - len(shape)
+            return [0] * pad + [s if d != 1 else 0 for d, s in zip(shape, strides, strict=True)]
+
+        bshape, (ba, bb, bo) = _strides.collapse(
+            list(batch),
+            [
+                batch_strides(a_shape[:-2], a_str[:-2]),
+                batch_strides(b_shape[:-2], b_str[:-2]),
+                o_str[:-2],
+            ],
+        )
+        if len(bshape) > 4:
+            raise ValueError(f"matmul: at most 4 batch dimensions are supported, got {len(bshape)}")
+        self.device.matmul(
+            self.function(file, defines, "gk_matmul"),
+            self.stream,
+            a._buf.ptr + a._offset,
+            b._buf.ptr + b._offset,
+            out._buf.ptr + out._offset,
+            m,
+            n,
+            k,
+            a_str[-2:],
+            b_str[-2:],
+            o_str[-2:],
+            bshape,
+            ba,
+            bb,
+            bo,
+        )

@@ -1,0 +1,114 @@
+"""Which built-in kernel serves which operation and dtypes: the file in kernels/, the defines that
+instantiate it, the kernel names."""
+
+from __future__ import annotations
+
+import numpy as np
+
+C_TYPES = {
+    np.dtype("bool"): "bool",
+    np.dtype("int8"): "gk_i8",
+    np.dtype("int16"): "gk_i16",
+    np.dtype("int32"): "gk_i32",
+    np.dtype("int64"): "gk_i64",
+    np.dtype("uint8"): "gk_u8",
+    np.dtype("uint16"): "gk_u16",
+    np.dtype("uint32"): "gk_u32",
+    np.dtype("uint64"): "gk_u64",
+    np.dtype("float16"): "gk_f16",
+    np.dtype("float32"): "float",
+    np.dtype("float64"): "double",
+}
+
+# Ops whose loop NumPy runs in the output dtype; the GPU kernel computes them in arith_type().
+ELEMENTWISE_OPS = {"add", "subtract", "multiply", "true_divide", "negative", "identity"}
+
+
+def arith_type(dtype: np.dtype) -> str:
+    """The C type arithmetic on `dtype` is done in: float16 computes in float, as in NumPy."""
+    return "float" if dtype == np.float16 else C_TYPES[dtype]
+
+
+def is_integral(dtype: np.dtype) -> bool:
+    return dtype.kind in "biu"
+
+
+def elementwise(op: str, out: np.dtype, inputs: tuple) -> tuple[str, tuple]:
+    """(file, defines) for NumPy ufunc `op`; `inputs` holds dtypes, or None for a scalar operand."""
+    if op not in ELEMENTWISE_OPS:
+        raise NotImplementedError(f"no GPU kernel for {op}")
+    defines = [f"GK_OP=gk_{op}", f"GK_NIN={len(inputs)}", f"GK_OUT_T={C_TYPES[out]}"]
+    defines.append(f"GK_COMP_T={arith_type(out)}")
+    defines.append(f"GK_SCALAR_INT={int(is_integral(out))}")
+    for i, dt in enumerate(inputs):
+        defines.append(f"GK_IN{i}_T={C_TYPES[out] if dt is None else C_TYPES[dt]}")
+        defines.append(f"GK_SCALAR{i}={int(dt is None)}")
+    return "elementwise.cu", tuple(defines)
+
+
+def reduction(name: str, src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
+    """(file, defines) for sum / mean / max / min; mean is a sum scaled by 1/n."""
+    red = "sum" if name in ("sum", "mean") else name
+    if red in ("max", "min"):
+        acc = arith_type(src)
+    elif is_integral(out):
+        acc = C_TYPES[out]
+    elif out == np.float64 or (name == "mean" and src == np.float64):
+        acc = "double"
+    else:
+        acc = "float"
+    defines = (
+        f"GK_RED=gk_red_{red}",
+        f"GK_IN_T={C_TYPES[src]}",
+        f"GK_ACC_T={acc}",
+        f"GK_OUT_T={C_TYPES[out]}",
+    )
+    return "reduce.cu", defines
+
+
+def matmul(a: np.dtype, b: np.dtype, out: np.dtype) -> tuple[str, tuple]:
+    acc = C_TYPES[out] if is_integral(out) else ("double" if out == np.float64 else "float")
+    defines = (
+        f"GK_A_T={C_TYPES[a]}",
+        f"GK_B_T={C_TYPES[b]}",
+        f"GK_OUT_T={C_TYPES[out]}",
+        f"GK_ACC_T={acc}",
+    )
+    return "matmul.cu", defines
+
+
+def arange(out: np.dtype) -> tuple[str, tuple]:
+    return "fill.cu", (f"GK_OUT_T={C_TYPES[out]}", f"GK_ARANGE_INT={int(is_integral(out))}")
+
+
+KERNEL_NAMES = {
+    "elementwise.cu": ("gk_ew_contig", "gk_ew_strided"),
+    "reduce.cu": ("gk_reduce_block", "gk_reduce_thread"),
+    "matmul.cu": ("gk_matmul",),
+    "fill.cu": ("gk_arange",),
+}
+
+
+def representative_instances() -> list[tuple[str, tuple]]:
+    """A few instances of every built-in kernel file, covering each C type: what `jit.warmup()`
+    precompiles and what the compile tests build for every architecture."""
+    f16, f32, f64, i64, b = (
+        np.dtype(t) for t in ("float16", "float32", "float64", "int64", "bool")
+    )
+    u8, i32 = np.dtype("uint8"), np.dtype("int32")
+    return [
+        elementwise("add", f32, (f32, f32)),
+        elementwise("multiply", f16, (f16, None)),
+        elementwise("true_divide", f64, (i64, i64)),
+        elementwise("identity", b, (u8,)),
+        elementwise("subtract", i32, (None, i32)),
+        reduction("sum", f32, f32),
+        reduction("mean", f16, f16),
+        reduction("max", i64, i64),
+        reduction("sum", b, i64),
+        matmul(f32, f32, f32),
+        matmul(f16, f16, f16),
+        matmul(f64, i64, f64),
+        arange(f32),
+        arange(i64),
+    ]
