@@ -18,8 +18,8 @@ GK_KERNEL void gk_matmul(const gk_matmul_args p) {
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
     const gk_i64 row0 = (gk_i64)blockIdx.y * GK_BM, col0 = (gk_i64)blockIdx.x * GK_BN;
 
-    for (gk_i64 z = blockIdx.z; z < p.batch_shape[0] * p.batch_shape[1] * p.batch_shape[2] *
-                                        p.batch_shape[3];
+    for (gk_i64 z = blockIdx.z;
+         z < p.batch_shape[0] * p.batch_shape[1] * p.batch_shape[2] * p.batch_shape[3];
          z += gridDim.z) {
         gk_i64 rem = z, off_a = 0, off_b = 0, off_o = 0;
         for (int d = p.batch_ndim - 1; d >= 0; --d) {

@@ -23,8 +23,7 @@ struct gk_red_min {
     __device__ static acc_t combine(acc_t a, acc_t b) { return (a != a || a < b) ? a : b; }
 };
 
-__device__ inline gk_i64 gk_offset(gk_i64 i, int ndim, const gk_i64* shape,
-                                   const gk_i64* stride) {
+__device__ inline gk_i64 gk_offset(gk_i64 i, int ndim, const gk_i64* shape, const gk_i64* stride) {
     gk_i64 off = 0;
     for (int d = ndim - 1; d >= 0; --d) {
         off += (i % shape[d]) * stride[d];

@@ -60,14 +60,14 @@ void bind_cuda(py::module_& m) {
             py::return_value_policy::reference, py::arg("driver"), py::arg("ordinal") = 0,
             "The device `ordinal` of the CUDA driver library `driver` (opened on first use).")
         .def_static(
-            "count", [](const std::string& driver) { return CudaDriver::open(driver).device_count(); },
+            "count",
+            [](const std::string& driver) { return CudaDriver::open(driver).device_count(); },
             py::arg("driver"))
         .def_property_readonly("ordinal", &CudaDevice::ordinal)
         .def_property_readonly("name", &CudaDevice::name)
-        .def_property_readonly("compute_capability",
-                               [](const CudaDevice& d) {
-                                   return py::make_tuple(d.cc_major(), d.cc_minor());
-                               })
+        .def_property_readonly(
+            "compute_capability",
+            [](const CudaDevice& d) { return py::make_tuple(d.cc_major(), d.cc_minor()); })
         .def_property_readonly("sm_count", &CudaDevice::sm_count)
         .def_property_readonly("l2_bytes", &CudaDevice::l2_bytes)
         .def_property_readonly("total_memory", &CudaDevice::total_memory)
@@ -75,8 +75,7 @@ void bind_cuda(py::module_& m) {
                                &CudaDevice::max_shared_per_block_optin)
         .def_property_readonly("driver_version",
                                [](const CudaDevice& d) { return d.driver().version(); })
-        .def_property_readonly("driver_path",
-                               [](const CudaDevice& d) { return d.driver().path(); })
+        .def_property_readonly("driver_path", [](const CudaDevice& d) { return d.driver().path(); })
         .def_property_readonly("default_stream",
                                [](const CudaDevice& d) { return to_int(d.default_stream()); })
         .def("memory_info", &CudaDevice::memory_info)
@@ -137,10 +136,8 @@ void bind_cuda(py::module_& m) {
                 d.synchronize(handle<cu::Stream>(s));
             },
             "Copies into a writable buffer and waits for the copy.")
-        .def("copy_device",
-             [](const CudaDevice& d, uint64_t dst, uint64_t src, size_t n, uint64_t s) {
-                 d.copy_device(dst, src, n, handle<cu::Stream>(s));
-             })
+        .def("copy_device", [](const CudaDevice& d, uint64_t dst, uint64_t src, size_t n,
+                               uint64_t s) { d.copy_device(dst, src, n, handle<cu::Stream>(s)); })
         // modules and launches
         .def("load_module",
              [](const CudaDevice& d, const py::bytes& image) {
@@ -170,9 +167,9 @@ void bind_cuda(py::module_& m) {
                                   scalars_of(scalars), shape, strides);
              })
         .def("reduce",
-             [](const CudaDevice& d, uint64_t block_fn, uint64_t thread_fn, uint64_t s,
-                uint64_t in, uint64_t out, const Dims& out_shape, const Dims& out_stride,
-                const Dims& red_shape, const Dims& red_stride, double scale) {
+             [](const CudaDevice& d, uint64_t block_fn, uint64_t thread_fn, uint64_t s, uint64_t in,
+                uint64_t out, const Dims& out_shape, const Dims& out_stride, const Dims& red_shape,
+                const Dims& red_stride, double scale) {
                  ops::reduce(d, handle<cu::Function>(block_fn), handle<cu::Function>(thread_fn),
                              handle<cu::Stream>(s), in, out, out_shape, out_stride, red_shape,
                              red_stride, scale);

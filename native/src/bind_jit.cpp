@@ -18,8 +18,8 @@ void bind_jit(py::module_& m) {
                 if (kind != "nvrtc" && kind != "hiprtc") {
                     throw std::invalid_argument("compiler kind must be 'nvrtc' or 'hiprtc'");
                 }
-                return RtcCompiler::open(path, kind == "nvrtc" ? RtcCompiler::Kind::Nvrtc
-                                                               : RtcCompiler::Kind::Hiprtc);
+                return RtcCompiler::open(
+                    path, kind == "nvrtc" ? RtcCompiler::Kind::Nvrtc : RtcCompiler::Kind::Hiprtc);
             },
             py::return_value_policy::reference, py::arg("path"), py::arg("kind"))
         .def_property_readonly("path", &RtcCompiler::path)

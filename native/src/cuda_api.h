@@ -42,15 +42,15 @@ struct Api {
     Result (*cuDeviceGet)(Device*, int);
     Result (*cuDeviceGetName)(char*, int, Device);
     Result (*cuDeviceGetAttribute)(int*, int, Device);
-    Result (*cuDeviceTotalMem)(size_t*, Device);                   // _v2
+    Result (*cuDeviceTotalMem)(size_t*, Device);  // _v2
     Result (*cuDevicePrimaryCtxRetain)(Context*, Device);
-    Result (*cuDevicePrimaryCtxRelease)(Device);                   // _v2
+    Result (*cuDevicePrimaryCtxRelease)(Device);  // _v2
     Result (*cuCtxSetCurrent)(Context);
     Result (*cuCtxGetStreamPriorityRange)(int*, int*);
-    Result (*cuMemGetInfo)(size_t*, size_t*);                      // _v2
-    Result (*cuMemAlloc)(DevicePtr*, size_t);                      // _v2
-    Result (*cuMemFree)(DevicePtr);                                // _v2
-    Result (*cuMemAllocHost)(void**, size_t);                      // _v2
+    Result (*cuMemGetInfo)(size_t*, size_t*);  // _v2
+    Result (*cuMemAlloc)(DevicePtr*, size_t);  // _v2
+    Result (*cuMemFree)(DevicePtr);            // _v2
+    Result (*cuMemAllocHost)(void**, size_t);  // _v2
     Result (*cuMemFreeHost)(void*);
     Result (*cuMemcpyHtoDAsync)(DevicePtr, const void*, size_t, Stream);  // _v2
     Result (*cuMemcpyDtoHAsync)(void*, DevicePtr, size_t, Stream);        // _v2

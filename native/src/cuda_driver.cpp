@@ -62,7 +62,8 @@ CudaDriver::CudaDriver(const std::string& library) : lib_(library) {
 
 const char* CudaDriver::error_name(cu::Result r) const {
     const char* name = nullptr;
-    if (api_.cuGetErrorName(r, &name) != cu::SUCCESS || name == nullptr) return "CUDA_ERROR_UNKNOWN";
+    if (api_.cuGetErrorName(r, &name) != cu::SUCCESS || name == nullptr)
+        return "CUDA_ERROR_UNKNOWN";
     return name;
 }
 
@@ -356,8 +357,8 @@ void CudaDevice::set_dynamic_shared(cu::Function f, int bytes) const {
 void CudaDevice::launch(cu::Function f, Dim3 grid, Dim3 block, unsigned shared, cu::Stream s,
                         void** args, void** extra) const {
     make_current();
-    check(api_.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, s,
-                              args, extra),
+    check(api_.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, s, args,
+                              extra),
           "cuLaunchKernel");
 }
 

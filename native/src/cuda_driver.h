@@ -51,7 +51,7 @@ class CudaDevice {
     int l2_bytes() const { return l2_bytes_; }
     int max_shared_per_block_optin() const { return smem_optin_; }
     size_t total_memory() const { return total_memory_; }
-    std::pair<size_t, size_t> memory_info() const;  // (free, total)
+    std::pair<size_t, size_t> memory_info() const;      // (free, total)
     std::pair<int, int> stream_priority_range() const;  // (least, greatest)
     cu::Stream default_stream() const { return default_stream_; }
 
@@ -77,8 +77,8 @@ class CudaDevice {
     cu::Module load_module(const std::string& image) const;
     cu::Function function(cu::Module module, const std::string& name) const;
     void set_dynamic_shared(cu::Function f, int bytes) const;
-    void launch(cu::Function f, Dim3 grid, Dim3 block, unsigned shared, cu::Stream s,
-                void** args, void** extra = nullptr) const;
+    void launch(cu::Function f, Dim3 grid, Dim3 block, unsigned shared, cu::Stream s, void** args,
+                void** extra = nullptr) const;
 
     const gk_allocator_table* allocator_table() const { return &table_; }
     const CudaDriver& driver() const { return driver_; }

@@ -101,8 +101,8 @@ void KernelCache::store(const std::string& key, const std::string& image) {
     fs::create_directories(dir_, ec);
     static std::atomic<unsigned> counter{0};
     const std::string target = file_for(key);
-    const std::string tmp = target + ".tmp." + std::to_string(getpid()) + "." +
-                            std::to_string(counter.fetch_add(1));
+    const std::string tmp =
+        target + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter.fetch_add(1));
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         if (!out) return;

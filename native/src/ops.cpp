@@ -129,8 +129,8 @@ void arange(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t out, 
     dev.launch(fn, {blocks_for(dev, n)}, {kBlock}, 0, s, params);
 }
 
-void launch_packed(const CudaDevice& dev, cu::Function fn, Dim3 grid, Dim3 block,
-                   unsigned shared, cu::Stream s, std::vector<char>& params) {
+void launch_packed(const CudaDevice& dev, cu::Function fn, Dim3 grid, Dim3 block, unsigned shared,
+                   cu::Stream s, std::vector<char>& params) {
     size_t size = params.size();
     // CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END
     void* extra[] = {reinterpret_cast<void*>(1), params.data(), reinterpret_cast<void*>(2), &size,

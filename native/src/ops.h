@@ -34,7 +34,7 @@ void arange(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t out, 
             double start, double step, int64_t istart, int64_t istep);
 
 // A user kernel: `params` is the argument list packed with C alignment rules.
-void launch_packed(const CudaDevice& dev, cu::Function fn, Dim3 grid, Dim3 block,
-                   unsigned shared, cu::Stream s, std::vector<char>& params);
+void launch_packed(const CudaDevice& dev, cu::Function fn, Dim3 grid, Dim3 block, unsigned shared,
+                   cu::Stream s, std::vector<char>& params);
 
 }  // namespace gpukit::ops

@@ -85,9 +85,8 @@ std::string RtcCompiler::compile(const RtcSource& src) const {
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
     if (result != 0) {
         const std::string tool = kind_ == Kind::Nvrtc ? "NVRTC" : "hiprtc";
-        throw CompileFailure(tool + " could not compile " + src.name + ": " +
-                                 api_.error_string(result),
-                             log);
+        throw CompileFailure(
+            tool + " could not compile " + src.name + ": " + api_.error_string(result), log);
     }
     size_t size = 0;
     auto size_fn = cubin ? api_.cubin_size : api_.code_size;

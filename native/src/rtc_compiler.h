@@ -9,8 +9,8 @@
 namespace gpukit {
 
 struct RtcSource {
-    std::string name;    // file name shown in the log
-    std::string source;  // program text
+    std::string name;                                          // file name shown in the log
+    std::string source;                                        // program text
     std::vector<std::pair<std::string, std::string>> headers;  // (include name, text)
     std::vector<std::string> options;
 };

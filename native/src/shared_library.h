@@ -8,8 +8,8 @@ namespace gpukit {
 class SharedLibrary {
    public:
     explicit SharedLibrary(const std::string& name);  // throws LibraryError
-    void* symbol(const char* name) const;              // nullptr when absent
-    void* require(const char* name) const;             // throws LibraryError when absent
+    void* symbol(const char* name) const;             // nullptr when absent
+    void* require(const char* name) const;            // throws LibraryError when absent
     const std::string& path() const { return path_; }
 
     template <typename Fn>
