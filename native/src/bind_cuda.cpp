@@ -30,20 +30,23 @@ Dim3 dim3_of(const py::tuple& t) {
     return d;
 }
 
-std::vector<ops::Scalar> scalars_of(const py::tuple& t) {
-    std::vector<ops::Scalar> out(t.size());
-    for (size_t i = 0; i < t.size(); ++i) {
-        py::handle v = t[i];
-        if (v.is_none()) continue;
-        out[i].present = true;
-        if (py::isinstance<py::float_>(v)) {
-            out[i].f = v.cast<double>();
-            out[i].i = static_cast<int64_t>(out[i].f);
-        } else {
-            out[i].i = v.cast<int64_t>();  // bool and int
-            out[i].f = static_cast<double>(out[i].i);
-        }
+ops::Scalar scalar_of(py::handle v) {
+    ops::Scalar out;
+    if (v.is_none()) return out;
+    out.present = true;
+    if (py::isinstance<py::float_>(v)) {
+        out.f = v.cast<double>();
+        out.i = static_cast<int64_t>(out.f);
+    } else {
+        out.i = v.cast<int64_t>();  // bool and int
+        out.f = static_cast<double>(out.i);
     }
+    return out;
+}
+
+std::vector<ops::Scalar> scalars_of(const py::tuple& t) {
+    std::vector<ops::Scalar> out;
+    for (py::handle v : t) out.push_back(scalar_of(v));
     return out;
 }
 
@@ -165,6 +168,12 @@ void bind_cuda(py::module_& m) {
                 const std::vector<Dims>& strides) {
                  ops::elementwise(d, handle<cu::Function>(f), handle<cu::Stream>(s), n, ptrs,
                                   scalars_of(scalars), shape, strides);
+             })
+        .def("elementwise_contig",
+             [](const CudaDevice& d, uint64_t f, uint64_t s, int64_t n, uint64_t out, uint64_t in0,
+                uint64_t in1, py::handle s0, py::handle s1) {
+                 ops::elementwise_contig(d, handle<cu::Function>(f), handle<cu::Stream>(s), n, out,
+                                         in0, in1, scalar_of(s0), scalar_of(s1));
              })
         .def("reduce",
              [](const CudaDevice& d, uint64_t block_fn, uint64_t thread_fn, uint64_t s, uint64_t in,

@@ -21,6 +21,12 @@ void elementwise(const CudaDevice& dev, cu::Function fn, cu::Stream s, int64_t n
                  const std::vector<uint64_t>& ptrs, const std::vector<Scalar>& scalars,
                  const Dims& shape, const std::vector<Dims>& strides);
 
+// The common case with a short host path: contiguous operands, at most two inputs (a zero pointer
+// where that input is the scalar instead).
+void elementwise_contig(const CudaDevice& dev, cu::Function fn, cu::Stream s, int64_t n,
+                        uint64_t out, uint64_t in0, uint64_t in1, const Scalar& s0,
+                        const Scalar& s1);
+
 void reduce(const CudaDevice& dev, cu::Function block_fn, cu::Function thread_fn, cu::Stream s,
             uint64_t in, uint64_t out, const Dims& out_shape, const Dims& out_stride,
             const Dims& red_shape, const Dims& red_stride, double scale);

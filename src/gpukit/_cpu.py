@@ -60,6 +60,15 @@ class CpuRuntime:
     def elementwise(self, ufunc_name: str, operands, out) -> None:
         getattr(np, ufunc_name)(*(_operand(x) for x in operands), out=self.view(out))
 
+    def plan_elementwise(self, ufunc_name, operands, dtype, shape):
+        ufunc = getattr(np, ufunc_name)
+        view = self.view
+
+        def run(ops, out):
+            ufunc(*(_operand(x) for x in ops), out=view(out))
+
+        return run
+
     def reduce(self, name: str, src, axes: tuple[int, ...], out) -> None:
         o = self.view(out).reshape(tuple(1 if i in axes else n for i, n in enumerate(src.shape)))
         getattr(np, name)(self.view(src), axis=axes, keepdims=True, out=o)

@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from . import _core, _kernels, _libs, _native, _strides, jit
+from . import _core, _kernels, _libs, _native, _shapes, _strides, jit
 from .errors import BackendUnavailableError, CudaError
 
 
@@ -119,41 +119,82 @@ class CudaRuntime:
 
     # --- ops --------------------------------------------------------------------------------------
     def elementwise(self, ufunc_name: str, operands, out) -> None:
+        self.plan_elementwise(ufunc_name, operands, out.dtype, out.shape, out.strides)(
+            operands, out
+        )
+
+    def plan_elementwise(self, ufunc_name, operands, dtype, shape, out_strides=None):
+        """A launcher `(operands, out) -> None` for operands described like `operands` (same kinds,
+        dtypes, shapes, strides) and an output of `dtype` and `shape` (C-contiguous unless
+        `out_strides`, in bytes, says otherwise)."""
+        is_array = tuple(not isinstance(x, (bool, int, float)) for x in operands)
         arrays = [x for x in operands if not isinstance(x, (bool, int, float))]
-        in_types = tuple(None if isinstance(x, (bool, int, float)) else x.dtype for x in operands)
-        file, defines = _kernels.elementwise(ufunc_name, out.dtype, in_types)
-        shape, strides = _strides.collapse(
-            out.shape, [_strides.element_strides(a, out.shape) for a in (out, *arrays)]
+        in_types = tuple(x.dtype if a else None for x, a in zip(operands, is_array, strict=True))
+        file, defines = _kernels.elementwise(ufunc_name, dtype, in_types)
+        n = math.prod(shape)
+        item = dtype.itemsize
+        if out_strides is None:
+            out_strides = _shapes.contiguous_strides(shape, item)
+        out_el = tuple(
+            0 if d == 1 else st // item for d, st in zip(shape, out_strides, strict=True)
         )
-        ptrs = [a._buf.ptr + a._offset for a in (out, *arrays)]
-        # Kernel operand slots: 0 the output, 1.. the inputs (scalars take a slot, no pointer).
-        slot_strides, slot_ptrs, it_s, it_p = (
-            [strides[0]],
-            [ptrs[0]],
-            iter(strides[1:]),
-            iter(ptrs[1:]),
+        cshape, strides = _strides.collapse(
+            shape, [out_el, *(_strides.element_strides(a, shape) for a in arrays)]
         )
-        scalars = []
-        for x in operands:
-            if isinstance(x, (bool, int, float)):
-                slot_strides.append([0] * len(shape))
-                slot_ptrs.append(0)
-                scalars.append(x)
-            else:
-                slot_strides.append(next(it_s))
-                slot_ptrs.append(next(it_p))
-                scalars.append(None)
-        contiguous = len(shape) <= 1 and all(s in ([], [1]) for s in strides)
-        name = "gk_ew_contig" if contiguous else "gk_ew_strided"
-        self.device.elementwise(
-            self.function(file, defines, name),
-            self.stream,
-            out.size,
-            slot_ptrs,
-            tuple(scalars),
-            [] if contiguous else shape,
-            [] if contiguous else slot_strides,
-        )
+        device, local, default = self.device, self._local, self.default_stream
+        if len(cshape) <= 1 and all(st in ([], [1]) for st in strides) and len(operands) <= 2:
+            fn = self.function(file, defines, "gk_ew_contig")
+            launch = device.elementwise_contig
+            if is_array == (True, True):
+
+                def run(ops, out):
+                    a, b = ops
+                    launch(
+                        fn,
+                        getattr(local, "stream", default),
+                        n,
+                        out._buf.ptr + out._offset,
+                        a._buf.ptr + a._offset,
+                        b._buf.ptr + b._offset,
+                        None,
+                        None,
+                    )
+
+                return run
+
+            def run(ops, out):
+                ptrs, scalars = [0, 0], [None, None]
+                for i, (x, arr) in enumerate(zip(ops, is_array, strict=False)):
+                    if arr:
+                        ptrs[i] = x._buf.ptr + x._offset
+                    else:
+                        scalars[i] = x
+                launch(
+                    fn,
+                    getattr(local, "stream", default),
+                    n,
+                    out._buf.ptr + out._offset,
+                    ptrs[0],
+                    ptrs[1],
+                    scalars[0],
+                    scalars[1],
+                )
+
+            return run
+
+        fn = self.function(file, defines, "gk_ew_strided")
+        it = iter(strides[1:])
+        slot_strides = [strides[0]] + [next(it) if a else [0] * len(cshape) for a in is_array]
+
+        def run(ops, out):
+            ptrs = [out._buf.ptr + out._offset]
+            ptrs += [x._buf.ptr + x._offset if a else 0 for x, a in zip(ops, is_array, strict=True)]
+            scalars = tuple(None if a else x for x, a in zip(ops, is_array, strict=True))
+            device.elementwise(
+                fn, getattr(local, "stream", default), n, ptrs, scalars, cshape, slot_strides
+            )
+
+        return run
 
     def reduce(self, name: str, src, axes: tuple[int, ...], out) -> None:
         file, defines = _kernels.reduction(name, src.dtype, out.dtype)

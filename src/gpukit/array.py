@@ -128,28 +128,28 @@ class GPUArray:
 
     # --- arithmetic -----------------------------------------------------------------------------
     def __add__(self, other):
-        return elementwise("add", self, other)
+        return _binary("add", self, other)
 
     def __radd__(self, other):
-        return elementwise("add", other, self)
+        return _binary_reflected("add", self, other)
 
     def __sub__(self, other):
-        return elementwise("subtract", self, other)
+        return _binary("subtract", self, other)
 
     def __rsub__(self, other):
-        return elementwise("subtract", other, self)
+        return _binary_reflected("subtract", self, other)
 
     def __mul__(self, other):
-        return elementwise("multiply", self, other)
+        return _binary("multiply", self, other)
 
     def __rmul__(self, other):
-        return elementwise("multiply", other, self)
+        return _binary_reflected("multiply", self, other)
 
     def __truediv__(self, other):
-        return elementwise("true_divide", self, other)
+        return _binary("true_divide", self, other)
 
     def __rtruediv__(self, other):
-        return elementwise("true_divide", other, self)
+        return _binary_reflected("true_divide", self, other)
 
     def __neg__(self):
         return elementwise("negative", self)
@@ -211,16 +211,82 @@ def asarray(obj, dtype=None, rt=None) -> GPUArray:
 
 
 # --- operations ---------------------------------------------------------------------------------
-def elementwise(ufunc_name: str, *operands) -> GPUArray:
-    """NumPy's ufunc `ufunc_name` with broadcasting; operands are GPUArrays or Python scalars."""
-    ops, rt = _operands(*operands)
+def _wrap(buf, shape, dtype, strides, rt) -> GPUArray:
+    """A GPUArray over a whole new buffer, without __init__'s checks (hot path)."""
+    a = _new_array(GPUArray)
+    a._buf, a._offset, a._rt, a.shape, a.dtype, a.strides = buf, 0, rt, shape, dtype, strides
+    return a
+
+
+_new_array = object.__new__
+
+# Elementwise plans by (op, runtime, then per operand: dtype, shape, strides of an array, or the
+# type of a Python scalar). A plan allocates the output and launches; everything derived from the
+# operands' descriptions (result dtype and shape, kernel, strides) is computed once.
+_PLANS: dict = {}
+_MAX_PLANS = 4096
+
+
+def _plan_key(name, rt, ops) -> tuple:
+    key = [name, rt]
+    for x in ops:
+        if type(x) is GPUArray:
+            key += (x.dtype, x.shape, x.strides)
+        else:
+            key.append(type(x))
+    return tuple(key)
+
+
+def _new_plan(key, ufunc_name, rt, ops):
     dtype = _dtypes.ufunc_result(
         ufunc_name, *(x.dtype if isinstance(x, GPUArray) else x for x in ops)
     )
     shape = _shapes.broadcast(*(x.shape for x in ops if isinstance(x, GPUArray)))
-    out = empty(shape, dtype, rt)
-    rt.elementwise(ufunc_name, ops, out)
-    return out
+    strides = _shapes.contiguous_strides(shape, dtype.itemsize)
+    nbytes = math.prod(shape) * dtype.itemsize
+    launch = rt.plan_elementwise(ufunc_name, ops, dtype, shape)
+    allocate = rt.pool.allocate
+
+    def plan(operands):
+        out = _wrap(allocate(nbytes), shape, dtype, strides, rt)
+        launch(operands, out)
+        return out
+
+    if len(_PLANS) >= _MAX_PLANS:
+        _PLANS.clear()
+    _PLANS[key] = plan
+    return plan
+
+
+def elementwise(ufunc_name: str, *operands) -> GPUArray:
+    """NumPy's ufunc `ufunc_name` with broadcasting; operands are GPUArrays or Python scalars."""
+    ops, rt = _operands(*operands)
+    key = _plan_key(ufunc_name, rt, ops)
+    plan = _PLANS.get(key) or _new_plan(key, ufunc_name, rt, ops)
+    return plan(ops)
+
+
+def _binary(name: str, a: GPUArray, b) -> GPUArray:
+    """a <op> b: a dictionary lookup and the plan when this kind of call was seen before."""
+    t = type(b)
+    if t is GPUArray and b._rt is a._rt:
+        key = (name, a._rt, a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides)
+    elif t is float or t is int or t is bool:
+        key = (name, a._rt, a.dtype, a.shape, a.strides, t)
+    else:
+        return elementwise(name, a, b)
+    plan = _PLANS.get(key)
+    return plan((a, b)) if plan is not None else elementwise(name, a, b)
+
+
+def _binary_reflected(name: str, a: GPUArray, b) -> GPUArray:
+    """b <op> a, for a scalar or array-like b."""
+    t = type(b)
+    if t is float or t is int or t is bool:
+        plan = _PLANS.get((name, a._rt, t, a.dtype, a.shape, a.strides))
+        if plan is not None:
+            return plan((b, a))
+    return elementwise(name, b, a)
 
 
 def reduce(name: str, a, axis=None, keepdims=False) -> GPUArray:

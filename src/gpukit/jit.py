@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -105,6 +106,9 @@ def open_compiler(kind: str):
         found, _ = _native.probe_library(path)
         if not found:
             continue
+        if kind == "hiprtc" and not _opens_in_a_child(path):
+            errors.append(f"{path} aborts when opened")
+            continue
         try:
             compiler = _native.RtcCompiler.open(path, kind)
         except BackendUnavailableError as e:  # found, but not a usable compiler
@@ -121,6 +125,17 @@ def open_compiler(kind: str):
             else "install ROCm's hiprtc, or set GPUKIT_HIPRTC_PATH"
         )
     )
+
+
+def _opens_in_a_child(path: str) -> bool:
+    """Whether hiprtc at `path` initialises without killing the process. Some ROCm builds abort
+    inside their first call on machines without an AMD GPU, so the first open happens in a child."""
+    code = f"from gpukit import _native; _native.RtcCompiler.open({path!r}, 'hiprtc').version"
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def nvrtc_arch_options(compiler, cc: tuple[int, int]) -> list[str]:

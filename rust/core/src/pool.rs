@@ -113,16 +113,21 @@ impl Pool {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn allocate(&self, nbytes: u64) -> Result<Block, PoolError> {
+    /// A cached block for `nbytes`, without calling the backend; None when the cache has none.
+    pub fn allocate_cached(&self, nbytes: u64) -> Option<Block> {
         let size = round_up(nbytes);
-        {
-            let mut st = self.lock();
-            if let Some(ptr) = st.take_cached(size) {
-                st.stats.cache_hits += 1;
-                st.note_allocated(size);
-                return Ok(Block { ptr, size });
-            }
+        let mut st = self.lock();
+        let ptr = st.take_cached(size)?;
+        st.stats.cache_hits += 1;
+        st.note_allocated(size);
+        Some(Block { ptr, size })
+    }
+
+    pub fn allocate(&self, nbytes: u64) -> Result<Block, PoolError> {
+        if let Some(block) = self.allocate_cached(nbytes) {
+            return Ok(block);
         }
+        let size = round_up(nbytes);
         let ptr = match self.table.device_alloc(size) {
             Ok(ptr) => ptr,
             Err(e) if self.table.is_out_of_memory(&e) => {

@@ -70,7 +70,12 @@ impl Pool {
     /// A buffer of at least `nbytes` bytes; it returns to the pool when the last reference goes.
     fn allocate(&self, py: Python<'_>, nbytes: u64) -> PyResult<Buffer> {
         let pool = &self.inner;
-        match py.detach(|| pool.allocate(nbytes)) {
+        // A cache hit is a short critical section; only a call into the driver releases the GIL.
+        let result = match pool.allocate_cached(nbytes) {
+            Some(block) => Ok(block),
+            None => py.detach(|| pool.allocate(nbytes)),
+        };
+        match result {
             Ok(block) => Ok(Buffer {
                 pool: pool.clone(),
                 block: Some(block),
