@@ -101,6 +101,32 @@ def main():
         ("small add, 1024 float32, per op incl. output alloc (us)", ours, torch_us, cupy_us)
     )
     if gk.backend() == "cuda":
+        # Where the per-op time goes: the launch entry point alone, and the pool alone.
+        out = a + b
+        plan_fn = rt.function(
+            *gk._kernels.elementwise("add", a.dtype, (a.dtype, b.dtype)), "gk_ew_contig"
+        )
+        launch = rt.device.elementwise_contig
+        pa, pb, po, stream = a._buf.ptr, b._buf.ptr, out._buf.ptr, rt.stream
+        rows.append(
+            (
+                "  of which: C++ entry + cuLaunchKernel (us)",
+                per_op_us(
+                    lambda: launch(plan_fn, stream, 1024, po, pa, pb, None, None), gk.synchronize
+                ),
+                None,
+                None,
+            )
+        )
+        allocate = rt.pool.allocate
+        rows.append(
+            (
+                "  of which: pool allocate + free, 4 KiB (us)",
+                per_op_us(lambda: allocate(4096), lambda: None),
+                None,
+                None,
+            )
+        )
         empty = gk.RawKernel('extern "C" __global__ void e() {}', "e")
         rows.append(
             (

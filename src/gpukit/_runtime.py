@@ -95,6 +95,11 @@ def runtime():
     return _runtime
 
 
+def opened_backends() -> list[str]:
+    """The backends this process has opened so far."""
+    return list(_opened)
+
+
 def available_backends() -> list[str]:
     """The backends that open on this machine, best first."""
     out = []

@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import __version__, _kernels, _libs, _native
+from . import __version__, _kernels, _libs, _native, _runtime
 from .errors import BackendUnavailableError
 
 # --- sources ------------------------------------------------------------------------------------
@@ -100,6 +100,12 @@ def open_compiler(kind: str):
     none loads. The result is remembered; `origin` says where it came from."""
     if kind in _compilers:
         return _compilers[kind]
+    if kind == "hiprtc" and "cuda" in _runtime.opened_backends():
+        # Seen on the GPU machine: a ROCm 5 libamdhip64 aborts the process when it initialises
+        # beside a loaded CUDA driver. hiprtc is only needed without one (the HIP backend).
+        raise BackendUnavailableError(
+            "hiprtc is not loaded into a process running the CUDA backend"
+        )
     candidates = _libs.nvrtc_candidates() if kind == "nvrtc" else _libs.hiprtc_candidates()
     errors = []
     for origin, path in candidates:
