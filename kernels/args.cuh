@@ -18,6 +18,14 @@ struct gk_ew_args {
     gk_i64 scalar_i[GK_MAX_OPERANDS];
 };
 
+// The contiguous elementwise kernel's smaller block (a shorter launch): slots as in gk_ew_args.
+struct gk_ew_contig_args {
+    gk_i64 n;
+    gk_u64 ptr[3];
+    double scalar_f[3];
+    gk_i64 scalar_i[3];
+};
+
 struct gk_reduce_args {
     gk_u64 in;
     gk_u64 out;  // contiguous, n_out elements

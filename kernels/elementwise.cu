@@ -58,8 +58,8 @@ struct gk_true_divide {
 typedef GK_COMP_T comp_t;
 typedef GK_OUT_T out_t;
 
-template <typename T, int IS_SCALAR>
-__device__ inline comp_t gk_read(const gk_ew_args& a, int operand, gk_i64 offset) {
+template <typename T, int IS_SCALAR, typename Args>
+__device__ inline comp_t gk_read(const Args& a, int operand, gk_i64 offset) {
     if (IS_SCALAR) {
 #if GK_SCALAR_INT
         return (comp_t)a.scalar_i[operand];
@@ -70,7 +70,8 @@ __device__ inline comp_t gk_read(const gk_ew_args& a, int operand, gk_i64 offset
     return (comp_t)(reinterpret_cast<const T*>(a.ptr[operand])[offset]);
 }
 
-__device__ inline out_t gk_apply(const gk_ew_args& a, gk_i64 off1, gk_i64 off2) {
+template <typename Args>
+__device__ inline out_t gk_apply(const Args& a, gk_i64 off1, gk_i64 off2) {
 #if GK_NIN == 1
     (void)off2;
     return (out_t)GK_OP()(gk_read<GK_IN0_T, GK_SCALAR0>(a, 1, off1));
@@ -88,7 +89,7 @@ struct alignas(sizeof(T) * GK_VEC) gk_vec {
 };
 
 template <typename T, int IS_SCALAR>
-__device__ inline void gk_read_vec(const gk_ew_args& a, int operand, gk_i64 i, comp_t* out) {
+__device__ inline void gk_read_vec(const gk_ew_contig_args& a, int operand, gk_i64 i, comp_t* out) {
     if (IS_SCALAR) {
         const comp_t s = gk_read<T, 1>(a, operand, 0);
         for (int k = 0; k < GK_VEC; ++k) out[k] = s;
@@ -99,7 +100,7 @@ __device__ inline void gk_read_vec(const gk_ew_args& a, int operand, gk_i64 i, c
 }
 
 // Whether every array operand can be read and written GK_VEC elements at a time.
-__device__ inline bool gk_vector_aligned(const gk_ew_args& a) {
+__device__ inline bool gk_vector_aligned(const gk_ew_contig_args& a) {
     bool ok = a.ptr[0] % (sizeof(out_t) * GK_VEC) == 0;
     if (!GK_SCALAR0) ok = ok && a.ptr[1] % (sizeof(GK_IN0_T) * GK_VEC) == 0;
 #if GK_NIN > 1
@@ -108,7 +109,7 @@ __device__ inline bool gk_vector_aligned(const gk_ew_args& a) {
     return ok;
 }
 
-GK_KERNEL void gk_ew_contig(const gk_ew_args a) {
+GK_KERNEL void gk_ew_contig(const gk_ew_contig_args a) {
     const gk_i64 n = a.n;
     const gk_i64 step = (gk_i64)gridDim.x * blockDim.x;
     const gk_i64 first = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x;

@@ -35,27 +35,14 @@ void launch_one(const CudaDevice& dev, cu::Function fn, Dim3 grid, Dim3 block, c
     dev.launch(fn, grid, block, 0, s, params);
 }
 
-void launch_elementwise(const CudaDevice& dev, cu::Function fn, cu::Stream s, gk_ew_args& a) {
-    const int64_t threads = a.ndim == 0 ? (a.n + 3) / 4 : a.n;
-    launch_one(dev, fn, {blocks_for(dev, threads)}, {kBlock}, s, a);
-}
-
 }  // namespace
 
 void elementwise_contig(const CudaDevice& dev, cu::Function fn, cu::Stream s, int64_t n,
                         uint64_t out, uint64_t in0, uint64_t in1, const Scalar& s0,
                         const Scalar& s1) {
     if (n == 0) return;
-    gk_ew_args a{};
-    a.n = n;
-    a.ptr[0] = out;
-    a.ptr[1] = in0;
-    a.ptr[2] = in1;
-    a.scalar_f[1] = s0.f;
-    a.scalar_i[1] = s0.i;
-    a.scalar_f[2] = s1.f;
-    a.scalar_i[2] = s1.i;
-    launch_elementwise(dev, fn, s, a);
+    gk_ew_contig_args a{n, {out, in0, in1}, {0, s0.f, s1.f}, {0, s0.i, s1.i}};
+    launch_one(dev, fn, {blocks_for(dev, (n + 3) / 4)}, {kBlock}, s, a);
 }
 
 void elementwise(const CudaDevice& dev, cu::Function fn, cu::Stream s, int64_t n,
@@ -77,7 +64,7 @@ void elementwise(const CudaDevice& dev, cu::Function fn, cu::Stream s, int64_t n
     for (size_t op = 0; op < strides.size() && op < GK_MAX_OPERANDS; ++op) {
         copy_dims(strides[op], a.stride[op], GK_MAX_DIMS, "elementwise operand");
     }
-    launch_elementwise(dev, fn, s, a);
+    launch_one(dev, fn, {blocks_for(dev, n)}, {kBlock}, s, a);
 }
 
 void reduce(const CudaDevice& dev, cu::Function block_fn, cu::Function thread_fn, cu::Stream s,

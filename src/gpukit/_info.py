@@ -15,13 +15,13 @@ class Info(dict):
     __repr__ = __str__
 
 
-def _library(name: str) -> str:
-    found, detail = _native.probe_library(name)
+def _library(name: str, probe=_native.probe_library) -> str:
+    found, detail = probe(name)
     return f"found at {detail}" if found else f"not found: {name}"
 
 
-def _first_found(candidates) -> str:
-    hit = _libs.find_first(_native.probe_library, candidates)
+def _first_found(candidates, probe=_native.probe_library) -> str:
+    hit = _libs.find_first(probe, candidates)
     return f"found at {hit[1]} (from {hit[0]})" if hit else "not found"
 
 
@@ -36,8 +36,8 @@ def info() -> Info:
         out["GPUKIT_BACKEND"] = forced
     out["CUDA driver"] = _library(_libs.CUDA_DRIVER)
     out["NVRTC"] = _first_found(_libs.nvrtc_candidates())
-    out["HIP runtime"] = _library(_libs.HIP_RUNTIME)
-    out["hiprtc"] = _first_found(_libs.hiprtc_candidates())
+    out["HIP runtime"] = _library(_libs.HIP_RUNTIME, _libs.probe_isolated)
+    out["hiprtc"] = _first_found(_libs.hiprtc_candidates(), _libs.probe_isolated)
     compiler = getattr(getattr(rt, "jit", None), "compiler", None)
     if compiler is not None:
         out["compiler in use"] = (

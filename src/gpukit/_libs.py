@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import functools
 import os
 import site
+import subprocess
 import sys
 from pathlib import Path
 
@@ -55,6 +58,22 @@ def hiprtc_candidates() -> list[tuple[str, str]]:
     out += [("ROCM_PATH", f"{rocm}/lib/{n}") for n in _HIPRTC_NAMES]
     out += [("system loader", n) for n in _HIPRTC_NAMES]
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def probe_isolated(name: str) -> tuple[bool, str]:
+    """_native.probe_library in a child process. For ROCm's libraries: opening one (even opening
+    and closing it) has aborted processes that had the CUDA driver loaded."""
+    code = f"from gpukit import _native; print(repr(_native.probe_library({name!r})))"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, f"probing {name} failed: {e}"
+    if done.returncode != 0:
+        return False, f"{name} aborts the process that loads it (exit {done.returncode})"
+    return ast.literal_eval(done.stdout.strip())
 
 
 def find_first(probe, candidates) -> tuple[str, str] | None:

@@ -7,7 +7,7 @@ import contextvars
 import os
 import threading
 
-from . import _libs, _native
+from . import _libs
 from .errors import BackendUnavailableError
 
 BACKENDS = ("cuda", "hip", "cpu")
@@ -26,7 +26,7 @@ def _open_cuda():
 
 
 def _open_hip():
-    found, detail = _native.probe_library(_libs.HIP_RUNTIME)
+    found, detail = _libs.probe_isolated(_libs.HIP_RUNTIME)
     if not found:
         raise BackendUnavailableError(f"HIP runtime not found: {_libs.HIP_RUNTIME} ({detail})")
     raise BackendUnavailableError(

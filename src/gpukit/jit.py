@@ -108,8 +108,9 @@ def open_compiler(kind: str):
         )
     candidates = _libs.nvrtc_candidates() if kind == "nvrtc" else _libs.hiprtc_candidates()
     errors = []
+    probe = _libs.probe_isolated if kind == "hiprtc" else _native.probe_library
     for origin, path in candidates:
-        found, _ = _native.probe_library(path)
+        found, _ = probe(path)
         if not found:
             continue
         if kind == "hiprtc" and not _opens_in_a_child(path):
