@@ -15,7 +15,7 @@ class _HostMemory:
     def __init__(self, arr):
         self._buffer = arr._buf
         self.__array_interface__ = {
-            "data": (arr._buf.ptr + arr._offset, False),
+            "data": (arr._buf.device_ptr(0) + arr._offset, False),
             "shape": arr.shape,
             "strides": arr.strides,
             "typestr": arr.dtype.str,
@@ -29,6 +29,7 @@ def _operand(x):
 
 class CpuRuntime:
     name = "cpu"
+    stream = 0  # work is synchronous: there is one stream
 
     def __init__(self):
         self.pool = _core.Pool(_native.host_allocator_table())

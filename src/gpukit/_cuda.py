@@ -83,19 +83,25 @@ class CudaRuntime:
             fn = self._functions[key] = self.device.function(module, name)
         return fn
 
+    def addresses(self, arrays, stream) -> list[int]:
+        """Device addresses of `arrays` for work on `stream` (spilled buffers come back first;
+        the pool keeps them pinned until this thread's next request)."""
+        ptrs = self.pool.device_ptrs(tuple(a._buf for a in arrays), stream)
+        return [p + a._offset for p, a in zip(ptrs, arrays, strict=True)]
+
     # --- data movement ----------------------------------------------------------------------------
     def upload(self, host: np.ndarray, out) -> None:
-        self.device.copy_to_device(
-            out._buf.ptr + out._offset, host.reshape(-1).view(np.uint8), self.stream
-        )
+        stream = self.stream
+        (dst,) = self.addresses((out,), stream)
+        self.device.copy_to_device(dst, host.reshape(-1).view(np.uint8), stream)
 
     def download(self, arr) -> np.ndarray:
         src = arr if arr.is_contiguous else arr.copy()
         host = np.empty(src.shape, src.dtype)
         if host.size:
-            self.device.copy_to_host(
-                host.reshape(-1).view(np.uint8), src._buf.ptr + src._offset, self.stream
-            )
+            stream = self.stream
+            (ptr,) = self.addresses((src,), stream)
+            self.device.copy_to_host(host.reshape(-1).view(np.uint8), ptr, stream)
         return host
 
     def copy(self, src, out) -> None:
@@ -106,10 +112,11 @@ class CudaRuntime:
 
     def arange(self, start, step, out) -> None:
         fn = self.function(*_kernels.arange(out.dtype), "gk_arange")
+        stream = self.stream
         self.device.arange(
             fn,
-            self.stream,
-            out._buf.ptr + out._offset,
+            stream,
+            self.addresses((out,), stream)[0],
             out.size,
             float(start),
             float(step),
@@ -142,6 +149,7 @@ class CudaRuntime:
             shape, [out_el, *(_strides.element_strides(a, shape) for a in arrays)]
         )
         device, local, default = self.device, self._local, self.default_stream
+        device_ptrs = self.pool.device_ptrs
         if len(cshape) <= 1 and all(st in ([], [1]) for st in strides) and len(operands) <= 2:
             fn = self.function(file, defines, "gk_ew_contig")
             launch = device.elementwise_contig
@@ -149,36 +157,25 @@ class CudaRuntime:
 
                 def run(ops, out):
                     a, b = ops
+                    stream = getattr(local, "stream", default)
+                    pa, pb, po = device_ptrs((a._buf, b._buf, out._buf), stream)
                     launch(
-                        fn,
-                        getattr(local, "stream", default),
-                        n,
-                        out._buf.ptr + out._offset,
-                        a._buf.ptr + a._offset,
-                        b._buf.ptr + b._offset,
-                        None,
-                        None,
+                        fn, stream, n, po + out._offset, pa + a._offset, pb + b._offset, None, None
                     )
 
                 return run
 
             def run(ops, out):
+                stream = getattr(local, "stream", default)
+                arrays = [x for x, arr in zip(ops, is_array, strict=True) if arr]
+                addresses = iter(self.addresses([*arrays, out], stream))
                 ptrs, scalars = [0, 0], [None, None]
-                for i, (x, arr) in enumerate(zip(ops, is_array, strict=False)):
+                for i, (x, arr) in enumerate(zip(ops, is_array, strict=True)):
                     if arr:
-                        ptrs[i] = x._buf.ptr + x._offset
+                        ptrs[i] = next(addresses)
                     else:
                         scalars[i] = x
-                launch(
-                    fn,
-                    getattr(local, "stream", default),
-                    n,
-                    out._buf.ptr + out._offset,
-                    ptrs[0],
-                    ptrs[1],
-                    scalars[0],
-                    scalars[1],
-                )
+                launch(fn, stream, n, next(addresses), ptrs[0], ptrs[1], scalars[0], scalars[1])
 
             return run
 
@@ -187,12 +184,12 @@ class CudaRuntime:
         slot_strides = [strides[0]] + [next(it) if a else [0] * len(cshape) for a in is_array]
 
         def run(ops, out):
-            ptrs = [out._buf.ptr + out._offset]
-            ptrs += [x._buf.ptr + x._offset if a else 0 for x, a in zip(ops, is_array, strict=True)]
+            stream = getattr(local, "stream", default)
+            arrays = [x for x, arr in zip(ops, is_array, strict=True) if arr]
+            addresses = iter(self.addresses([out, *arrays], stream))
+            ptrs = [next(addresses)] + [next(addresses) if a else 0 for a in is_array]
             scalars = tuple(None if a else x for x, a in zip(ops, is_array, strict=True))
-            device.elementwise(
-                fn, getattr(local, "stream", default), n, ptrs, scalars, cshape, slot_strides
-            )
+            device.elementwise(fn, stream, n, ptrs, scalars, cshape, slot_strides)
 
         return run
 
@@ -210,12 +207,16 @@ class CudaRuntime:
         scale = 1.0 / n_red if name == "mean" and n_red else 1.0
         if name == "mean" and n_red == 0:
             scale = math.nan  # NumPy: the mean of nothing is NaN
+        block_fn = self.function(file, defines, "gk_reduce_block")
+        thread_fn = self.function(file, defines, "gk_reduce_thread")
+        stream = self.stream
+        src_ptr, out_ptr = self.addresses((src, out), stream)
         self.device.reduce(
-            self.function(file, defines, "gk_reduce_block"),
-            self.function(file, defines, "gk_reduce_thread"),
-            self.stream,
-            src._buf.ptr + src._offset,
-            out._buf.ptr + out._offset,
+            block_fn,
+            thread_fn,
+            stream,
+            src_ptr,
+            out_ptr,
             out_shape,
             out_stride,
             red_shape,
@@ -249,12 +250,12 @@ class CudaRuntime:
         )
         if len(bshape) > 4:
             raise ValueError(f"matmul: at most 4 batch dimensions are supported, got {len(bshape)}")
+        fn = self.function(file, defines, "gk_matmul")
+        stream = self.stream
         self.device.matmul(
-            self.function(file, defines, "gk_matmul"),
-            self.stream,
-            a._buf.ptr + a._offset,
-            b._buf.ptr + b._offset,
-            out._buf.ptr + out._offset,
+            fn,
+            stream,
+            *self.addresses((a, b, out), stream),
             m,
             n,
             k,

@@ -60,10 +60,14 @@ def open_backend(name: str):
     with _lock:
         if name not in _opened:
             try:
-                _opened[name] = _OPENERS[name]()
+                rt = _OPENERS[name]()
             except BackendUnavailableError as e:
                 _reasons[name] = str(e)
                 raise
+            from .memory import apply_environment
+
+            apply_environment(rt.pool)
+            _opened[name] = rt
         return _opened[name]
 
 

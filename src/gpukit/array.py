@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _dtypes, _shapes
 from ._runtime import runtime
+from .memory import current_quota
 
 _SCALARS = (bool, int, float)
 
@@ -55,6 +56,16 @@ class GPUArray:
     @property
     def is_contiguous(self) -> bool:
         return _shapes.is_contiguous(self.shape, self.strides, self.itemsize)
+
+    @property
+    def evictable(self) -> bool:
+        """Whether the pool may spill this array's memory to host under pressure (it comes back
+        on the next use). Views share the setting with their base."""
+        return self._buf.evictable
+
+    @evictable.setter
+    def evictable(self, value: bool) -> None:
+        self._buf.evictable = bool(value)
 
     @property
     def T(self) -> GPUArray:
@@ -172,13 +183,34 @@ class GPUArray:
 
 
 # --- construction -------------------------------------------------------------------------------
-def empty(shape, dtype="float64", rt=None) -> GPUArray:
-    """An uninitialised array (NumPy's default dtype, float64, unless given)."""
+_LAYOUTS: dict = {}
+
+
+def _layout(shape, dtype) -> tuple:
+    """(shape, dtype, contiguous strides, nbytes) for empty()'s arguments, checked once."""
     shape = _shapes.as_shape(shape)
     dtype = _dtypes.normalize(dtype)
+    return (
+        shape,
+        dtype,
+        _shapes.contiguous_strides(shape, dtype.itemsize),
+        math.prod(shape) * dtype.itemsize,
+    )
+
+
+def empty(shape, dtype="float64", rt=None) -> GPUArray:
+    """An uninitialised array (NumPy's default dtype, float64, unless given)."""
+    try:
+        layout = _LAYOUTS[shape, dtype]
+    except KeyError:
+        layout = _LAYOUTS[shape, dtype] = _layout(shape, dtype)
+        if len(_LAYOUTS) > 4096:
+            _LAYOUTS.clear()
+    except TypeError:  # an unhashable shape such as a list
+        layout = _layout(shape, dtype)
+    shape, dtype, strides, nbytes = layout
     rt = rt or runtime()
-    buf = rt.pool.allocate(math.prod(shape) * dtype.itemsize)
-    return GPUArray(buf, shape, dtype, rt=rt)
+    return _wrap(rt.pool.allocate(nbytes, rt.stream, current_quota()), shape, dtype, strides, rt)
 
 
 def _operands(*xs):
@@ -248,7 +280,7 @@ def _new_plan(key, ufunc_name, rt, ops):
     allocate = rt.pool.allocate
 
     def plan(operands):
-        out = _wrap(allocate(nbytes), shape, dtype, strides, rt)
+        out = _wrap(allocate(nbytes, rt.stream, current_quota()), shape, dtype, strides, rt)
         launch(operands, out)
         return out
 

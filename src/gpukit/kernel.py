@@ -38,13 +38,15 @@ def _dim3(value, what: str) -> tuple[int, int, int]:
     return (*dims, 1, 1)[:3]
 
 
-def pack_arguments(args) -> bytes:
-    """Kernel parameters laid out as a C struct: GPUArrays as device pointers, NumPy scalars as
-    their own type. Bare Python numbers are refused: their C type would be a guess."""
+def pack_arguments(args, addresses) -> bytes:
+    """Kernel parameters laid out as a C struct: GPUArrays as device pointers (`addresses`, in
+    order), NumPy scalars as their own type. Bare Python numbers are refused: their C type would
+    be a guess."""
     out = bytearray()
+    addresses = iter(addresses)
     for i, arg in enumerate(args):
         if isinstance(arg, GPUArray):
-            data, align = struct.pack("<Q", arg._buf.ptr + arg._offset), 8
+            data, align = struct.pack("<Q", next(addresses)), 8
         elif isinstance(arg, np.generic):
             data, align = arg.tobytes(), arg.dtype.itemsize
         elif isinstance(arg, (bool, int, float)):
@@ -85,14 +87,14 @@ class RawKernel:
 
     def __call__(self, grid, block, args, shared_mem: int = 0, stream=None) -> None:
         args = tuple(args)
-        rt = _gpu_runtime([a for a in args if isinstance(a, GPUArray)], "RawKernel")
+        arrays = [a for a in args if isinstance(a, GPUArray)]
+        rt = _gpu_runtime(arrays, "RawKernel")
         fn = self._function(rt)
         if shared_mem > 48 * 1024:
             rt.device.set_dynamic_shared(fn, shared_mem)
         handle = stream.handle if stream is not None else rt.stream
-        rt.device.launch(
-            fn, _dim3(grid, "grid"), _dim3(block, "block"), shared_mem, handle, pack_arguments(args)
-        )
+        params = pack_arguments(args, rt.addresses(arrays, handle))
+        rt.device.launch(fn, _dim3(grid, "grid"), _dim3(block, "block"), shared_mem, handle, params)
 
 
 _PARAM = re.compile(r"^\s*(?:(raw)\s+)?([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z_][A-Za-z0-9_]*)\s*$")

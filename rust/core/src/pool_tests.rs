@@ -1,89 +1,306 @@
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 
-use crate::pool::{Pool, PoolError};
+use crate::pool::{BufferId, Pool, PoolError, SEGMENT};
 use crate::test_table::host_table;
 
+const S1: u64 = 1;
+const S2: u64 = 2;
+
+fn write(ptr: u64, bytes: &[u8]) {
+    // SAFETY: test pointers are live host blocks of at least bytes.len().
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr as *mut u8, bytes.len()) };
+}
+
+fn read(ptr: u64, len: usize) -> Vec<u8> {
+    // SAFETY: as in write().
+    unsafe { std::slice::from_raw_parts(ptr as *const u8, len).to_vec() }
+}
+
+fn ptr(pool: &Pool, id: BufferId, stream: u64) -> u64 {
+    pool.device_ptrs(&[id], stream).unwrap()[0]
+}
+
 #[test]
-fn a_released_block_is_reused_for_the_same_class() {
-    let (table, dev) = host_table(1 << 20);
+fn a_released_block_is_reused_on_its_stream() {
+    let (table, _) = host_table(1 << 30);
     let pool = Pool::new(table);
-    let a = pool.allocate(1000).unwrap();
-    let ptr = a.ptr;
-    pool.release(a);
-    let b = pool.allocate(1020).unwrap();
-    assert_eq!(b.ptr, ptr);
+    let a = pool.allocate(3 << 20, S1, None, false).unwrap();
+    let p = ptr(&pool, a, S1);
+    pool.release(a).unwrap();
+    let b = pool.allocate((3 << 20) - 100, S1, None, false).unwrap();
+    assert_eq!(ptr(&pool, b, S1), p);
     let s = pool.stats();
     assert_eq!(
         (s.allocations, s.cache_hits, s.backend_allocations),
         (2, 1, 1)
     );
-    assert_eq!(s.allocated, 1024);
-    assert_eq!(dev.live_bytes(), 1024);
-    pool.release(b);
+}
+
+#[test]
+fn small_blocks_share_segments() {
+    let (table, dev) = host_table(1 << 30);
+    let pool = Pool::new(table);
+    let ids: Vec<_> = (0..1000)
+        .map(|_| pool.allocate(1000, S1, None, false).unwrap())
+        .collect();
+    let s = pool.stats();
+    assert_eq!(
+        s.backend_allocations, 1,
+        "2048 slots of 1 KiB fit one segment"
+    );
+    assert_eq!(s.reserved, SEGMENT);
+    assert_eq!(s.allocated, 1000 * 1024);
+    assert_eq!(dev.live_bytes(), SEGMENT);
+    let ptrs = pool.device_ptrs(&ids, S1).unwrap();
+    let mut sorted = ptrs.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 1000, "every slot is distinct");
+    // One live slot keeps the segment; once all are free, it goes back.
+    for &id in &ids[1..] {
+        pool.release(id).unwrap();
+    }
+    pool.empty_cache().unwrap();
+    assert_eq!(dev.live_bytes(), SEGMENT);
+    pool.release(ids[0]).unwrap();
     pool.empty_cache().unwrap();
     assert_eq!(dev.live_bytes(), 0);
     assert_eq!(pool.stats().reserved, 0);
 }
 
 #[test]
-fn out_of_memory_frees_the_cache_and_retries() {
-    let (table, _) = host_table(4096);
+fn another_stream_waits_for_the_free_event() {
+    let (table, dev) = host_table(1 << 30);
     let pool = Pool::new(table);
-    let small = pool.allocate(2048).unwrap();
-    pool.release(small); // cached: 2048 of the 4096 bytes
-    let big = pool.allocate(4096).unwrap();
+    let warm = pool.allocate(4 << 20, S2, None, false).unwrap(); // a second stream is in use
+    pool.release(warm).unwrap();
+    pool.empty_cache().unwrap();
+    let a = pool.allocate(4 << 20, S1, None, false).unwrap();
+    let pa = ptr(&pool, a, S1);
+    dev.events_complete.store(false, Ordering::SeqCst); // work on S1 still running
+    pool.release(a).unwrap();
+    let b = pool.allocate(4 << 20, S2, None, false).unwrap();
+    assert_ne!(
+        ptr(&pool, b, S2),
+        pa,
+        "not reused while S1's work may still read it"
+    );
+    let c = pool.allocate(4 << 20, S1, None, false).unwrap();
+    assert_eq!(
+        ptr(&pool, c, S1),
+        pa,
+        "reused at once on the stream it was freed on"
+    );
+    pool.release(c).unwrap();
+    dev.events_complete.store(true, Ordering::SeqCst);
+    let d = pool.allocate(4 << 20, S2, None, false).unwrap();
+    assert_eq!(
+        ptr(&pool, d, S2),
+        pa,
+        "reused on S2 once the event completed"
+    );
+}
+
+#[test]
+fn the_limit_frees_cache_then_fails_with_the_numbers() {
+    let (table, _) = host_table(1 << 30);
+    let pool = Pool::new(table);
+    pool.set_limit(Some(8 << 20));
+    let a = pool.allocate(5 << 20, S1, None, false).unwrap();
+    pool.release(a).unwrap(); // 5 MiB cached
+    let b = pool.allocate(6 << 20, S1, None, false).unwrap(); // needs the cache freed
     assert_eq!(pool.cached_bytes(), 0);
-    match pool.allocate(512) {
+    match pool.allocate(3 << 20, S1, None, false) {
         Err(PoolError::OutOfMemory {
             requested,
             allocated,
             reserved,
-            backend,
+            limit,
+            reason,
         }) => {
-            assert_eq!((requested, allocated, reserved), (512, 4096, 4096));
-            assert_eq!(backend.name, "TEST_OUT_OF_MEMORY");
+            assert_eq!(
+                (requested, allocated, reserved),
+                (3 << 20, 6 << 20, 6 << 20)
+            );
+            assert_eq!(limit, Some(8 << 20));
+            assert_eq!(reason, "over the pool limit");
         }
         other => panic!("expected out of memory, got {other:?}"),
     }
-    pool.release(big);
-    assert!(pool.allocate(512).is_ok(), "the pool stays usable");
+    pool.release(b).unwrap();
+    assert!(
+        pool.allocate(3 << 20, S1, None, false).is_ok(),
+        "usable after"
+    );
 }
 
 #[test]
-fn threads_never_share_a_live_block() {
-    let (table, dev) = host_table(1 << 30);
+fn the_device_running_out_is_an_error_with_its_name() {
+    let (table, _) = host_table(4 << 20);
+    let pool = Pool::new(table);
+    let _a = pool.allocate(3 << 20, S1, None, false).unwrap();
+    match pool.allocate(3 << 20, S1, None, false) {
+        Err(PoolError::OutOfMemory { reason, .. }) => {
+            assert!(reason.contains("TEST_OUT_OF_MEMORY"))
+        }
+        other => panic!("expected out of memory, got {other:?}"),
+    }
+}
+
+#[test]
+fn quotas_fail_only_their_own_allocations() {
+    let (table, _) = host_table(1 << 30);
+    let pool = Pool::new(table);
+    let q = pool.create_quota(4 << 20);
+    let a = pool.allocate(3 << 20, S1, Some(q), false).unwrap();
+    assert_eq!(pool.quota_usage(q), Some((4 << 20, 3 << 20)));
+    assert!(matches!(
+        pool.allocate(2 << 20, S1, Some(q), false),
+        Err(PoolError::QuotaExceeded { used, limit, .. }) if used == 3 << 20 && limit == 4 << 20
+    ));
+    assert!(
+        pool.allocate(2 << 20, S1, None, false).is_ok(),
+        "others are unaffected"
+    );
+    pool.release(a).unwrap();
+    assert_eq!(pool.quota_usage(q), Some((4 << 20, 0)));
+    assert!(pool.allocate(4 << 20, S1, Some(q), false).is_ok());
+}
+
+#[test]
+fn evictable_buffers_spill_least_recently_used_first_and_come_back_exact() {
+    let (table, _) = host_table(1 << 30);
+    let pool = Pool::new(table);
+    pool.set_limit(Some(12 << 20));
+    let size = 4 << 20;
+    let ids: Vec<_> = (0..3u8)
+        .map(|i| {
+            let id = pool.allocate(size, S1, None, true).unwrap();
+            write(ptr(&pool, id, S1), &vec![i + 1; size as usize]);
+            id
+        })
+        .collect();
+    ptr(&pool, ids[0], S1); // ids[1] is now the least recently used
+    let extra = pool.allocate(size, S1, None, false).unwrap();
+    assert!(!pool.is_resident(ids[1]));
+    assert!(pool.is_resident(ids[0]) && pool.is_resident(ids[2]));
+    let s = pool.stats();
+    assert_eq!(
+        (s.evictions, s.spilled_bytes, s.spilled_now),
+        (1, size, size)
+    );
+    // Using it restores it (spilling another), bit-exact.
+    let p = ptr(&pool, ids[1], S1);
+    assert_eq!(read(p, size as usize), vec![2u8; size as usize]);
+    assert_eq!(pool.stats().restores, 1);
+    pool.release(extra).unwrap();
+    for (i, &id) in ids.iter().enumerate() {
+        assert_eq!(
+            read(ptr(&pool, id, S1), size as usize),
+            vec![i as u8 + 1; size as usize]
+        );
+    }
+}
+
+#[test]
+fn one_call_never_spills_its_own_buffers() {
+    let (table, _) = host_table(1 << 30);
+    let pool = Pool::new(table);
+    pool.set_limit(Some(8 << 20));
+    let size = 4 << 20;
+    let a = pool.allocate(size, S1, None, true).unwrap();
+    let b = pool.allocate(size, S1, None, true).unwrap();
+    pool.spill(a).unwrap();
+    pool.spill(b).unwrap();
+    let c = pool.allocate(size, S1, None, true).unwrap();
+    let d = pool.allocate(size, S1, None, true).unwrap();
+    ptr(&pool, d, S1); // c is least recently used, a and b are spilled
+    let ptrs = pool.device_ptrs(&[a, b], S1).unwrap();
+    assert!(pool.is_resident(a) && pool.is_resident(b));
+    assert!(!pool.is_resident(c) && !pool.is_resident(d));
+    assert_ne!(ptrs[0], ptrs[1]);
+    // Three at once cannot fit under the limit: a clear error, nothing lost.
+    assert!(matches!(
+        pool.device_ptrs(&[a, b, c], S1),
+        Err(PoolError::OutOfMemory { .. })
+    ));
+    assert!(pool.device_ptrs(&[c], S1).is_ok());
+}
+
+#[test]
+fn random_work_from_threads_keeps_every_invariant() {
+    let (table, dev) = host_table(1 << 40);
     let pool = Arc::new(Pool::new(table));
+    pool.set_limit(Some(48 << 20));
+    // What each live buffer must hold: (stamp byte, length written).
+    let expected: Arc<Mutex<HashMap<BufferId, (u8, usize)>>> = Arc::default();
     let workers: Vec<_> = (0..8u64)
         .map(|t| {
-            let pool = pool.clone();
+            let (pool, expected) = (pool.clone(), expected.clone());
             std::thread::spawn(move || {
-                let mut held = Vec::new();
-                for i in 0..2000u64 {
-                    let n = (i * 7919 + t * 104729) % 20000;
-                    let b = pool.allocate(n).unwrap();
-                    // Stamp the block; if anyone else held it, the stamp check below would fail.
-                    // SAFETY: the block is at least 512 bytes of live host memory we own.
-                    unsafe { std::ptr::write_bytes(b.ptr as *mut u8, t as u8, b.size as usize) };
-                    held.push(b);
-                    if i % 3 == 0 {
-                        let b = held.swap_remove((i as usize * 31) % held.len());
-                        // SAFETY: as above.
-                        let bytes = unsafe {
-                            std::slice::from_raw_parts(b.ptr as *const u8, b.size as usize)
-                        };
-                        assert!(bytes.iter().all(|&x| x == t as u8));
-                        pool.release(b);
+                let mut rng = t * 2654435761 + 1;
+                let mut next = move || {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    rng
+                };
+                let stream = 1 + t % 3;
+                let mut mine: Vec<BufferId> = Vec::new();
+                for _ in 0..400 {
+                    match next() % 5 {
+                        0 | 1 => {
+                            let len = (next() % (3 << 20)) as usize + 1;
+                            let evictable = next() % 4 != 0;
+                            let Ok(id) = pool.allocate(len as u64, stream, None, evictable) else {
+                                continue; // over the limit with everything pinned: allowed
+                            };
+                            let stamp = (next() % 250) as u8 + 1;
+                            let p = pool
+                                .device_ptrs(&[id], stream)
+                                .expect("a new buffer is pinned");
+                            write(p[0], &vec![stamp; len]);
+                            expected.lock().unwrap().insert(id, (stamp, len));
+                            mine.push(id);
+                        }
+                        2 if !mine.is_empty() => {
+                            let id = mine.swap_remove(next() as usize % mine.len());
+                            expected.lock().unwrap().remove(&id);
+                            pool.release(id).unwrap();
+                        }
+                        3 if !mine.is_empty() => {
+                            let id = mine[next() as usize % mine.len()];
+                            let (stamp, len) = expected.lock().unwrap()[&id];
+                            if let Ok(p) = pool.device_ptrs(&[id], stream) {
+                                let data = read(p[0], len);
+                                assert!(data.iter().all(|&x| x == stamp), "data intact");
+                            }
+                        }
+                        _ if !mine.is_empty() => {
+                            let _ = pool.spill(mine[next() as usize % mine.len()]);
+                        }
+                        _ => {}
                     }
                 }
-                held.into_iter().for_each(|b| pool.release(b));
+                for id in mine {
+                    expected.lock().unwrap().remove(&id);
+                    pool.release(id).unwrap();
+                }
             })
         })
         .collect();
     workers.into_iter().for_each(|w| w.join().unwrap());
     let s = pool.stats();
     assert_eq!(s.allocated, 0);
+    assert_eq!(s.spilled_now, 0);
     assert_eq!(s.reserved, dev.live_bytes());
-    assert_eq!(s.allocations, 8 * 2000);
+    assert!(
+        s.peak_reserved <= 48 << 20,
+        "the limit held: {}",
+        s.peak_reserved
+    );
     pool.empty_cache().unwrap();
     assert_eq!(dev.live_bytes(), 0);
 }

@@ -104,6 +104,35 @@ impl AllocatorTable {
         self.check("host_alloc", code).map(|_| ptr)
     }
 
+    pub fn event_create(&self) -> Result<u64, BackendError> {
+        let mut e = 0u64;
+        // SAFETY: valid out-pointer.
+        let code = unsafe { (self.raw.event_create)(self.raw.ctx, &mut e) };
+        self.check("event_create", code).map(|_| e)
+    }
+
+    pub fn event_record(&self, event: u64, stream: u64) -> Result<(), BackendError> {
+        // SAFETY: event came from event_create; stream is a stream of this device (or 0).
+        let code = unsafe { (self.raw.event_record)(self.raw.ctx, event, stream) };
+        self.check("event_record", code)
+    }
+
+    /// Whether all work recorded before the event has finished.
+    pub fn event_done(&self, event: u64) -> Result<bool, BackendError> {
+        // SAFETY: event came from event_create.
+        match unsafe { (self.raw.event_query)(self.raw.ctx, event) } {
+            0 => Ok(true),
+            1 => Ok(false),
+            code => self.check("event_query", code).map(|_| false),
+        }
+    }
+
+    pub fn event_destroy(&self, event: u64) -> Result<(), BackendError> {
+        // SAFETY: event came from event_create and is destroyed once.
+        let code = unsafe { (self.raw.event_destroy)(self.raw.ctx, event) };
+        self.check("event_destroy", code)
+    }
+
     /// # Safety
     /// `ptr` must come from `host_alloc` and not be used afterwards.
     pub unsafe fn host_free(&self, ptr: *mut c_void) -> Result<(), BackendError> {

@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyCapsuleMethods, PyDict};
+use pyo3::types::{PyCapsule, PyCapsuleMethods, PyDict, PyTuple};
 
-use gpukit_core::pool::{Block, Pool as CorePool, PoolError};
+use gpukit_core::pool::{BufferId, Pool as CorePool, PoolError};
 use gpukit_core::table::{AllocatorTable, RawAllocatorTable};
 
 pyo3::import_exception!(gpukit.errors, OutOfMemoryError);
@@ -23,8 +23,14 @@ fn to_py_err(pool: &CorePool, err: PoolError) -> PyErr {
             requested,
             allocated,
             reserved,
+            limit,
             ..
-        } => OutOfMemoryError::new_err((message, requested, allocated, reserved, None::<u64>)),
+        } => OutOfMemoryError::new_err((message, requested, allocated, reserved, limit)),
+        PoolError::QuotaExceeded {
+            requested,
+            used,
+            limit,
+        } => OutOfMemoryError::new_err((message, requested, used, None::<u64>, limit)),
         PoolError::Backend(e) => {
             let args = (message, e.call, e.code, e.name);
             match pool.table().backend() {
@@ -33,6 +39,7 @@ fn to_py_err(pool: &CorePool, err: PoolError) -> PyErr {
                 _ => DeviceError::new_err(args),
             }
         }
+        PoolError::UnknownBuffer(_) => PyValueError::new_err(message),
     }
 }
 
@@ -42,6 +49,17 @@ struct Pool {
     inner: Arc<CorePool>,
     // Keeps the module that exported the table (and so the table) alive.
     _capsule: Py<PyCapsule>,
+}
+
+impl Pool {
+    fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&CorePool) -> Result<T, PoolError> + Send,
+    ) -> PyResult<T> {
+        let pool = &self.inner;
+        py.detach(|| f(pool)).map_err(|e| to_py_err(pool, e))
+    }
 }
 
 #[pymethods]
@@ -67,29 +85,82 @@ impl Pool {
             .unwrap_or("unknown")
     }
 
-    /// A buffer of at least `nbytes` bytes; it returns to the pool when the last reference goes.
-    fn allocate(&self, py: Python<'_>, nbytes: u64) -> PyResult<Buffer> {
+    /// A buffer of at least `nbytes` bytes for work on `stream`; it returns to the pool when the
+    /// last reference goes. `quota` (from create_quota) is charged; `evictable` buffers may be
+    /// spilled to host memory under pressure.
+    #[pyo3(signature = (nbytes, stream=0, quota=None, evictable=false))]
+    fn allocate(
+        &self,
+        py: Python<'_>,
+        nbytes: u64,
+        stream: u64,
+        quota: Option<u64>,
+        evictable: bool,
+    ) -> PyResult<Buffer> {
+        let id = self.run(py, |p| p.allocate(nbytes, stream, quota, evictable))?;
+        Ok(Buffer {
+            pool: self.inner.clone(),
+            id,
+            nbytes,
+        })
+    }
+
+    /// Device addresses of `buffers` (a tuple) for work about to be queued on `stream`;
+    /// spilled ones are restored first. They stay pinned until this thread's next call.
+    fn device_ptrs<'py>(
+        &self,
+        py: Python<'py>,
+        buffers: &Bound<'py, PyTuple>,
+        stream: u64,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let ids = buffers
+            .iter()
+            .map(|b| Ok(b.cast::<Buffer>()?.get().id))
+            .collect::<PyResult<Vec<BufferId>>>()?;
         let pool = &self.inner;
-        // A cache hit is a short critical section; only a call into the driver releases the GIL.
-        let result = match pool.allocate_cached(nbytes) {
-            Some(block) => Ok(block),
-            None => py.detach(|| pool.allocate(nbytes)),
+        // Addresses of resident buffers need no wait; only restores release the GIL.
+        let ptrs = match pool.resident_ptrs(&ids, stream) {
+            Some(ptrs) => ptrs,
+            None => self.run(py, |p| p.device_ptrs(&ids, stream))?,
         };
-        match result {
-            Ok(block) => Ok(Buffer {
-                pool: pool.clone(),
-                block: Some(block),
-                nbytes,
-            }),
-            Err(e) => Err(to_py_err(pool, e)),
-        }
+        PyTuple::new(py, ptrs)
     }
 
     /// Frees every cached (unused) block back to the backend.
     fn empty_cache(&self, py: Python<'_>) -> PyResult<()> {
-        let pool = &self.inner;
-        py.detach(|| pool.empty_cache())
-            .map_err(|e| to_py_err(pool, e))
+        self.run(py, |p| p.empty_cache())
+    }
+
+    /// Limit on reserved bytes (None: only the device's memory).
+    #[getter]
+    fn limit(&self) -> Option<u64> {
+        self.inner.limit()
+    }
+
+    #[setter]
+    fn set_limit(&self, limit: Option<u64>) {
+        self.inner.set_limit(limit);
+    }
+
+    /// A quota of `limit` bytes; allocations charged to it fail past it (and only those).
+    fn create_quota(&self, limit: u64) -> u64 {
+        self.inner.create_quota(limit)
+    }
+
+    /// (limit, bytes in use) of a quota.
+    fn quota_usage(&self, quota: u64) -> PyResult<(u64, u64)> {
+        self.inner
+            .quota_usage(quota)
+            .ok_or_else(|| PyValueError::new_err(format!("no quota {quota}")))
+    }
+
+    fn drop_quota(&self, quota: u64) {
+        self.inner.drop_quota(quota);
+    }
+
+    /// Starts peak_allocated_bytes and peak_reserved_bytes afresh from the current values.
+    fn reset_peak_stats(&self) {
+        self.inner.reset_peaks();
     }
 
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -103,46 +174,81 @@ impl Pool {
         d.set_item("allocations", s.allocations)?;
         d.set_item("cache_hits", s.cache_hits)?;
         d.set_item("backend_allocations", s.backend_allocations)?;
+        d.set_item("backend_frees", s.backend_frees)?;
+        d.set_item("evictions", s.evictions)?;
+        d.set_item("spilled_bytes", s.spilled_bytes)?;
+        d.set_item("spilled_now_bytes", s.spilled_now)?;
+        d.set_item("restores", s.restores)?;
+        d.set_item("fragmentation", self.inner.fragmentation())?;
+        d.set_item("limit_bytes", self.inner.limit())?;
         Ok(d)
     }
 }
 
-/// One block of pool memory. `ptr` is the device address (a host address on the CPU backend).
+/// One buffer of pool memory. Its device address is asked for at each use
+/// (`Pool.device_ptrs`): a spilled buffer comes back, perhaps at a new address.
 #[pyclass(module = "gpukit._core", frozen)]
 struct Buffer {
     pool: Arc<CorePool>,
-    block: Option<Block>,
+    id: BufferId,
     #[pyo3(get)]
     nbytes: u64,
 }
 
 #[pymethods]
 impl Buffer {
-    #[getter]
-    fn ptr(&self) -> u64 {
-        self.block.as_ref().map_or(0, |b| b.ptr)
+    /// The device address for work on `stream` (restoring the buffer if it was spilled).
+    #[pyo3(signature = (stream=0))]
+    fn device_ptr(&self, py: Python<'_>, stream: u64) -> PyResult<u64> {
+        let (pool, ids) = (&self.pool, [self.id]);
+        if let Some(ptrs) = pool.resident_ptrs(&ids, stream) {
+            return Ok(ptrs[0]);
+        }
+        py.detach(|| pool.device_ptrs(&ids, stream))
+            .map(|p| p[0])
+            .map_err(|e| to_py_err(pool, e))
     }
 
     /// Bytes actually reserved for this buffer (its size class).
     #[getter]
     fn capacity(&self) -> u64 {
-        self.block.as_ref().map_or(0, |b| b.size)
+        self.pool.size_of(self.id).unwrap_or(0)
+    }
+
+    #[getter]
+    fn evictable(&self) -> bool {
+        self.pool.is_evictable(self.id)
+    }
+
+    #[setter]
+    fn set_evictable(&self, value: bool) -> PyResult<()> {
+        self.pool
+            .set_evictable(self.id, value)
+            .map_err(|e| to_py_err(&self.pool, e))
+    }
+
+    /// Whether the data is on the device now (False while spilled to host memory).
+    #[getter]
+    fn resident(&self) -> bool {
+        self.pool.is_resident(self.id)
+    }
+
+    /// Moves the data to host memory now; False if it is not resident or in use right now.
+    fn spill(&self, py: Python<'_>) -> PyResult<bool> {
+        let pool = &self.pool;
+        py.detach(|| pool.spill(self.id))
+            .map_err(|e| to_py_err(pool, e))
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "<gpukit._core.Buffer {} bytes at {:#x}>",
-            self.nbytes,
-            self.ptr()
-        )
+        format!("<gpukit._core.Buffer {} bytes>", self.nbytes)
     }
 }
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        if let Some(block) = self.block.take() {
-            self.pool.release(block);
-        }
+        // Only fails for an unknown id, which a Buffer never holds.
+        let _ = self.pool.release(self.id);
     }
 }
 
