@@ -107,7 +107,8 @@ def main():
             *gk._kernels.elementwise("add", a.dtype, (a.dtype, b.dtype)), "gk_ew_contig"
         )
         launch = rt.device.elementwise_contig
-        pa, pb, po, stream = a._buf.ptr, b._buf.ptr, out._buf.ptr, rt.stream
+        stream = rt.stream
+        pa, pb, po = rt.addresses((a, b, out), stream)
         rows.append(
             (
                 "  of which: C++ entry + cuLaunchKernel (us)",

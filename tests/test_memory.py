@@ -132,13 +132,16 @@ def test_stats_and_empty_cache(backend):
 
 
 def test_threads_share_a_limited_pool(limited, rng):
+    # Each of 4 threads holds up to 4 arrays of 1.25 MiB at once (pinned operands, a result,
+    # an upload in flight): 32 MiB leaves room for that, not for the 40 MiB of evictable data.
+    gk.memory.set_limit(2 * limited)
     data = [random_array(rng, (300_000,), "float32") for _ in range(4)]
     failures = []
 
     def work(x):
         try:
             arrays = []
-            for _ in range(6):
+            for _ in range(8):
                 a = gk.asarray(x)
                 a.evictable = True
                 arrays.append(a)

@@ -12,10 +12,10 @@ class _HostMemory:
 
     __slots__ = ("__array_interface__", "_buffer")
 
-    def __init__(self, arr):
+    def __init__(self, arr, ptr: int):
         self._buffer = arr._buf
         self.__array_interface__ = {
-            "data": (arr._buf.device_ptr(0) + arr._offset, False),
+            "data": (ptr + arr._offset, False),
             "shape": arr.shape,
             "strides": arr.strides,
             "typestr": arr.dtype.str,
@@ -23,8 +23,8 @@ class _HostMemory:
         }
 
 
-def _operand(x):
-    return x if isinstance(x, (bool, int, float)) else x._rt.view(x)
+def _is_scalar(x) -> bool:
+    return isinstance(x, (bool, int, float))
 
 
 class CpuRuntime:
@@ -37,9 +37,14 @@ class CpuRuntime:
     def describe(self) -> str:
         return "CPU (NumPy over the gpukit pool)"
 
+    def views(self, *arrays) -> list[np.ndarray]:
+        """NumPy arrays over the GPUArrays' memory (no copy). One pool call for all of them, so
+        that restoring one spilled array never spills another of the same operation."""
+        ptrs = self.pool.device_ptrs(tuple(a._buf for a in arrays), 0)
+        return [np.asarray(_HostMemory(a, p)) for a, p in zip(arrays, ptrs, strict=True)]
+
     def view(self, arr) -> np.ndarray:
-        """A NumPy array over the GPUArray's memory (no copy)."""
-        return np.asarray(_HostMemory(arr))
+        return self.views(arr)[0]
 
     def upload(self, host: np.ndarray, out) -> None:
         self.view(out)[...] = host
@@ -49,7 +54,8 @@ class CpuRuntime:
 
     def copy(self, src, out) -> None:
         """out[...] = src, converting dtype; src may be strided or broadcast."""
-        np.copyto(self.view(out), self.view(src), casting="unsafe")
+        s, o = self.views(src, out)
+        np.copyto(o, s, casting="unsafe")
 
     def fill(self, out, value) -> None:
         self.view(out).fill(value)
@@ -59,20 +65,25 @@ class CpuRuntime:
         v[...] = start + step * np.arange(v.size)
 
     def elementwise(self, ufunc_name: str, operands, out) -> None:
-        getattr(np, ufunc_name)(*(_operand(x) for x in operands), out=self.view(out))
+        self.plan_elementwise(ufunc_name, operands, out.dtype, out.shape)(operands, out)
 
     def plan_elementwise(self, ufunc_name, operands, dtype, shape):
         ufunc = getattr(np, ufunc_name)
-        view = self.view
+        views = self.views
 
         def run(ops, out):
-            ufunc(*(_operand(x) for x in ops), out=view(out))
+            arrays = [x for x in ops if not _is_scalar(x)]
+            it = iter(views(*arrays, out))
+            args = [x if _is_scalar(x) else next(it) for x in ops]
+            ufunc(*args, out=next(it))
 
         return run
 
     def reduce(self, name: str, src, axes: tuple[int, ...], out) -> None:
-        o = self.view(out).reshape(tuple(1 if i in axes else n for i, n in enumerate(src.shape)))
-        getattr(np, name)(self.view(src), axis=axes, keepdims=True, out=o)
+        s, o = self.views(src, out)
+        o = o.reshape(tuple(1 if i in axes else n for i, n in enumerate(src.shape)))
+        getattr(np, name)(s, axis=axes, keepdims=True, out=o)
 
     def matmul(self, a, b, out) -> None:
-        np.matmul(self.view(a), self.view(b), out=self.view(out))
+        va, vb, vo = self.views(a, b, out)
+        np.matmul(va, vb, out=vo)

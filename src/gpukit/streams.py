@@ -13,6 +13,17 @@ def _gpu(rt) -> bool:
     return hasattr(rt, "device")
 
 
+# Driver streams are never destroyed: memory freed on a stream may still record events on it
+# later, and buffers remember the stream they were last used on. A dropped Stream's handle waits
+# here for the next Stream of the same priority.
+_spare_streams: dict = {}
+
+
+def _take_stream(rt, priority: int) -> int:
+    spare = _spare_streams.get((id(rt), priority))
+    return spare.pop() if spare else rt.device.create_stream(priority)
+
+
 class Stream:
     """A non-blocking stream of the current device. `priority`: lower numbers run first, within
     the device's range (see `priority_range()`); 0 is the default. As a context manager, it is the
@@ -21,7 +32,7 @@ class Stream:
     def __init__(self, priority: int = 0):
         self._rt = runtime()
         self.priority = priority
-        self.handle = self._rt.device.create_stream(priority) if _gpu(self._rt) else 0
+        self.handle = _take_stream(self._rt, priority) if _gpu(self._rt) else 0
         self._previous = []
 
     @staticmethod
@@ -46,9 +57,7 @@ class Stream:
 
     def __del__(self):
         if getattr(self, "handle", 0) and _gpu(self._rt):
-            with contextlib.suppress(Exception):  # at shutdown the driver may be gone already
-                self._rt.device.synchronize(self.handle)
-                self._rt.device.destroy_stream(self.handle)
+            _spare_streams.setdefault((id(self._rt), self.priority), []).append(self.handle)
 
 
 class Event:
