@@ -12,6 +12,11 @@ from . import _core, _kernels, _libs, _native, _shapes, _strides, jit
 from .errors import BackendUnavailableError, CudaError
 
 
+class _ThreadState(threading.local):
+    # A class default: a missing thread-local attribute would cost an exception on every op.
+    stream = None
+
+
 def _integral(dtype) -> bool:
     return dtype.kind in "biu"
 
@@ -36,7 +41,7 @@ class CudaRuntime:
         )
         self.pool = _core.Pool(self.device.allocator_table())
         self.default_stream = self.device.default_stream
-        self._local = threading.local()
+        self._local = _ThreadState()
         self._modules: dict = {}
         self._functions: dict = {}
         self._lock = threading.Lock()
@@ -54,7 +59,7 @@ class CudaRuntime:
     @property
     def stream(self) -> int:
         """The calling thread's current stream."""
-        return getattr(self._local, "stream", self.default_stream)
+        return self._local.stream or self.default_stream
 
     def set_stream(self, stream: int | None) -> None:
         self._local.stream = self.default_stream if stream is None else stream
@@ -157,7 +162,7 @@ class CudaRuntime:
 
                 def run(ops, out):
                     a, b = ops
-                    stream = getattr(local, "stream", default)
+                    stream = local.stream or default
                     pa, pb, po = device_ptrs((a._buf, b._buf, out._buf), stream)
                     launch(
                         fn, stream, n, po + out._offset, pa + a._offset, pb + b._offset, None, None
@@ -166,7 +171,7 @@ class CudaRuntime:
                 return run
 
             def run(ops, out):
-                stream = getattr(local, "stream", default)
+                stream = local.stream or default
                 arrays = [x for x, arr in zip(ops, is_array, strict=True) if arr]
                 addresses = iter(self.addresses([*arrays, out], stream))
                 ptrs, scalars = [0, 0], [None, None]
@@ -184,7 +189,7 @@ class CudaRuntime:
         slot_strides = [strides[0]] + [next(it) if a else [0] * len(cshape) for a in is_array]
 
         def run(ops, out):
-            stream = getattr(local, "stream", default)
+            stream = local.stream or default
             arrays = [x for x, arr in zip(ops, is_array, strict=True) if arr]
             addresses = iter(self.addresses([out, *arrays], stream))
             ptrs = [next(addresses)] + [next(addresses) if a else 0 for a in is_array]

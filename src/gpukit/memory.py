@@ -20,7 +20,12 @@ _UNITS.update({f"{k}IB": 2 ** (10 * i) for i, k in enumerate("KMGT", start=1)})
 _UNITS.update({f"{k}B": v for k, v in list(_UNITS.items()) if len(k) == 1 and k != "B"})
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*$")
 
-_local = threading.local()
+
+class _ThreadState(threading.local):
+    quota = None  # a class default: no exception raised on the hot path
+
+
+_local = _ThreadState()
 
 
 def parse_size(value) -> int:
@@ -64,7 +69,7 @@ def empty_cache() -> None:
 
 def current_quota():
     """The quota id this thread's allocations are charged to, or None."""
-    return getattr(_local, "quota", None)
+    return _local.quota
 
 
 @contextlib.contextmanager

@@ -13,8 +13,9 @@
 //!   first; only then does an allocation fail. A spilled buffer is restored (bit-exact, perhaps
 //!   at a new address) the next time its address is asked for.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ffi::c_void;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 
 use crate::size_class::round_up;
@@ -105,6 +106,29 @@ pub struct Stats {
     pub spilled_now: u64,
     pub restores: u64,
 }
+
+/// Keys here are addresses, ids and thread ids: a multiplicative hash spreads them well and costs
+/// a fraction of the default SipHash on the per-op path.
+#[derive(Default)]
+struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0 ^ x)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29);
+    }
+}
+
+type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<IntHasher>>;
 
 #[derive(Debug, Clone, Copy)]
 struct FreeBlock {
@@ -274,6 +298,7 @@ impl Pool {
     ) -> Result<BufferId, PoolError> {
         let size = round_up(nbytes);
         {
+            // The common case, a cache hit, under one lock.
             let mut st = self.lock();
             if let Some(q) = quota.and_then(|q| st.quotas.get(&q)) {
                 if q.used + size > q.limit {
@@ -285,9 +310,32 @@ impl Pool {
                 }
             }
             st.note_stream(stream);
+            if let Some((ptr, class)) = self.take_cached_locked(&mut st, size, stream) {
+                return Ok(Self::register(
+                    &mut st, ptr, class, stream, quota, evictable,
+                ));
+            }
         }
         let (ptr, size) = self.device_block(size, stream, nbytes, &[])?;
-        let mut st = self.lock();
+        Ok(Self::register(
+            &mut self.lock(),
+            ptr,
+            size,
+            stream,
+            quota,
+            evictable,
+        ))
+    }
+
+    /// Records a new live buffer (pinned for the calling thread, which is about to use it).
+    fn register(
+        st: &mut State,
+        ptr: u64,
+        size: u64,
+        stream: Stream,
+        quota: Option<QuotaId>,
+        evictable: bool,
+    ) -> BufferId {
         st.stats.allocations += 1;
         st.note_resident(size);
         if let Some(q) = quota.and_then(|q| st.quotas.get_mut(&q)) {
@@ -295,7 +343,6 @@ impl Pool {
         }
         st.next_id += 1;
         let id = st.next_id;
-        // A new buffer is about to be used by this thread: pinned like device_ptrs' results.
         let pins = st.pins.entry(std::thread::current().id()).or_default();
         pins.clear();
         pins.push(id);
@@ -313,7 +360,7 @@ impl Pool {
                 busy: false,
             },
         );
-        Ok(id)
+        id
     }
 
     /// A device block of class `size` for `stream`: from the cache, else from the backend after
@@ -408,7 +455,10 @@ impl Pool {
     /// A cached block for class `size` (or, for a large one, the class above) usable on
     /// `stream`: (address, its class).
     fn take_cached(&self, size: u64, stream: Stream) -> Option<(u64, u64)> {
-        let mut st = self.lock();
+        self.take_cached_locked(&mut self.lock(), size, stream)
+    }
+
+    fn take_cached_locked(&self, st: &mut State, size: u64, stream: Stream) -> Option<(u64, u64)> {
         // This class, or for large blocks the next class up (at most a quarter more).
         let upper = if size <= SMALL_LIMIT {
             size

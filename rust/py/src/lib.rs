@@ -198,7 +198,6 @@ struct Buffer {
 #[pymethods]
 impl Buffer {
     /// The device address for work on `stream` (restoring the buffer if it was spilled).
-    #[pyo3(signature = (stream=0))]
     fn device_ptr(&self, py: Python<'_>, stream: u64) -> PyResult<u64> {
         let (pool, ids) = (&self.pool, [self.id]);
         if let Some(ptrs) = pool.resident_ptrs(&ids, stream) {
