@@ -13,25 +13,10 @@ import tempfile
 import time
 
 import numpy as np
+from _common import per_op_us, print_table
 
 import gpukit as gk
 from gpukit import jit
-
-ITERS = 20000
-
-
-def per_op_us(step, sync, iters=ITERS):
-    for _ in range(500):
-        step()
-    sync()
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(iters):
-            step()
-        sync()
-        best = min(best, (time.perf_counter() - start) / iters * 1e6)
-    return best
 
 
 def first_op_in_new_process(cache_dir):
@@ -123,7 +108,7 @@ def main():
         rows.append(
             (
                 "  of which: pool allocate + free, 4 KiB (us)",
-                per_op_us(lambda: allocate(4096), lambda: None),
+                per_op_us(lambda: allocate(4096, stream)),
                 None,
                 None,
             )
@@ -138,13 +123,7 @@ def main():
             )
         )
 
-    def fmt(v):
-        return "" if v is None else f"{v:10.3f}"
-
-    print(f"\nbackend: {gk.backend()}")
-    print(f"{'measure':58s} {'gpukit':>10s} {'torch':>10s} {'cupy':>10s}")
-    for name, ours_v, t_v, c_v in rows:
-        print(f"{name:58s} {fmt(ours_v):>10s} {fmt(t_v):>10s} {fmt(c_v):>10s}")
+    print_table(gk.backend(), rows)
 
 
 if __name__ == "__main__":

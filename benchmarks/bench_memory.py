@@ -9,23 +9,11 @@
 import time
 
 import numpy as np
+from _common import per_op_us, print_table
 
 import gpukit as gk
 
-ITERS = 20000
 MiB = 1 << 20
-
-
-def per_op_us(step, iters=ITERS):
-    for _ in range(500):
-        step()
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(iters):
-            step()
-        best = min(best, (time.perf_counter() - start) / iters * 1e6)
-    return best
 
 
 def oversubscription(limit_bytes, array_bytes):
@@ -62,7 +50,8 @@ def main():
     n = MiB // 4
     ours = per_op_us(lambda: gk.empty((n,), "float32"))
     pool = gk._current_runtime().pool
-    bare = per_op_us(lambda: pool.allocate(MiB))
+    stream = gk._current_runtime().stream
+    bare = per_op_us(lambda: pool.allocate(MiB, stream))
     torch_us = cupy_us = None
     try:
         import torch
@@ -95,13 +84,7 @@ def main():
     rows.append(("  restores during that pass / data intact", float(restores), None, None))
     print("data intact after spilling:", ok)
 
-    def fmt(v):
-        return "" if v is None else f"{v:10.3f}"
-
-    print(f"\nbackend: {gk.backend()}")
-    print(f"{'measure':70s} {'gpukit':>10s} {'torch':>10s} {'cupy':>10s}")
-    for name, a, t, c in rows:
-        print(f"{name:70s} {fmt(a):>10s} {fmt(t):>10s} {fmt(c):>10s}")
+    print_table(gk.backend(), rows)
 
 
 if __name__ == "__main__":

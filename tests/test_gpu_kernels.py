@@ -105,6 +105,12 @@ def test_streams_events_and_priorities(cuda, rng):
         assert end.done
         assert start.elapsed_ms(end) > 0
         assert_matches(b, x.astype(np.float64) * 2 + 1, "float32")
+    other = gk.Stream()
+    other.wait_event(end)
+    with other:
+        c = b.copy()  # contiguous, same dtype: a device-to-device copy on `other`
+    other.synchronize()
+    assert_matches(c, x.astype(np.float64) * 2 + 1, "float32")
     s.synchronize()
 
 

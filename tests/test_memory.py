@@ -110,6 +110,8 @@ def test_stats_and_empty_cache(backend):
     gk.memory.empty_cache()
     a = gk.empty((3 * MiB,), "uint8")
     stats = gk.memory.stats()
+    if backend == "cuda":
+        assert 0 < stats["device_free_bytes"] <= stats["device_total_bytes"]
     for key in (
         "allocated_bytes",
         "reserved_bytes",

@@ -33,7 +33,6 @@ Dim3 dim3_of(const py::tuple& t) {
 ops::Scalar scalar_of(py::handle v) {
     ops::Scalar out;
     if (v.is_none()) return out;
-    out.present = true;
     if (py::isinstance<py::float_>(v)) {
         out.f = v.cast<double>();
         out.i = static_cast<int64_t>(out.f);

@@ -68,7 +68,6 @@ void bind_jit(py::module_& m) {
                 c.store(key, data);
             },
             py::arg("key"), py::arg("image"))
-        .def("file_for", &KernelCache::file_for, py::arg("key"))
         .def("clear_memory", &KernelCache::clear_memory)
         .def("stats", [](const KernelCache& c) {
             const auto s = c.stats();

@@ -10,8 +10,8 @@ namespace gpukit::ops {
 
 using Dims = std::vector<int64_t>;
 
+// A scalar operand, in both forms: kernels computing in an integer type read `i`, others `f`.
 struct Scalar {
-    bool present = false;
     double f = 0;
     int64_t i = 0;
 };

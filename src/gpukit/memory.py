@@ -53,8 +53,13 @@ def get_limit() -> int | None:
 
 def stats() -> dict:
     """allocated/reserved/cached/peak bytes, allocation count, cache hits, backend calls,
-    evictions, spilled bytes (total and now), restores, fragmentation, the limit."""
-    return dict(runtime().pool.stats())
+    evictions, spilled bytes (total and now), restores, fragmentation, the limit; on a GPU also
+    the device's free and total bytes."""
+    rt = runtime()
+    out = dict(rt.pool.stats())
+    if hasattr(rt, "device"):
+        out["device_free_bytes"], out["device_total_bytes"] = rt.device.memory_info()
+    return out
 
 
 def reset_peak_stats() -> None:

@@ -45,6 +45,11 @@ class Stream:
         if _gpu(self._rt):
             self._rt.device.synchronize(self.handle)
 
+    def wait_event(self, event: Event) -> None:
+        """Work queued on this stream from now on starts after `event` has completed."""
+        if _gpu(self._rt):
+            self._rt.device.wait_event(self.handle, event.handle)
+
     def __enter__(self) -> Stream:
         if _gpu(self._rt):
             self._previous.append(self._rt.stream)

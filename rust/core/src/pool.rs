@@ -213,6 +213,23 @@ impl State {
         s.peak_reserved = s.peak_reserved.max(s.reserved);
     }
 
+    /// Puts a block that left a live buffer into the cache (and its segment's free count).
+    fn cache_block(&mut self, ptr: u64, size: u64, stream: Stream, event: Option<u64>) {
+        let freed_at = self.tick();
+        if let Some(seg) = self.slab_of.get(&ptr).copied() {
+            self.segments
+                .get_mut(&seg)
+                .expect("segment of a slot")
+                .free_slots += 1;
+        }
+        self.cached.entry(size).or_default().push(FreeBlock {
+            ptr,
+            stream,
+            event,
+            freed_at,
+        });
+    }
+
     fn cached_bytes(&self) -> u64 {
         self.cached
             .iter()
@@ -530,19 +547,7 @@ impl Pool {
         } else {
             None
         };
-        let freed_at = st.tick();
-        if let Some(seg) = st.slab_of.get(&ptr).copied() {
-            st.segments
-                .get_mut(&seg)
-                .expect("segment of a slot")
-                .free_slots += 1;
-        }
-        st.cached.entry(live.size).or_default().push(FreeBlock {
-            ptr,
-            stream,
-            event,
-            freed_at,
-        });
+        st.cache_block(ptr, live.size, stream, event);
         Ok(())
     }
 
@@ -588,42 +593,37 @@ impl Pool {
         Ok(given_back)
     }
 
+    /// Takes a backend allocation out of the cache for freeing: a large block, or a segment
+    /// with every slot free. False if that is no longer so (the lock was dropped since the
+    /// candidates were listed, and another thread may have taken the block).
     fn take_for_release(st: &mut State, ptr: u64, backend_size: u64) -> bool {
-        let (slot, members) = match st.segments.get(&ptr) {
-            Some(seg) if seg.free_slots == seg.slots => (
-                seg.slot,
-                (0..seg.slots)
-                    .map(|i| ptr + i * seg.slot)
-                    .collect::<Vec<_>>(),
-            ),
+        let (slot, end, count) = match st.segments.get(&ptr) {
+            Some(seg) if seg.free_slots == seg.slots => (seg.slot, ptr + seg.size, seg.slots),
             Some(_) => return false,
             None if st.slab_of.contains_key(&ptr) => return false,
-            None => (backend_size, vec![ptr]),
+            None => (backend_size, ptr + 1, 1),
         };
         let Some(blocks) = st.cached.get_mut(&slot) else {
             return false;
         };
-        let before = blocks.len();
+        let inside = |b: &FreeBlock| b.ptr >= ptr && b.ptr < end;
+        if blocks.iter().filter(|b| inside(b)).count() as u64 != count {
+            return false;
+        }
         let mut events = Vec::new();
         blocks.retain(|b| {
-            let member = members.contains(&b.ptr);
-            if member {
+            if inside(b) {
                 events.extend(b.event);
             }
-            !member
+            !inside(b)
         });
-        debug_assert_eq!(
-            before - blocks.len(),
-            members.len(),
-            "a free segment is all cached"
-        );
         if blocks.is_empty() {
             st.cached.remove(&slot);
         }
         st.spare_events.extend(events);
-        if st.segments.remove(&ptr).is_some() {
-            for m in &members {
-                st.slab_of.remove(m);
+        if let Some(seg) = st.segments.remove(&ptr) {
+            for i in 0..seg.slots {
+                st.slab_of.remove(&(ptr + i * seg.slot));
             }
         }
         true
@@ -717,20 +717,8 @@ impl Pool {
         st.stats.evictions += 1;
         st.stats.spilled_bytes += size;
         st.stats.spilled_now += size;
-        let freed_at = st.tick();
-        if let Some(seg) = st.slab_of.get(&ptr).copied() {
-            st.segments
-                .get_mut(&seg)
-                .expect("segment of a slot")
-                .free_slots += 1;
-        }
         // Cached now: the allocation that wanted room takes it, or gives it back.
-        st.cached.entry(size).or_default().push(FreeBlock {
-            ptr,
-            stream,
-            event: None,
-            freed_at,
-        });
+        st.cache_block(ptr, size, stream, None);
         Ok(())
     }
 

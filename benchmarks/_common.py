@@ -1,0 +1,31 @@
+"""Timing and reporting shared by the benchmarks."""
+
+import time
+
+
+def per_op_us(step, sync=lambda: None, iters=20000):
+    """Best of 5 runs of `iters` calls of `step` (then `sync`), in microseconds per call."""
+    for _ in range(500):
+        step()
+    sync()
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(iters):
+            step()
+        sync()
+        best = min(best, (time.perf_counter() - start) / iters * 1e6)
+    return best
+
+
+def print_table(backend: str, rows) -> None:
+    """rows: (measure, gpukit, torch, cupy) with None where there is no figure."""
+
+    def fmt(v):
+        return "" if v is None else f"{v:10.3f}"
+
+    width = max(len(r[0]) for r in rows)
+    print(f"\nbackend: {backend}")
+    print(f"{'measure':{width}s} {'gpukit':>10s} {'torch':>10s} {'cupy':>10s}")
+    for name, ours, torch_v, cupy_v in rows:
+        print(f"{name:{width}s} {fmt(ours):>10s} {fmt(torch_v):>10s} {fmt(cupy_v):>10s}")
