@@ -89,7 +89,7 @@ def main():
         # Where the per-op time goes: the launch entry point alone, and the pool alone.
         out = a + b
         plan_fn = rt.function(
-            *gk._kernels.elementwise("add", a.dtype, (a.dtype, b.dtype)), "gk_ew_contig"
+            *gk._kernels.elementwise("add", a.dtype, a.dtype, (a.dtype, b.dtype)), "gk_ew_contig"
         )
         launch = rt.device.elementwise_contig
         stream = rt.stream

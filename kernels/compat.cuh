@@ -47,6 +47,43 @@ struct gk_f16 {
 #define GK_INF_D __longlong_as_double(0x7ff0000000000000LL)
 #endif
 
+// Type traits run-time compilers lack (no <type_traits>).
+template <typename T>
+struct gk_is_float {
+    static const bool value = false;
+};
+template <>
+struct gk_is_float<float> {
+    static const bool value = true;
+};
+template <>
+struct gk_is_float<double> {
+    static const bool value = true;
+};
+
+// Math in float or double, chosen by overload (the CUDA/HIP math libraries are built in).
+#define GK_MATH1(NAME, F32, F64)                             \
+    __device__ inline float NAME(float x) { return F32(x); } \
+    __device__ inline double NAME(double x) { return F64(x); }
+GK_MATH1(gkm_exp, expf, exp)
+GK_MATH1(gkm_log, logf, log)
+GK_MATH1(gkm_sqrt, sqrtf, sqrt)
+GK_MATH1(gkm_rsqrt, rsqrtf, rsqrt)
+GK_MATH1(gkm_sin, sinf, sin)
+GK_MATH1(gkm_cos, cosf, cos)
+GK_MATH1(gkm_tanh, tanhf, tanh)
+GK_MATH1(gkm_erf, erff, erf)
+GK_MATH1(gkm_floor, floorf, floor)
+GK_MATH1(gkm_ceil, ceilf, ceil)
+GK_MATH1(gkm_fabs, fabsf, fabs)
+#undef GK_MATH1
+__device__ inline float gkm_fmod(float a, float b) { return fmodf(a, b); }
+__device__ inline double gkm_fmod(double a, double b) { return fmod(a, b); }
+__device__ inline float gkm_pow(float a, float b) { return powf(a, b); }
+__device__ inline double gkm_pow(double a, double b) { return pow(a, b); }
+__device__ inline float gkm_copysign(float a, float b) { return copysignf(a, b); }
+__device__ inline double gkm_copysign(double a, double b) { return copysign(a, b); }
+
 // Limits for reduction identities.
 template <typename T>
 struct gk_limits;

@@ -224,3 +224,37 @@ def test_memory_comes_from_the_pool(backend):
     del a
     b = gk.empty((1000,), "float64")
     assert b._buf.device_ptr(stream) == ptr, "a freed block is reused for the same size class"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        1,
+        -1,
+        (slice(None), 2),
+        slice(1, None, 2),
+        (Ellipsis, -2),
+        (None, 0),
+        slice(None, None, -1),
+        (slice(3, 0, -2), None, slice(None, None, 3)),
+        (0, 1, 2),
+        slice(5, 2),
+    ],
+)
+def test_basic_indexing_gives_views_like_numpy(backend, rng, key):
+    x = random_array(rng, (5, 4, 7), "float32")
+    a = gk.asarray(x)
+    view = a[key]
+    assert view._buf is a._buf, "basic indexing never copies"
+    np.testing.assert_array_equal(view.to_numpy(), x[key])
+    np.testing.assert_array_equal((view * 2).to_numpy(), x[key] * 2)
+
+
+def test_bad_indices_name_the_problem(backend):
+    a = gk.zeros((3, 4))
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        a[3]
+    with pytest.raises(IndexError, match="too many indices"):
+        a[0, 0, 0]
+    with pytest.raises(IndexError, match="boolean-mask indexing are not implemented yet"):
+        a[[0, 1]]

@@ -29,6 +29,8 @@ from .errors import (
 )
 from .kernel import ElementwiseKernel, RawKernel
 from .streams import Event, Stream, synchronize
+from .ufuncs import *  # noqa: F403  (exp, maximum, where, ... with NumPy's names)
+from .ufuncs import __all__ as _ufunc_names
 
 
 def backend() -> str:
@@ -37,6 +39,7 @@ def backend() -> str:
 
 
 __all__ = [
+    *_ufunc_names,
     "BackendUnavailableError",
     "CompileError",
     "CudaError",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _core, _native
@@ -25,6 +27,28 @@ class _HostMemory:
 
 def _is_scalar(x) -> bool:
     return isinstance(x, (bool, int, float))
+
+
+def _sigmoid(x, out):
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    np.add(out, 1, out=out)
+    np.reciprocal(out, out=out)
+
+
+def _erf(x, out):
+    np.copyto(out, np.frompyfunc(math.erf, 1, 1)(x), casting="unsafe")
+
+
+# Ops that are not NumPy ufuncs (or lack out=), as f(*inputs, out).
+_CUSTOM = {
+    "identity": lambda x, out: np.copyto(out, x, casting="unsafe"),
+    "rsqrt": lambda x, out: np.reciprocal(np.sqrt(x, out=out), out=out),
+    "sigmoid": _sigmoid,
+    "erf": _erf,
+    "where": lambda c, x, y, out: np.copyto(out, np.where(c, x, y), casting="unsafe"),
+    "clip": lambda x, lo, hi, out: np.copyto(out, np.clip(x, lo, hi), casting="unsafe"),
+}
 
 
 class CpuRuntime:
@@ -64,18 +88,23 @@ class CpuRuntime:
         v = self.view(out)
         v[...] = start + step * np.arange(v.size)
 
-    def elementwise(self, ufunc_name: str, operands, out) -> None:
-        self.plan_elementwise(ufunc_name, operands, out.dtype, out.shape)(operands, out)
+    def elementwise(self, ufunc_name: str, operands, out, loop) -> None:
+        self.plan_elementwise(ufunc_name, operands, loop, out.dtype, out.shape)(operands, out)
 
-    def plan_elementwise(self, ufunc_name, operands, dtype, shape):
-        ufunc = getattr(np, ufunc_name)
+    def plan_elementwise(self, ufunc_name, operands, loop, dtype, shape, out_strides=None):
         views = self.views
+        custom = _CUSTOM.get(ufunc_name)
+        if custom is None:
+            ufunc = getattr(np, ufunc_name)
+
+            def custom(*args, out):
+                ufunc(*args, out=out, casting="same_kind")
 
         def run(ops, out):
             arrays = [x for x in ops if not _is_scalar(x)]
             it = iter(views(*arrays, out))
             args = [x if _is_scalar(x) else next(it) for x in ops]
-            ufunc(*args, out=next(it))
+            custom(*args, out=next(it))
 
         return run
 

@@ -115,10 +115,10 @@ class CudaRuntime:
             src_ptr, out_ptr = self.addresses((src, out), stream)
             self.device.copy_device(out_ptr, src_ptr, out.nbytes, stream)
         else:
-            self.elementwise("identity", [src], out)
+            self.elementwise("identity", [src], out, out.dtype)
 
     def fill(self, out, value) -> None:
-        self.elementwise("identity", [value], out)
+        self.elementwise("identity", [value], out, out.dtype)
 
     def arange(self, start, step, out) -> None:
         fn = self.function(*_kernels.arange(out.dtype), "gk_arange")
@@ -135,19 +135,19 @@ class CudaRuntime:
         )
 
     # --- ops --------------------------------------------------------------------------------------
-    def elementwise(self, ufunc_name: str, operands, out) -> None:
-        self.plan_elementwise(ufunc_name, operands, out.dtype, out.shape, out.strides)(
+    def elementwise(self, ufunc_name: str, operands, out, loop) -> None:
+        self.plan_elementwise(ufunc_name, operands, loop, out.dtype, out.shape, out.strides)(
             operands, out
         )
 
-    def plan_elementwise(self, ufunc_name, operands, dtype, shape, out_strides=None):
+    def plan_elementwise(self, ufunc_name, operands, loop, dtype, shape, out_strides=None):
         """A launcher `(operands, out) -> None` for operands described like `operands` (same kinds,
-        dtypes, shapes, strides) and an output of `dtype` and `shape` (C-contiguous unless
-        `out_strides`, in bytes, says otherwise)."""
+        dtypes, shapes, strides), computing in `loop` dtype, and an output of `dtype` and `shape`
+        (C-contiguous unless `out_strides`, in bytes, says otherwise)."""
         is_array = tuple(not isinstance(x, (bool, int, float)) for x in operands)
         arrays = [x for x in operands if not isinstance(x, (bool, int, float))]
         in_types = tuple(x.dtype if a else None for x, a in zip(operands, is_array, strict=True))
-        file, defines = _kernels.elementwise(ufunc_name, dtype, in_types)
+        file, defines = _kernels.elementwise(ufunc_name, loop, dtype, in_types)
         n = math.prod(shape)
         item = dtype.itemsize
         if out_strides is None:

@@ -38,31 +38,41 @@ def normalize(dtype) -> np.dtype:
     return dt
 
 
-def _probe(operand):
-    """A stand-in NumPy resolves types on: a one-element array, or the Python scalar type's zero."""
-    if isinstance(operand, np.dtype):
-        return np.ones(1, operand)
-    return operand(1)  # Python scalars stay "weak" (NEP 50): int8 + 1 is int8
+# Ops that are not NumPy ufuncs, typed like the ufunc named here (float results for integers).
+_TYPED_LIKE = {"rsqrt": "sqrt", "sigmoid": "exp", "erf": "exp"}
 
 
-@functools.lru_cache(maxsize=1024)
-def _ufunc_result(ufunc_name: str, operands: tuple) -> np.dtype:
-    ufunc = getattr(np, ufunc_name)
-    return np.asarray(ufunc(*(_probe(o) for o in operands))).dtype
+@functools.lru_cache(maxsize=2048)
+def _resolve(name: str, operands: tuple) -> tuple[np.dtype, np.dtype]:
+    if name in ("where", "clip", "identity"):
+        values = operands[1:] if name == "where" else operands
+        dt = np.result_type(*(o if isinstance(o, np.dtype) else o(0) for o in values))
+        return dt, dt
+    ufunc = getattr(np, _TYPED_LIKE.get(name, name))
+    # A Python bool promotes like NumPy's bool (the lowest kind); int and float stay weak.
+    operands = tuple(np.dtype(bool) if o is bool else o for o in operands)
+    loop = ufunc.resolve_dtypes((*operands, None))
+    return loop[0], loop[-1]
 
 
-def ufunc_result(ufunc_name: str, *operands) -> np.dtype:
-    """Result dtype of NumPy's ufunc on arrays of these dtypes / scalars of these Python types."""
+def resolve(name: str, *operands) -> tuple[np.dtype, np.dtype]:
+    """(loop dtype, result dtype) of elementwise op `name` on arrays of these dtypes / Python
+    scalars of these types, by NumPy's own rules (NEP 50: Python scalars are "weak")."""
     key = tuple(o if isinstance(o, np.dtype) else type(o) for o in operands)
     for k in key:
         if not isinstance(k, np.dtype) and k not in (bool, int, float):
-            raise TypeError(f"unsupported operand type {k.__name__} for {ufunc_name}")
+            raise TypeError(f"unsupported operand type {k.__name__} for {name}")
     try:
-        dt = _ufunc_result(ufunc_name, key)
+        loop, out = _resolve(name, key)
     except TypeError as e:
         names = ", ".join(getattr(k, "name", getattr(k, "__name__", "?")) for k in key)
-        raise TypeError(f"{ufunc_name} is not defined for ({names})") from e
-    return normalize(dt)
+        raise TypeError(f"{name} is not defined for ({names})") from e
+    return normalize(loop), normalize(out)
+
+
+def ufunc_result(ufunc_name: str, *operands) -> np.dtype:
+    """Result dtype of elementwise op `ufunc_name` (see resolve)."""
+    return resolve(ufunc_name, *operands)[1]
 
 
 @functools.lru_cache(maxsize=256)

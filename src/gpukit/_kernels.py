@@ -20,8 +20,52 @@ C_TYPES = {
     np.dtype("float64"): "double",
 }
 
-# Ops whose loop NumPy runs in the output dtype; the GPU kernel computes them in arith_type().
-ELEMENTWISE_OPS = {"add", "subtract", "multiply", "true_divide", "negative", "identity"}
+# The functors of kernels/elementwise.cu, by NumPy name (plus rsqrt, sigmoid, erf, where, clip).
+ELEMENTWISE_OPS = frozenset(
+    (
+        "identity",
+        "negative",
+        "positive",
+        "absolute",
+        "logical_not",
+        "invert",
+        "exp",
+        "log",
+        "sqrt",
+        "rsqrt",
+        "sin",
+        "cos",
+        "tanh",
+        "erf",
+        "sigmoid",
+        "floor",
+        "ceil",
+        "sign",
+        "add",
+        "subtract",
+        "multiply",
+        "true_divide",
+        "floor_divide",
+        "remainder",
+        "power",
+        "equal",
+        "not_equal",
+        "less",
+        "less_equal",
+        "greater",
+        "greater_equal",
+        "logical_and",
+        "logical_or",
+        "logical_xor",
+        "bitwise_and",
+        "bitwise_or",
+        "bitwise_xor",
+        "maximum",
+        "minimum",
+        "where",
+        "clip",
+    )
+)
 
 
 def arith_type(dtype: np.dtype) -> str:
@@ -33,15 +77,16 @@ def is_integral(dtype: np.dtype) -> bool:
     return dtype.kind in "biu"
 
 
-def elementwise(op: str, out: np.dtype, inputs: tuple) -> tuple[str, tuple]:
-    """(file, defines) for NumPy ufunc `op`; `inputs` holds dtypes, or None for a scalar operand."""
+def elementwise(op: str, loop: np.dtype, out: np.dtype, inputs: tuple) -> tuple[str, tuple]:
+    """(file, defines) for elementwise `op` computed in NumPy's `loop` dtype and stored as `out`;
+    `inputs` holds dtypes, or None for a scalar operand."""
     if op not in ELEMENTWISE_OPS:
         raise NotImplementedError(f"no GPU kernel for {op}")
     defines = [f"GK_OP=gk_{op}", f"GK_NIN={len(inputs)}", f"GK_OUT_T={C_TYPES[out]}"]
-    defines.append(f"GK_COMP_T={arith_type(out)}")
-    defines.append(f"GK_SCALAR_INT={int(is_integral(out))}")
+    defines.append(f"GK_COMP_T={arith_type(loop)}")
+    defines.append(f"GK_SCALAR_INT={int(is_integral(loop))}")
     for i, dt in enumerate(inputs):
-        defines.append(f"GK_IN{i}_T={C_TYPES[out] if dt is None else C_TYPES[dt]}")
+        defines.append(f"GK_IN{i}_T={C_TYPES[loop] if dt is None else C_TYPES[dt]}")
         defines.append(f"GK_SCALAR{i}={int(dt is None)}")
     return "elementwise.cu", tuple(defines)
 
@@ -89,6 +134,13 @@ KERNEL_NAMES = {
 }
 
 
+def kernels_of(file: str, defines: tuple) -> tuple[str, ...]:
+    """The kernels an instance defines (three-input elementwise ops have no contiguous one)."""
+    if file == "elementwise.cu" and "GK_NIN=3" in defines:
+        return ("gk_ew_strided",)
+    return KERNEL_NAMES[file]
+
+
 def representative_instances() -> list[tuple[str, tuple]]:
     """A few instances of every built-in kernel file, covering each C type: what `jit.warmup()`
     precompiles and what the compile tests build for every architecture."""
@@ -97,11 +149,20 @@ def representative_instances() -> list[tuple[str, tuple]]:
     )
     u8, i32 = np.dtype("uint8"), np.dtype("int32")
     return [
-        elementwise("add", f32, (f32, f32)),
-        elementwise("multiply", f16, (f16, None)),
-        elementwise("true_divide", f64, (i64, i64)),
-        elementwise("identity", b, (u8,)),
-        elementwise("subtract", i32, (None, i32)),
+        elementwise("add", f32, f32, (f32, f32)),
+        elementwise("multiply", f16, f16, (f16, None)),
+        elementwise("true_divide", f64, f64, (i64, i64)),
+        elementwise("identity", b, b, (u8,)),
+        elementwise("subtract", i32, i32, (None, i32)),
+        elementwise("less", f64, b, (f64, None)),
+        elementwise("floor_divide", i64, i64, (i64, i64)),
+        elementwise("remainder", f32, f32, (f32, f32)),
+        elementwise("power", i32, i32, (i32, None)),
+        elementwise("erf", f32, f32, (f32,)),
+        elementwise("sigmoid", f16, f16, (f16,)),
+        elementwise("absolute", i32, i32, (i32,)),
+        elementwise("where", f32, f32, (b, f32, None)),
+        elementwise("clip", i64, i64, (i64, None, None)),
         reduction("sum", f32, f32),
         reduction("mean", f16, f16),
         reduction("max", i64, i64),

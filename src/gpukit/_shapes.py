@@ -116,3 +116,47 @@ def matmul_shape(a_shape, b_shape) -> tuple[int, ...]:
     if len(b_shape) == 1:
         out = out[:-1]
     return out
+
+
+def basic_index(shape, strides, key) -> tuple[tuple, tuple, int]:
+    """(shape, strides, byte offset) of the view `a[key]` for NumPy's basic indexing: integers,
+    slices (any step), Ellipsis and None."""
+    key = key if isinstance(key, tuple) else (key,)
+    if any(k is Ellipsis for k in key):
+        if sum(k is Ellipsis for k in key) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        used = sum(k is not None and k is not Ellipsis for k in key)
+        at = next(i for i, k in enumerate(key) if k is Ellipsis)
+        key = key[:at] + (slice(None),) * (len(shape) - used) + key[at + 1 :]
+    if sum(k is not None for k in key) > len(shape):
+        raise IndexError(
+            f"too many indices for array: array is {len(shape)}-dimensional, but "
+            f"{sum(k is not None for k in key)} were indexed"
+        )
+    out_shape, out_strides, offset, axis = [], [], 0, 0
+    for k in key:
+        if k is None:
+            out_shape.append(1)
+            out_strides.append(0)
+            continue
+        n, stride = shape[axis], strides[axis]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            out_shape.append(len(range(start, stop, step)))
+            out_strides.append(stride * step)
+            offset += start * stride
+        else:
+            try:
+                i = operator.index(k)
+            except TypeError:
+                raise IndexError(
+                    f"index {k!r}: only integers, slices, '...' and None are supported; "
+                    "integer-array and boolean-mask indexing are not implemented yet"
+                ) from None
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+            offset += (i % n) * stride
+        axis += 1
+    out_shape += shape[axis:]
+    out_strides += strides[axis:]
+    return tuple(out_shape), tuple(out_strides), offset

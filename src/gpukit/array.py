@@ -71,6 +71,11 @@ class GPUArray:
     def T(self) -> GPUArray:
         return self.transpose()
 
+    def __getitem__(self, key) -> GPUArray:
+        """A view, with NumPy's basic indexing (integers, slices, '...', None)."""
+        shape, strides, offset = _shapes.basic_index(self.shape, self.strides, key)
+        return self._view(shape, strides, self._offset + offset)
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d array")
@@ -137,39 +142,26 @@ class GPUArray:
         self._rt.copy(self, out)
         return out
 
-    # --- arithmetic -----------------------------------------------------------------------------
-    def __add__(self, other):
-        return _binary("add", self, other)
-
-    def __radd__(self, other):
-        return _binary_reflected("add", self, other)
-
-    def __sub__(self, other):
-        return _binary("subtract", self, other)
-
-    def __rsub__(self, other):
-        return _binary_reflected("subtract", self, other)
-
-    def __mul__(self, other):
-        return _binary("multiply", self, other)
-
-    def __rmul__(self, other):
-        return _binary_reflected("multiply", self, other)
-
-    def __truediv__(self, other):
-        return _binary("true_divide", self, other)
-
-    def __rtruediv__(self, other):
-        return _binary_reflected("true_divide", self, other)
-
+    # --- arithmetic, comparisons, logic (NumPy's operators) -----------------------------------
     def __neg__(self):
         return elementwise("negative", self)
+
+    def __pos__(self):
+        return elementwise("positive", self)
+
+    def __abs__(self):
+        return elementwise("absolute", self)
+
+    def __invert__(self):
+        return elementwise("invert", self)
 
     def __matmul__(self, other):
         return matmul(self, other)
 
     def __rmatmul__(self, other):
         return matmul(other, self)
+
+    __hash__ = None  # == compares elementwise, as in NumPy
 
     # --- reductions -----------------------------------------------------------------------------
     def sum(self, axis=None, keepdims=False):
@@ -269,14 +261,19 @@ def _plan_key(name, rt, ops) -> tuple:
     return tuple(key)
 
 
-def _new_plan(key, ufunc_name, rt, ops):
-    dtype = _dtypes.ufunc_result(
+def _describe(ufunc_name, ops):
+    """(loop dtype, result dtype, broadcast shape) of an elementwise call."""
+    loop, dtype = _dtypes.resolve(
         ufunc_name, *(x.dtype if isinstance(x, GPUArray) else x for x in ops)
     )
-    shape = _shapes.broadcast(*(x.shape for x in ops if isinstance(x, GPUArray)))
+    return loop, dtype, _shapes.broadcast(*(x.shape for x in ops if isinstance(x, GPUArray)))
+
+
+def _new_plan(key, ufunc_name, rt, ops):
+    loop, dtype, shape = _describe(ufunc_name, ops)
     strides = _shapes.contiguous_strides(shape, dtype.itemsize)
     nbytes = math.prod(shape) * dtype.itemsize
-    launch = rt.plan_elementwise(ufunc_name, ops, dtype, shape)
+    launch = rt.plan_elementwise(ufunc_name, ops, loop, dtype, shape)
     allocate = rt.pool.allocate
 
     def plan(operands):
@@ -290,12 +287,45 @@ def _new_plan(key, ufunc_name, rt, ops):
     return plan
 
 
-def elementwise(ufunc_name: str, *operands) -> GPUArray:
-    """NumPy's ufunc `ufunc_name` with broadcasting; operands are GPUArrays or Python scalars."""
+def elementwise(ufunc_name: str, *operands, out: GPUArray | None = None) -> GPUArray:
+    """NumPy's ufunc `ufunc_name` with broadcasting; operands are GPUArrays or Python scalars.
+    With `out`, the result is written there (cast as NumPy's "same_kind" rule allows)."""
     ops, rt = _operands(*operands)
+    if out is not None:
+        return _into(ufunc_name, ops, rt, out)
     key = _plan_key(ufunc_name, rt, ops)
     plan = _PLANS.get(key) or _new_plan(key, ufunc_name, rt, ops)
     return plan(ops)
+
+
+def _into(ufunc_name, ops, rt, out: GPUArray) -> GPUArray:
+    if not isinstance(out, GPUArray):
+        raise TypeError(f"out must be a GPUArray, not {type(out).__name__}")
+    if out._rt is not rt:
+        raise ValueError(f"arrays are on different devices: out is on {out.device}")
+    loop, dtype, shape = _describe(ufunc_name, ops)
+    if _shapes.broadcast(shape, out.shape) != out.shape:
+        raise ValueError(
+            f"{ufunc_name}: result of shape {shape} does not fit out of shape {out.shape}"
+        )
+    if not np.can_cast(dtype, out.dtype, "same_kind"):
+        raise TypeError(
+            f"{ufunc_name}: cannot cast the {dtype.name} result to out's "
+            f"{out.dtype.name} (same_kind casting)"
+        )
+    # An input that shares out's memory but walks it differently would read what this very
+    # operation already wrote: compute into a temporary first, as NumPy does.
+    overlapping = any(
+        isinstance(x, GPUArray)
+        and x._buf is out._buf
+        and (x._offset, x.shape, x.strides) != (out._offset, out.shape, out.strides)
+        for x in ops
+    )
+    if overlapping:
+        rt.copy(elementwise(ufunc_name, *ops), out)
+    else:
+        rt.plan_elementwise(ufunc_name, ops, loop, out.dtype, out.shape, out.strides)(ops, out)
+    return out
 
 
 def _binary(name: str, a: GPUArray, b) -> GPUArray:
@@ -342,3 +372,46 @@ def matmul(a, b) -> GPUArray:
     out = empty(shape, _dtypes.ufunc_result("matmul", a.dtype, b.dtype), rt)
     rt.matmul(a, b, out)
     return out
+
+
+_OPERATORS = {
+    "add": "add",
+    "sub": "subtract",
+    "mul": "multiply",
+    "truediv": "true_divide",
+    "floordiv": "floor_divide",
+    "mod": "remainder",
+    "pow": "power",
+    "and": "bitwise_and",
+    "or": "bitwise_or",
+    "xor": "bitwise_xor",
+}
+_COMPARISONS = {
+    "eq": "equal",
+    "ne": "not_equal",
+    "lt": "less",
+    "le": "less_equal",
+    "gt": "greater",
+    "ge": "greater_equal",
+}
+
+
+def _install_operators():
+    def forward(name):
+        return lambda self, other: _binary(name, self, other)
+
+    def reflected(name):
+        return lambda self, other: _binary_reflected(name, self, other)
+
+    def in_place(name):
+        return lambda self, other: elementwise(name, self, other, out=self)
+
+    for dunder, name in _OPERATORS.items():
+        setattr(GPUArray, f"__{dunder}__", forward(name))
+        setattr(GPUArray, f"__r{dunder}__", reflected(name))
+        setattr(GPUArray, f"__i{dunder}__", in_place(name))
+    for dunder, name in _COMPARISONS.items():
+        setattr(GPUArray, f"__{dunder}__", forward(name))
+
+
+_install_operators()

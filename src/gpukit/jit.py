@@ -221,7 +221,7 @@ def warmup(progress: bool = True) -> int:
     instances = _kernels.representative_instances()
     start = time.perf_counter()
     for i, (file, defines) in enumerate(instances):
-        for name in _kernels.KERNEL_NAMES[file]:
+        for name in _kernels.kernels_of(file, defines):
             rt.function(file, defines, name)
         if progress:
             _progress(i + 1, len(instances), file, start)
