@@ -28,7 +28,6 @@ GK_UNARY(gk_identity, a)
 GK_UNARY(gk_negative, (T)(-a))
 GK_UNARY(gk_positive, a)
 GK_UNARY(gk_logical_not, !a)
-GK_UNARY(gk_invert, (T)(~a))
 GK_UNARY(gk_exp, gkm_exp(a))
 GK_UNARY(gk_log, gkm_log(a))
 GK_UNARY(gk_sqrt, gkm_sqrt(a))
@@ -60,6 +59,14 @@ GK_BINARY(gk_maximum, (a != a || a > b) ? a : b)
 GK_BINARY(gk_minimum, (a != a || a < b) ? a : b)
 #undef GK_UNARY
 #undef GK_BINARY
+
+struct gk_invert {
+    template <typename T>
+    __device__ T operator()(T a) const {
+        return (T)(~a);
+    }
+    __device__ bool operator()(bool a) const { return !a; }  // NumPy: ~ on bool is logical not
+};
 
 struct gk_absolute {
     template <typename T>
