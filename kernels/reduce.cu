@@ -1,5 +1,5 @@
 // Reductions over any set of axes in one pass, instantiated by defines:
-//   GK_RED       gk_red_sum or gk_red_max (the combine and its identity)
+//   GK_RED       gk_red_sum, gk_red_prod, gk_red_max or gk_red_min (combine and identity)
 //   GK_IN_T, GK_ACC_T, GK_OUT_T   element types (float16 accumulates in float)
 // gk_reduce_block: a block per output, threads stride over the reduced elements (for long
 //   reductions). gk_reduce_thread: a thread per output (for short ones, or when the kept axis is
@@ -12,6 +12,10 @@ typedef GK_ACC_T acc_t;
 struct gk_red_sum {
     __device__ static acc_t identity() { return (acc_t)0; }
     __device__ static acc_t combine(acc_t a, acc_t b) { return a + b; }
+};
+struct gk_red_prod {
+    __device__ static acc_t identity() { return (acc_t)1; }
+    __device__ static acc_t combine(acc_t a, acc_t b) { return (acc_t)(a * b); }
 };
 struct gk_red_max {
     __device__ static acc_t identity() { return gk_limits<acc_t>::lowest(); }

@@ -17,7 +17,20 @@ from .array import (
     matmul,
     reduce,
 )
-from .creation import arange, from_numpy, full, ones, to_numpy, zeros
+from .creation import (
+    arange,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    to_numpy,
+    zeros,
+    zeros_like,
+)
 from .errors import (
     BackendUnavailableError,
     CompileError,
@@ -28,9 +41,21 @@ from .errors import (
     OutOfMemoryError,
 )
 from .kernel import ElementwiseKernel, RawKernel
+from .reductions import all, any, max, mean, min, prod, std, sum, var
 from .streams import Event, Stream, synchronize
 from .ufuncs import *  # noqa: F403  (exp, maximum, where, ... with NumPy's names)
 from .ufuncs import __all__ as _ufunc_names
+from .views import (
+    ascontiguousarray,
+    broadcast_to,
+    concatenate,
+    expand_dims,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    transpose,
+)
 
 
 def backend() -> str:
@@ -53,7 +78,31 @@ __all__ = [
     "RawKernel",
     "Stream",
     "arange",
+    "all",
+    "any",
     "asarray",
+    "max",
+    "mean",
+    "min",
+    "prod",
+    "std",
+    "sum",
+    "var",
+    "ascontiguousarray",
+    "broadcast_to",
+    "concatenate",
+    "empty_like",
+    "expand_dims",
+    "eye",
+    "full_like",
+    "linspace",
+    "ones_like",
+    "split",
+    "squeeze",
+    "stack",
+    "swapaxes",
+    "transpose",
+    "zeros_like",
     "available_backends",
     "backend",
     "elementwise",

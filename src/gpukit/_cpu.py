@@ -51,6 +51,16 @@ _CUSTOM = {
 }
 
 
+def _identity(name: str, dtype: np.dtype):
+    """The identity of max (the lowest value) or min (the highest) in `dtype`."""
+    if dtype == np.bool_:
+        return name == "min"
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    if dtype.kind == "f":
+        return -np.inf if name == "max" else np.inf
+    return info.min if name == "max" else info.max
+
+
 class CpuRuntime:
     name = "cpu"
     stream = 0  # work is synchronous: there is one stream
@@ -111,7 +121,10 @@ class CpuRuntime:
     def reduce(self, name: str, src, axes: tuple[int, ...], out) -> None:
         s, o = self.views(src, out)
         o = o.reshape(tuple(1 if i in axes else n for i, n in enumerate(src.shape)))
-        getattr(np, name)(s, axis=axes, keepdims=True, out=o)
+        extra = {}
+        if name in ("max", "min") and s.size == 0:  # any/all of nothing: the identity
+            extra["initial"] = _identity(name, s.dtype)
+        getattr(np, name)(s, axis=axes, keepdims=True, out=o, **extra)
 
     def matmul(self, a, b, out) -> None:
         va, vb, vo = self.views(a, b, out)

@@ -80,3 +80,8 @@ def reduction_result(name: str, dtype: np.dtype) -> np.dtype:
     """Result dtype of np.<name> over an array of `dtype` (sum of int32 is int64, mean of int is
     float64, as in NumPy)."""
     return normalize(getattr(np, name)(np.ones(1, dtype)).dtype)
+
+
+def result_type(*dtypes) -> np.dtype:
+    """NumPy's promotion of array dtypes (for joins and the like)."""
+    return normalize(np.result_type(*dtypes))

@@ -92,7 +92,7 @@ def elementwise(op: str, loop: np.dtype, out: np.dtype, inputs: tuple) -> tuple[
 
 
 def reduction(name: str, src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
-    """(file, defines) for sum / mean / max / min; mean is a sum scaled by 1/n."""
+    """(file, defines) for sum / mean / prod / max / min; mean is a sum scaled by 1/n."""
     red = "sum" if name in ("sum", "mean") else name
     if red in ("max", "min"):
         acc = arith_type(src)
@@ -167,6 +167,8 @@ def representative_instances() -> list[tuple[str, tuple]]:
         reduction("mean", f16, f16),
         reduction("max", i64, i64),
         reduction("sum", b, i64),
+        reduction("prod", i32, i64),
+        reduction("min", f16, f16),
         matmul(f32, f32, f32),
         matmul(f16, f16, f16),
         matmul(f64, i64, f64),

@@ -131,6 +131,56 @@ class GPUArray:
             raise ValueError(f"axes {axes} are not a permutation of the {self.ndim} dimensions")
         return self._view(tuple(self.shape[a] for a in axes), tuple(self.strides[a] for a in axes))
 
+    def swapaxes(self, axis1: int, axis2: int) -> GPUArray:
+        axes = list(range(self.ndim))
+        i, j = (
+            _shapes.normalize_axes(axis1, self.ndim)[0],
+            _shapes.normalize_axes(axis2, self.ndim)[0],
+        )
+        axes[i], axes[j] = axes[j], axes[i]
+        return self.transpose(axes)
+
+    def squeeze(self, axis=None) -> GPUArray:
+        """Drops size-1 dimensions (those in `axis`, or all)."""
+        if axis is None:
+            axes = tuple(i for i, n in enumerate(self.shape) if n == 1)
+        else:
+            axes = _shapes.normalize_axes(axis, self.ndim)
+            for i in axes:
+                if self.shape[i] != 1:
+                    raise ValueError(
+                        f"cannot select an axis to squeeze out which has size not equal to one "
+                        f"(axis {i} of shape {self.shape})"
+                    )
+        keep = [i for i in range(self.ndim) if i not in axes]
+        return self._view(tuple(self.shape[i] for i in keep), tuple(self.strides[i] for i in keep))
+
+    def __setitem__(self, key, value) -> None:
+        """a[key] = value with basic indexing; value (array or scalar) broadcasts, and is cast to
+        this array's dtype as NumPy does."""
+        target = self[key]
+        if isinstance(value, (bool, int, float, np.generic)):
+            target._rt.fill(target, value)
+            return
+        (value,), _ = _operands(value if isinstance(value, GPUArray) else np.asarray(value))
+        if value._rt is not target._rt:
+            raise ValueError(f"arrays are on different devices: {value.device} and {target.device}")
+        try:
+            fits = _shapes.broadcast(value.shape, target.shape) == target.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(
+                f"could not broadcast input array from shape {value.shape} "
+                f"into shape {target.shape}"
+            )
+        if value._buf is target._buf:  # a[1:] = a[:-1]: read everything before writing
+            value = value.copy()
+        value = value._view(
+            target.shape, _shapes.broadcast_strides(value.shape, value.strides, target.shape)
+        )
+        target._rt.copy(value, target)
+
     def copy(self) -> GPUArray:
         return self.astype(self.dtype)
 
@@ -163,15 +213,41 @@ class GPUArray:
 
     __hash__ = None  # == compares elementwise, as in NumPy
 
-    # --- reductions -----------------------------------------------------------------------------
+    # --- reductions (see gpukit.reductions) -----------------------------------------------------
     def sum(self, axis=None, keepdims=False):
         return reduce("sum", self, axis, keepdims)
 
     def mean(self, axis=None, keepdims=False):
         return reduce("mean", self, axis, keepdims)
 
+    def prod(self, axis=None, keepdims=False):
+        return reduce("prod", self, axis, keepdims)
+
     def max(self, axis=None, keepdims=False):
         return reduce("max", self, axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return reduce("min", self, axis, keepdims)
+
+    def any(self, axis=None, keepdims=False):
+        from .reductions import any as any_
+
+        return any_(self, axis, keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        from .reductions import all as all_
+
+        return all_(self, axis, keepdims)
+
+    def var(self, axis=None, keepdims=False, ddof=0):
+        from .reductions import var
+
+        return var(self, axis, keepdims, ddof)
+
+    def std(self, axis=None, keepdims=False, ddof=0):
+        from .reductions import std
+
+        return std(self, axis, keepdims, ddof)
 
 
 # --- construction -------------------------------------------------------------------------------
@@ -351,12 +427,13 @@ def _binary_reflected(name: str, a: GPUArray, b) -> GPUArray:
     return elementwise(name, b, a)
 
 
-def reduce(name: str, a, axis=None, keepdims=False) -> GPUArray:
+def reduce(name: str, a, axis=None, keepdims=False, *, empty_ok=False) -> GPUArray:
+    """Reduction `name` (sum, mean, prod, max, min) over `axis` (None: all; int or tuple)."""
     (a,), rt = _operands(a)
     if not isinstance(a, GPUArray):
         a = asarray(a, rt=rt)
     axes = _shapes.normalize_axes(axis, a.ndim)
-    if name in ("max", "min") and any(a.shape[i] == 0 for i in axes):
+    if name in ("max", "min") and not empty_ok and any(a.shape[i] == 0 for i in axes):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
     shape = _shapes.reduced_shape(a.shape, axes, keepdims)
     out = empty(shape, _dtypes.reduction_result(name, a.dtype), rt)

@@ -48,3 +48,55 @@ def from_numpy(array: np.ndarray) -> GPUArray:
 def to_numpy(array: GPUArray) -> np.ndarray:
     """Copies a GPUArray to a NumPy array."""
     return array.to_numpy()
+
+
+def _like(a, dtype, shape):
+    return (a.shape if shape is None else shape), (a.dtype if dtype is None else dtype)
+
+
+def empty_like(a, dtype=None, shape=None) -> GPUArray:
+    shape, dtype = _like(a, dtype, shape)
+    return empty(shape, dtype)
+
+
+def zeros_like(a, dtype=None, shape=None) -> GPUArray:
+    shape, dtype = _like(a, dtype, shape)
+    return zeros(shape, dtype)
+
+
+def ones_like(a, dtype=None, shape=None) -> GPUArray:
+    shape, dtype = _like(a, dtype, shape)
+    return ones(shape, dtype)
+
+
+def full_like(a, fill_value, dtype=None, shape=None) -> GPUArray:
+    shape, dtype = _like(a, dtype, shape)
+    return full(shape, fill_value, dtype)
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None) -> GPUArray:
+    """`num` evenly spaced values from start to stop (stop included when `endpoint`)."""
+    if num < 0:
+        raise ValueError(f"number of samples, {num}, must be non-negative")
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    dtype = _dtypes.normalize(np.result_type(float, start, stop) if dtype is None else dtype)
+    out = empty((num,), "float64")
+    if num:
+        out._rt.arange(float(start), step, out)
+        if endpoint and num > 1:
+            out[-1] = float(stop)
+    return out if dtype == np.float64 else out.astype(dtype)
+
+
+def eye(n: int, m: int | None = None, k: int = 0, dtype="float64") -> GPUArray:
+    """A 2-D array with ones on diagonal `k`, zeros elsewhere."""
+    m = n if m is None else m
+    out = zeros((n, m), dtype)
+    length = max(0, min(n, m - k) if k >= 0 else min(n + k, m))
+    if length:
+        item = out.dtype.itemsize
+        start = k if k >= 0 else -k * m
+        diagonal = out._view((length,), ((m + 1) * item,), start * item)
+        out._rt.fill(diagonal, 1)
+    return out

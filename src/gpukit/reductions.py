@@ -1,0 +1,64 @@
+"""Reductions with NumPy's names and result dtypes: sum, mean, prod, max, min in one kernel pass;
+any and all over truth values; var and std composed from means (two passes, like NumPy)."""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+from . import _shapes
+from .array import GPUArray, _operands, asarray, elementwise, reduce
+
+
+def _array(a) -> GPUArray:
+    (a,), rt = _operands(a)
+    return a if isinstance(a, GPUArray) else asarray(a, rt=rt)
+
+
+def sum(a, axis=None, keepdims=False) -> GPUArray:
+    return reduce("sum", a, axis, keepdims)
+
+
+def mean(a, axis=None, keepdims=False) -> GPUArray:
+    return reduce("mean", a, axis, keepdims)
+
+
+def prod(a, axis=None, keepdims=False) -> GPUArray:
+    return reduce("prod", a, axis, keepdims)
+
+
+def max(a, axis=None, keepdims=False) -> GPUArray:
+    return reduce("max", a, axis, keepdims)
+
+
+def min(a, axis=None, keepdims=False) -> GPUArray:
+    return reduce("min", a, axis, keepdims)
+
+
+def _truth(a: GPUArray) -> GPUArray:
+    return a if a.dtype == bool else elementwise("not_equal", a, 0)
+
+
+def any(a, axis=None, keepdims=False) -> GPUArray:
+    """Whether any element along `axis` is true (False over no elements)."""
+    return reduce("max", _truth(_array(a)), axis, keepdims, empty_ok=True)
+
+
+def all(a, axis=None, keepdims=False) -> GPUArray:
+    """Whether every element along `axis` is true (True over no elements)."""
+    return reduce("min", _truth(_array(a)), axis, keepdims, empty_ok=True)
+
+
+def var(a, axis=None, keepdims=False, ddof: int = 0) -> GPUArray:
+    """Mean squared deviation from the mean, divided by n - ddof instead of n when ddof > 0."""
+    a = _array(a)
+    deviation = a - reduce("mean", a, axis, keepdims=True)
+    out = reduce("mean", deviation * deviation, axis, keepdims)
+    if ddof:
+        n = math.prod(a.shape[i] for i in _shapes.normalize_axes(axis, a.ndim))
+        out = out * (n / builtins.max(n - ddof, 0)) if n > ddof else out * math.inf
+    return out
+
+
+def std(a, axis=None, keepdims=False, ddof: int = 0) -> GPUArray:
+    return elementwise("sqrt", var(a, axis, keepdims, ddof))
