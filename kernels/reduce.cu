@@ -1,6 +1,7 @@
 // Reductions over any set of axes in one pass, instantiated by defines:
 //   GK_RED       gk_red_sum, gk_red_prod, gk_red_max or gk_red_min (combine and identity)
 //   GK_IN_T, GK_ACC_T, GK_OUT_T   element types (float16 accumulates in float)
+//   GK_ARG       set (1: argmax, 0: argmin) for the index kernels gk_argreduce_*
 // gk_reduce_block: a block per output, threads stride over the reduced elements (for long
 //   reductions). gk_reduce_thread: a thread per output (for short ones, or when the kept axis is
 //   the fast one, so that neighbouring threads read neighbouring elements).
@@ -48,6 +49,7 @@ __device__ inline void gk_store(const gk_reduce_args& a, gk_i64 o, acc_t v) {
 
 #define GK_BLOCK 256
 
+#ifndef GK_ARG
 GK_KERNEL void gk_reduce_block(const gk_reduce_args a) {
     __shared__ acc_t partial[GK_BLOCK];
     for (gk_i64 o = blockIdx.x; o < a.n_out; o += gridDim.x) {
@@ -79,3 +81,68 @@ GK_KERNEL void gk_reduce_thread(const gk_reduce_args a) {
         gk_store(a, o, acc);
     }
 }
+#else  // GK_ARG: argmax (1) or argmin (0), the index of the first best element
+
+// Whether (a, ia) beats (b, ib): NaN first (as NumPy), then the larger (smaller) value, then the
+// lower index; ib < 0 marks "nothing yet".
+__device__ inline bool gk_better(acc_t a, gk_i64 ia, acc_t b, gk_i64 ib) {
+    if (ib < 0) return true;
+    if (ia < 0) return false;
+    const bool a_nan = a != a, b_nan = b != b;
+    if (a_nan || b_nan) return a_nan && (!b_nan || ia < ib);
+#if GK_ARG
+    if (a != b) return a > b;
+#else
+    if (a != b) return a < b;
+#endif
+    return ia < ib;
+}
+
+GK_KERNEL void gk_argreduce_block(const gk_reduce_args a) {
+    __shared__ acc_t best_v[GK_BLOCK];
+    __shared__ gk_i64 best_i[GK_BLOCK];
+    for (gk_i64 o = blockIdx.x; o < a.n_out; o += gridDim.x) {
+        const gk_i64 base = gk_offset(o, a.out_ndim, a.out_shape, a.out_stride);
+        acc_t v = (acc_t)0;
+        gk_i64 vi = -1;
+        for (gk_i64 r = threadIdx.x; r < a.n_red; r += GK_BLOCK) {
+            const acc_t x = gk_load(a, base, r);
+            if (gk_better(x, r, v, vi)) {
+                v = x;
+                vi = r;
+            }
+        }
+        best_v[threadIdx.x] = v;
+        best_i[threadIdx.x] = vi;
+        __syncthreads();
+        for (int width = GK_BLOCK / 2; width > 0; width /= 2) {
+            const int t = threadIdx.x;
+            if (t < width &&
+                gk_better(best_v[t + width], best_i[t + width], best_v[t], best_i[t])) {
+                best_v[t] = best_v[t + width];
+                best_i[t] = best_i[t + width];
+            }
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) reinterpret_cast<gk_i64*>(a.out)[o] = best_i[0];
+        __syncthreads();
+    }
+}
+
+GK_KERNEL void gk_argreduce_thread(const gk_reduce_args a) {
+    const gk_i64 step = (gk_i64)gridDim.x * blockDim.x;
+    for (gk_i64 o = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; o < a.n_out; o += step) {
+        const gk_i64 base = gk_offset(o, a.out_ndim, a.out_shape, a.out_stride);
+        acc_t v = (acc_t)0;
+        gk_i64 vi = -1;
+        for (gk_i64 r = 0; r < a.n_red; ++r) {
+            const acc_t x = gk_load(a, base, r);
+            if (gk_better(x, r, v, vi)) {
+                v = x;
+                vi = r;
+            }
+        }
+        reinterpret_cast<gk_i64*>(a.out)[o] = vi;
+    }
+}
+#endif

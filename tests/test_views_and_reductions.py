@@ -120,3 +120,37 @@ def test_reduction_edge_cases(backend, rng):
     np.testing.assert_allclose(a.var(axis=0, ddof=1).to_numpy(), x.var(axis=0, ddof=1))
     np.testing.assert_allclose(a.std(keepdims=True).to_numpy(), x.std(keepdims=True))
     np.testing.assert_allclose(a.T.min(axis=1).to_numpy(), x.T.min(axis=1))
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "float16", "float64"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_argmax_argmin_first_index_like_numpy(backend, rng, name, dtype, axis):
+    x = (
+        random_array(rng, (6, 300, 5), dtype)
+        if axis != 1
+        else random_array(rng, (3, 700, 4), dtype)
+    )
+    x = (x % 7).astype(dtype) if dtype in ("uint8", "int32") else x  # many ties: first one wins
+    a = gk.asarray(x)
+    for data, arr in ((x, a), (x.transpose(2, 1, 0), a.transpose(2, 1, 0))):
+        got = getattr(arr, name)(axis=axis)
+        ref = getattr(np, name)(data, axis=axis)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got.to_numpy(), ref)
+    np.testing.assert_array_equal(
+        getattr(gk, name)(a, axis=axis, keepdims=True).to_numpy(),
+        getattr(np, name)(x, axis=axis, keepdims=True),
+    )
+
+
+def test_argmax_nan_and_errors(backend):
+    x = np.array([[1.0, np.nan, 3.0, np.nan], [2.0, 5.0, 5.0, 1.0]], np.float32)
+    a = gk.asarray(x)
+    for name in ("argmax", "argmin"):
+        np.testing.assert_array_equal(getattr(a, name)(axis=1).to_numpy(), getattr(np, name)(x, 1))
+        assert int(getattr(a, name)()) == getattr(np, name)(x)
+    with pytest.raises(ValueError, match="attempt to get argmax of an empty sequence"):
+        gk.zeros((0, 3)).argmax(axis=0)
+    with pytest.raises(TypeError, match="takes one axis"):
+        a.argmax(axis=(0, 1))

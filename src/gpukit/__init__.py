@@ -41,7 +41,7 @@ from .errors import (
     OutOfMemoryError,
 )
 from .kernel import ElementwiseKernel, RawKernel
-from .reductions import all, any, max, mean, min, prod, std, sum, var
+from .reductions import all, any, argmax, argmin, max, mean, min, prod, std, sum, var
 from .streams import Event, Stream, synchronize
 from .ufuncs import *  # noqa: F403  (exp, maximum, where, ... with NumPy's names)
 from .ufuncs import __all__ as _ufunc_names
@@ -80,6 +80,8 @@ __all__ = [
     "arange",
     "all",
     "any",
+    "argmax",
+    "argmin",
     "asarray",
     "max",
     "mean",

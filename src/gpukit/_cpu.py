@@ -121,6 +121,12 @@ class CpuRuntime:
     def reduce(self, name: str, src, axes: tuple[int, ...], out) -> None:
         s, o = self.views(src, out)
         o = o.reshape(tuple(1 if i in axes else n for i, n in enumerate(src.shape)))
+        if name in ("argmax", "argmin"):
+            if len(axes) == s.ndim:  # the flat index, as NumPy gives for axis=None
+                o[...] = getattr(np, name)(s)
+            else:
+                getattr(np, name)(s, axis=axes[0], keepdims=True, out=o)
+            return
         extra = {}
         if name in ("max", "min") and s.size == 0:  # any/all of nothing: the identity
             extra["initial"] = _identity(name, s.dtype)

@@ -217,8 +217,9 @@ class CudaRuntime:
         scale = 1.0 / n_red if name == "mean" and n_red else 1.0
         if name == "mean" and n_red == 0:
             scale = math.nan  # NumPy: the mean of nothing is NaN
-        block_fn = self.function(file, defines, "gk_reduce_block")
-        thread_fn = self.function(file, defines, "gk_reduce_thread")
+        block_fn, thread_fn = (
+            self.function(file, defines, k) for k in _kernels.kernels_of(file, defines)
+        )
         stream = self.stream
         src_ptr, out_ptr = self.addresses((src, out), stream)
         self.device.reduce(

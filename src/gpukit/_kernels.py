@@ -92,7 +92,16 @@ def elementwise(op: str, loop: np.dtype, out: np.dtype, inputs: tuple) -> tuple[
 
 
 def reduction(name: str, src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
-    """(file, defines) for sum / mean / prod / max / min; mean is a sum scaled by 1/n."""
+    """(file, defines) for sum / mean / prod / max / min (mean: a sum scaled by 1/n), and
+    argmax / argmin."""
+    if name in ("argmax", "argmin"):
+        defines = (
+            f"GK_ARG={int(name == 'argmax')}",
+            f"GK_IN_T={C_TYPES[src]}",
+            f"GK_ACC_T={arith_type(src)}",
+            f"GK_OUT_T={C_TYPES[out]}",
+        )
+        return "reduce.cu", defines
     red = "sum" if name in ("sum", "mean") else name
     if red in ("max", "min"):
         acc = arith_type(src)
@@ -138,6 +147,8 @@ def kernels_of(file: str, defines: tuple) -> tuple[str, ...]:
     """The kernels an instance defines (three-input elementwise ops have no contiguous one)."""
     if file == "elementwise.cu" and "GK_NIN=3" in defines:
         return ("gk_ew_strided",)
+    if file == "reduce.cu" and any(d.startswith("GK_ARG=") for d in defines):
+        return ("gk_argreduce_block", "gk_argreduce_thread")
     return KERNEL_NAMES[file]
 
 
@@ -168,6 +179,8 @@ def representative_instances() -> list[tuple[str, tuple]]:
         reduction("max", i64, i64),
         reduction("sum", b, i64),
         reduction("prod", i32, i64),
+        reduction("argmax", f32, i64),
+        reduction("argmin", u8, i64),
         reduction("min", f16, f16),
         matmul(f32, f32, f32),
         matmul(f16, f16, f16),

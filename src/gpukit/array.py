@@ -229,6 +229,13 @@ class GPUArray:
     def min(self, axis=None, keepdims=False):
         return reduce("min", self, axis, keepdims)
 
+    def argmax(self, axis=None, keepdims=False):
+        """Index of the first largest element (NaN counts as largest); flat when axis is None."""
+        return reduce("argmax", self, axis, keepdims)
+
+    def argmin(self, axis=None, keepdims=False):
+        return reduce("argmin", self, axis, keepdims)
+
     def any(self, axis=None, keepdims=False):
         from .reductions import any as any_
 
@@ -432,9 +439,14 @@ def reduce(name: str, a, axis=None, keepdims=False, *, empty_ok=False) -> GPUArr
     (a,), rt = _operands(a)
     if not isinstance(a, GPUArray):
         a = asarray(a, rt=rt)
+    if name in ("argmax", "argmin") and not (axis is None or isinstance(axis, (int, np.integer))):
+        raise TypeError(f"{name} takes one axis or None, not {axis!r}")
     axes = _shapes.normalize_axes(axis, a.ndim)
-    if name in ("max", "min") and not empty_ok and any(a.shape[i] == 0 for i in axes):
-        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+    if any(a.shape[i] == 0 for i in axes) and not empty_ok:
+        if name in ("max", "min"):
+            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+        if name in ("argmax", "argmin"):
+            raise ValueError(f"attempt to get {name} of an empty sequence")
     shape = _shapes.reduced_shape(a.shape, axes, keepdims)
     out = empty(shape, _dtypes.reduction_result(name, a.dtype), rt)
     rt.reduce(name, a, axes, out)

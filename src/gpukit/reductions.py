@@ -1,4 +1,5 @@
-"""Reductions with NumPy's names and result dtypes: sum, mean, prod, max, min in one kernel pass;
+"""Reductions with NumPy's names and result dtypes: sum, mean, prod, max, min, argmax, argmin in
+one kernel pass;
 any and all over truth values; var and std composed from means (two passes, like NumPy)."""
 
 from __future__ import annotations
@@ -33,6 +34,16 @@ def max(a, axis=None, keepdims=False) -> GPUArray:
 
 def min(a, axis=None, keepdims=False) -> GPUArray:
     return reduce("min", a, axis, keepdims)
+
+
+def argmax(a, axis=None, keepdims=False) -> GPUArray:
+    """Index of the first largest element along `axis` (flat index when None); NaN wins."""
+    return reduce("argmax", a, axis, keepdims)
+
+
+def argmin(a, axis=None, keepdims=False) -> GPUArray:
+    """Index of the first smallest element along `axis` (flat index when None); NaN wins."""
+    return reduce("argmin", a, axis, keepdims)
 
 
 def _truth(a: GPUArray) -> GPUArray:
