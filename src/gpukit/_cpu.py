@@ -98,9 +98,6 @@ class CpuRuntime:
         v = self.view(out)
         v[...] = start + step * np.arange(v.size)
 
-    def elementwise(self, ufunc_name: str, operands, out, loop) -> None:
-        self.plan_elementwise(ufunc_name, operands, loop, out.dtype, out.shape)(operands, out)
-
     def plan_elementwise(self, ufunc_name, operands, loop, dtype, shape, out_strides=None):
         views = self.views
         custom = _CUSTOM.get(ufunc_name)
