@@ -40,6 +40,18 @@ struct gk_reduce_args {
     double scale;                    // the result is multiplied by it (mean: 1 / n_red)
 };
 
+// A running sum along one axis: rows are the other dimensions, each scanned over n elements.
+struct gk_scan_args {
+    gk_u64 in, out;
+    gk_i64 n_rows, n;
+    gk_i64 in_step, out_step;  // strides along the scanned axis
+    gk_i32 row_ndim;
+    gk_i32 unused;
+    gk_i64 row_shape[GK_MAX_DIMS];
+    gk_i64 in_row_stride[GK_MAX_DIMS];
+    gk_i64 out_row_stride[GK_MAX_DIMS];
+};
+
 struct gk_matmul_args {
     gk_u64 a, b, out;
     gk_i64 m, n, k;

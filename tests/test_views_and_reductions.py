@@ -154,3 +154,23 @@ def test_argmax_nan_and_errors(backend):
         gk.zeros((0, 3)).argmax(axis=0)
     with pytest.raises(TypeError, match="takes one axis"):
         a.argmax(axis=(0, 1))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "float16", "float32", "float64"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_cumsum_against_numpy(backend, rng, dtype, axis):
+    x = random_array(rng, (3, 1100, 5), dtype)  # rows longer than one 256-element chunk
+    a = gk.asarray(x)
+    for data, arr in ((x, a), (x.transpose(1, 2, 0), a.transpose(1, 2, 0))):
+        got = gk.cumsum(arr, axis=axis)
+        ref_dtype = np.cumsum(data, axis=axis).dtype
+        assert got.dtype == ref_dtype
+        if ref_dtype.kind in "iu":
+            np.testing.assert_array_equal(got.to_numpy(), np.cumsum(data, axis=axis))
+            continue
+        ref = np.cumsum(data.astype(np.float64), axis=axis)
+        n = data.size if axis is None else data.shape[axis]
+        tol = TOLERANCE[ref_dtype] * 4
+        np.testing.assert_allclose(
+            got.to_numpy().astype(np.float64), ref, rtol=tol, atol=tol * np.sqrt(n) * 4
+        )

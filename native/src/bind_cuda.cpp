@@ -189,6 +189,13 @@ void bind_cuda(py::module_& m) {
                  ops::matmul(d, handle<cu::Function>(f), handle<cu::Stream>(s), a, b, out, m, n, k,
                              sa, sb, so, batch, ba, bb, bo);
              })
+        .def("cumsum",
+             [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t in, uint64_t out, int64_t n,
+                int64_t in_step, int64_t out_step, const Dims& row_shape, const Dims& in_rows,
+                const Dims& out_rows) {
+                 ops::cumsum(d, handle<cu::Function>(f), handle<cu::Stream>(s), in, out, n, in_step,
+                             out_step, row_shape, in_rows, out_rows);
+             })
         .def("arange", [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t out, int64_t n,
                           double start, double step, int64_t istart, int64_t istep) {
             ops::arange(d, handle<cu::Function>(f), handle<cu::Stream>(s), out, n, start, step,

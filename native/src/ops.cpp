@@ -129,6 +129,26 @@ void matmul(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t a, ui
     launch_one(dev, fn, grid, {16, 16}, s, p);
 }
 
+void cumsum(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t in, uint64_t out,
+            int64_t n, int64_t in_step, int64_t out_step, const Dims& row_shape,
+            const Dims& in_row_stride, const Dims& out_row_stride) {
+    gk_scan_args a{};
+    a.in = in;
+    a.out = out;
+    a.n = n;
+    a.in_step = in_step;
+    a.out_step = out_step;
+    a.n_rows = 1;
+    for (auto d : row_shape) a.n_rows *= d;
+    if (n == 0 || a.n_rows == 0) return;
+    a.row_ndim = static_cast<gk_i32>(row_shape.size());
+    copy_dims(row_shape, a.row_shape, GK_MAX_DIMS, "cumsum input");
+    copy_dims(in_row_stride, a.in_row_stride, GK_MAX_DIMS, "cumsum input");
+    copy_dims(out_row_stride, a.out_row_stride, GK_MAX_DIMS, "cumsum input");
+    const auto grid = static_cast<unsigned>(std::min<int64_t>(a.n_rows, 1 << 20));
+    launch_one(dev, fn, {grid}, {kBlock}, s, a);
+}
+
 void arange(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t out, int64_t n,
             double start, double step, int64_t istart, int64_t istep) {
     if (n == 0) return;

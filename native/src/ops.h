@@ -36,6 +36,10 @@ void matmul(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t a, ui
             const Dims& b_strides, const Dims& out_strides, const Dims& batch_shape,
             const Dims& batch_a, const Dims& batch_b, const Dims& batch_out);
 
+void cumsum(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t in, uint64_t out,
+            int64_t n, int64_t in_step, int64_t out_step, const Dims& row_shape,
+            const Dims& in_row_stride, const Dims& out_row_stride);
+
 void arange(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t out, int64_t n,
             double start, double step, int64_t istart, int64_t istep);
 

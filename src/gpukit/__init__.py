@@ -41,7 +41,7 @@ from .errors import (
     OutOfMemoryError,
 )
 from .kernel import ElementwiseKernel, RawKernel
-from .reductions import all, any, argmax, argmin, max, mean, min, prod, std, sum, var
+from .reductions import all, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
 from .streams import Event, Stream, synchronize
 from .ufuncs import *  # noqa: F403  (exp, maximum, where, ... with NumPy's names)
 from .ufuncs import __all__ as _ufunc_names
@@ -93,6 +93,7 @@ __all__ = [
     "ascontiguousarray",
     "broadcast_to",
     "concatenate",
+    "cumsum",
     "empty_like",
     "expand_dims",
     "eye",

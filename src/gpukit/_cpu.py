@@ -129,6 +129,10 @@ class CpuRuntime:
             extra["initial"] = _identity(name, s.dtype)
         getattr(np, name)(s, axis=axes, keepdims=True, out=o, **extra)
 
+    def cumsum(self, src, axis: int, out) -> None:
+        s, o = self.views(src, out)
+        np.cumsum(s, axis=axis, out=o)
+
     def matmul(self, a, b, out) -> None:
         va, vb, vo = self.views(a, b, out)
         np.matmul(va, vb, out=vo)

@@ -235,6 +235,31 @@ class CudaRuntime:
             scale,
         )
 
+    def cumsum(self, src, axis: int, out) -> None:
+        """out (contiguous, src's shape) = running sum of src along `axis`."""
+        file, defines = _kernels.cumsum(src.dtype, out.dtype)
+        fn = self.function(file, defines, "gk_cumsum")
+        in_el = _strides.element_strides(src, src.shape)
+        out_el = _shapes.contiguous_strides(src.shape, 1)
+        rows = [i for i in range(src.ndim) if i != axis]
+        row_shape, (in_rows, out_rows) = _strides.collapse(
+            [src.shape[i] for i in rows], [[in_el[i] for i in rows], [out_el[i] for i in rows]]
+        )
+        stream = self.stream
+        src_ptr, out_ptr = self.addresses((src, out), stream)
+        self.device.cumsum(
+            fn,
+            stream,
+            src_ptr,
+            out_ptr,
+            src.shape[axis],
+            in_el[axis],
+            out_el[axis],
+            row_shape,
+            in_rows,
+            out_rows,
+        )
+
     def matmul(self, a, b, out) -> None:
         file, defines = _kernels.matmul(a.dtype, b.dtype, out.dtype)
         a_shape, a_str = list(a.shape), list(_strides.element_strides(a, a.shape))

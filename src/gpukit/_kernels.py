@@ -131,6 +131,11 @@ def matmul(a: np.dtype, b: np.dtype, out: np.dtype) -> tuple[str, tuple]:
     return "matmul.cu", defines
 
 
+def cumsum(src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
+    acc = C_TYPES[out] if is_integral(out) else ("double" if out == np.float64 else "float")
+    return "scan.cu", (f"GK_IN_T={C_TYPES[src]}", f"GK_ACC_T={acc}", f"GK_OUT_T={C_TYPES[out]}")
+
+
 def arange(out: np.dtype) -> tuple[str, tuple]:
     return "fill.cu", (f"GK_OUT_T={C_TYPES[out]}", f"GK_ARANGE_INT={int(is_integral(out))}")
 
@@ -140,6 +145,7 @@ KERNEL_NAMES = {
     "reduce.cu": ("gk_reduce_block", "gk_reduce_thread"),
     "matmul.cu": ("gk_matmul",),
     "fill.cu": ("gk_arange",),
+    "scan.cu": ("gk_cumsum",),
 }
 
 
@@ -185,6 +191,8 @@ def representative_instances() -> list[tuple[str, tuple]]:
         matmul(f32, f32, f32),
         matmul(f16, f16, f16),
         matmul(f64, i64, f64),
+        cumsum(i32, i64),
+        cumsum(f16, f16),
         arange(f32),
         arange(i64),
     ]

@@ -236,6 +236,11 @@ class GPUArray:
     def argmin(self, axis=None, keepdims=False):
         return reduce("argmin", self, axis, keepdims)
 
+    def cumsum(self, axis=None):
+        from .reductions import cumsum
+
+        return cumsum(self, axis)
+
     def any(self, axis=None, keepdims=False):
         from .reductions import any as any_
 

@@ -8,7 +8,8 @@ import builtins
 import math
 
 from . import _shapes
-from .array import GPUArray, _operands, asarray, elementwise, reduce
+from ._dtypes import reduction_result
+from .array import GPUArray, _operands, asarray, elementwise, empty, reduce
 
 
 def _array(a) -> GPUArray:
@@ -73,3 +74,15 @@ def var(a, axis=None, keepdims=False, ddof: int = 0) -> GPUArray:
 
 def std(a, axis=None, keepdims=False, ddof: int = 0) -> GPUArray:
     return elementwise("sqrt", var(a, axis, keepdims, ddof))
+
+
+def cumsum(a, axis=None) -> GPUArray:
+    """Running sum along `axis` (over the flattened array when None), NumPy's result dtype."""
+    a = _array(a)
+    if axis is None:
+        a = a.reshape(-1)
+        axis = 0
+    (axis,) = _shapes.normalize_axes(axis, a.ndim)
+    out = empty(a.shape, reduction_result("cumsum", a.dtype), a._rt)
+    a._rt.cumsum(a, axis, out)
+    return out
