@@ -6,6 +6,7 @@
 #                                            _core, runs the test suite on every backend found
 #                                            (cuda included) and every benchmark
 # With the device tool: run(command="bash scripts/gpu_machine.sh run", carry=[".gpu"]).
+# BENCH=launch,matmul runs only those benchmarks (none: BENCH=none); TESTS=0 skips the suite.
 # Logs go to $OUT (or .gpu/out); the last lines printed are the test summary and benchmark tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,13 +32,19 @@ run() {
     export PYTHONPATH="$site"
     python3 -c "import gpukit; print(gpukit.info())" | tee "$out/info.txt"
     local status=0
-    (cd tests && python3 -m pytest -q -p no:cacheprovider "$@" >"$out/tests.log" 2>&1) || status=$?
+    if [ "${TESTS:-1}" != 0 ]; then
+        (cd tests && python3 -m pytest -q -p no:cacheprovider "$@" >"$out/tests.log" 2>&1) || status=$?
+    fi
     for bench in benchmarks/bench_*.py; do
         [ -e "$bench" ] || continue
+        local name="${bench#benchmarks/bench_}"
+        [[ -z "${BENCH:-}" || ",$BENCH," == *",${name%.py},"* ]] || continue
         python3 "$bench" >"$out/$(basename "$bench" .py).txt" 2>&1 || status=1
     done
-    grep -E "^(FAILED|ERROR)" "$out/tests.log" | head -30 || true
-    tail -1 "$out/tests.log"
+    if [ -f "$out/tests.log" ]; then
+        grep -E "^(FAILED|ERROR)" "$out/tests.log" | head -30 || true
+        tail -1 "$out/tests.log"
+    fi
     for f in "$out"/bench_*.txt; do [ -e "$f" ] && { echo; cat "$f"; }; done
     return "$status"
 }
