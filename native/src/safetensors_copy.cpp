@@ -23,7 +23,7 @@ namespace {
 
 constexpr uint64_t kHostChunk = 16ull << 20;
 constexpr uint64_t kStagingBytes = 8ull << 20;  // per staging buffer
-constexpr int kStagingPerWorker = 3;
+constexpr int kStagingPerWorker = 2;  // one filling while the other is in flight
 
 // The copies cut into pieces of at most `chunk` bytes, in file order, so that threads taking the
 // next piece read the file front to back.
@@ -136,19 +136,30 @@ struct Staging {
 
     // At least `n` workers' resources (the caller holds `in_use`).
     void reserve(const CudaDevice& device, int n) {
-        const auto& api = device.driver().api();
+        const gk_allocator_table* table = device.allocator_table();
         device.make_current();
         while (static_cast<int>(workers.size()) < n) {
+            // Built aside and kept only when complete, so that every kept worker has its slots.
             Worker w;
             w.stream = device.create_stream(device.stream_priority_range().first);
-            workers.push_back(w);  // kept even if a slot fails below: streams are never destroyed
-            for (int s = 0; s < kStagingPerWorker; ++s) {
-                Slot slot;
-                device.driver().check(api.cuMemAllocHost(&slot.host, kStagingBytes),
-                                      "cuMemAllocHost");
-                slot.done = device.create_event(false);
-                workers.back().slots.push_back(slot);
+            try {
+                for (int s = 0; s < kStagingPerWorker; ++s) {
+                    Slot slot;
+                    // The device's own pinned host allocator (cuMemAllocHost).
+                    const int32_t code = table->host_alloc(table->ctx, kStagingBytes, &slot.host);
+                    device.driver().check(static_cast<cu::Result>(code), "cuMemAllocHost");
+                    w.slots.push_back(slot);
+                    w.slots.back().done = device.create_event(false);
+                }
+            } catch (...) {
+                for (auto& slot : w.slots) {
+                    table->host_free(table->ctx, slot.host);
+                    if (slot.done != nullptr) device.destroy_event(slot.done);
+                }
+                device.destroy_stream(w.stream);
+                throw;
             }
+            workers.push_back(std::move(w));
         }
     }
 };

@@ -381,16 +381,28 @@ void validate(Header& header, uint64_t data_size) {
     std::stable_sort(ts.begin(), ts.end(), [](const TensorEntry& a, const TensorEntry& b) {
         return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
     });
-    // Empty tensors occupy no bytes and overlap nothing.
+    // Empty tensors occupy no bytes and overlap nothing; the others must tile the data section
+    // exactly, as the reference implementation requires (no overlaps, no gaps, no trailing bytes).
     const TensorEntry* prev = nullptr;
+    uint64_t covered = 0;  // [0, covered) belongs to the tensors seen so far
     for (const auto& t : ts) {
         if (t.begin == t.end) continue;
-        if (prev != nullptr && t.begin < prev->end) {
+        if (t.begin < covered) {
             throw FormatError("tensor " + quoted(t.name) + ": data [" + std::to_string(t.begin) + ", " +
                               std::to_string(t.end) + ") overlaps " + quoted(prev->name) + " [" +
                               std::to_string(prev->begin) + ", " + std::to_string(prev->end) + ")");
         }
+        if (t.begin > covered) {
+            throw FormatError("tensor " + quoted(t.name) + ": data [" + std::to_string(t.begin) + ", " +
+                              std::to_string(t.end) + ") leaves a gap: bytes [" + std::to_string(covered) +
+                              ", " + std::to_string(t.begin) + ") of the data section belong to no tensor");
+        }
+        covered = t.end;
         prev = &t;
+    }
+    if (covered != data_size) {
+        throw FormatError("the data section has " + std::to_string(data_size) + " bytes but the tensors cover only [0, " +
+                          std::to_string(covered) + ")" + (prev ? " (the last is " + quoted(prev->name) + ")" : ""));
     }
 }
 

@@ -42,8 +42,8 @@ from .errors import (
     SafeTensorsError,
 )
 from .kernel import ElementwiseKernel, RawKernel
-from .safetensors import load_safetensors, save_safetensors
 from .reductions import all, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
+from .safetensors import load_safetensors, save_safetensors
 from .streams import Event, Stream, synchronize
 from .ufuncs import *  # noqa: F403  (exp, maximum, where, ... with NumPy's names)
 from .ufuncs import __all__ as _ufunc_names

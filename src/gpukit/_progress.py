@@ -38,9 +38,8 @@ class ByteProgress:
             from tqdm.auto import tqdm
         except ImportError:
             return True
-        return tqdm(
-            total=self.total, initial=done, unit="B", unit_scale=True, desc=self.label, leave=False
-        )
+        # Starts at 0: __call__ adds the bytes done so far right after.
+        return tqdm(total=self.total, unit="B", unit_scale=True, desc=self.label, leave=False)
 
     def _plain(self, done: int, elapsed: float) -> None:
         rate = done / elapsed / 1e9 if elapsed > 0 else 0.0

@@ -40,12 +40,27 @@ _NUMPY_NAMES = {
     "BF16": "bfloat16",
 }
 _FORMAT_NAMES = {v: k for k, v in _NUMPY_NAMES.items()}
+# The reference writer orders the data by its Dtype enum, last first, then by name; we do the same
+# so that both write identical files (every tensor is then aligned to its item size).
+_WRITE_RANK = {
+    name: rank
+    for rank, name in enumerate(
+        ("BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "F64", "I64", "U64")
+    )
+}
 
 
 def _gpukit_dtype(fmt: str) -> np.dtype | None:
-    """The gpukit dtype of a format dtype name, or None when gpukit has none."""
+    """The gpukit dtype of a format dtype name, or None when gpukit has none. Looked up at each
+    call: bfloat16 exists once gpukit defines `gpukit.bfloat16`."""
     name = _NUMPY_NAMES.get(fmt)
-    return next((d for d in _dtypes.SUPPORTED if d.name == name), None)
+    found = next((d for d in _dtypes.SUPPORTED if d.name == name), None)
+    if found is None and fmt == "BF16":
+        import gpukit
+
+        bf16 = getattr(gpukit, "bfloat16", None)
+        found = None if bf16 is None else np.dtype(bf16)
+    return found
 
 
 def _is_floating(dtype: np.dtype) -> bool:
@@ -170,10 +185,19 @@ def _read(entries: list[_Entry], rt, evictable: bool, progress) -> dict[str, GPU
     return arrays
 
 
+def _float_dtype(dtype) -> np.dtype:
+    dt = np.dtype(dtype)
+    if not _is_floating(dt):
+        raise TypeError(f"dtype= must be a floating-point dtype, not {dt.name}")
+    if dt.name == "bfloat16":
+        return dt  # gpukit.bfloat16, which _dtypes may not list yet
+    return _dtypes.normalize(dt)
+
+
 def _convert(arrays: dict[str, GPUArray], dtype) -> dict[str, GPUArray]:
     if dtype is None:
         return arrays
-    dtype = _dtypes.normalize(dtype)
+    dtype = _float_dtype(dtype)
     for name, a in arrays.items():
         if _is_floating(a.dtype) and a.dtype != dtype:
             evictable = a.evictable
@@ -220,7 +244,7 @@ def load_safetensors(
     """
     rt = _runtime_of(device)
     if dtype is not None:
-        _dtypes.normalize(dtype)  # a bad dtype fails before anything is read
+        _float_dtype(dtype)  # a bad dtype fails before anything is read
     opened = _open_all(path)
     if lazy:
         return LazySafeTensors(opened, rt, dtype, evictable)
@@ -300,8 +324,9 @@ def safetensors_metadata(path) -> dict[str, str]:
 
 def save_safetensors(tensors: Mapping, path, metadata: Mapping | None = None) -> None:
     """Writes `tensors` (name -> GPUArray or NumPy array) to a SafeTensors file at `path`, in the
-    reference implementation's layout: data ordered by item size (largest first) then name, so
-    every tensor is aligned to its item size; the header padded with spaces to 8 bytes.
+    reference implementation's layout (the same bytes): data ordered by dtype (the widest first)
+    then name, so every tensor is aligned to its item size; the header padded with spaces to 8
+    bytes.
     `metadata` is a str -> str map stored as __metadata__. The file is replaced atomically."""
     if metadata is not None and not all(
         isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
@@ -315,7 +340,7 @@ def save_safetensors(tensors: Mapping, path, metadata: Mapping | None = None) ->
         if dtype.name not in _FORMAT_NAMES:
             raise TypeError(f"tensor {name!r}: dtype {dtype.name} has no SafeTensors equivalent")
         items.append((name, value, dtype))
-    items.sort(key=lambda item: (-item[2].itemsize, item[0]))
+    items.sort(key=lambda item: (-_WRITE_RANK[_FORMAT_NAMES[item[2].name]], item[0]))
     header: dict = {} if metadata is None else {"__metadata__": dict(metadata)}
     offset = 0
     for name, value, dtype in items:
