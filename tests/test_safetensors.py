@@ -338,6 +338,18 @@ BAD_FILES = {
         None,
         r"tensor 'fp8': dtype F8_E4M3 has no gpukit dtype",
     ),
+    "sub-byte dtype": (
+        {"f4": _entry("F4", [4], 0, 2)},
+        bytes(2),
+        None,
+        r"tensor 'f4': dtype F4 has no gpukit dtype",
+    ),
+    "complex dtype gpukit lacks": (
+        {"c": _entry("C64", [1], 0, 8)},
+        bytes(8),
+        None,
+        r"tensor 'c': dtype C64 has no gpukit dtype",
+    ),
     "shape disagrees with byte count": (
         {"a": _entry("F32", [3], 0, 8)},
         bytes(8),

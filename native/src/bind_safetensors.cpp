@@ -66,8 +66,7 @@ void bind_safetensors(py::module_& m) {
             },
             "[(name, dtype, shape, begin, end)] in the order of the data, offsets within the data "
             "section.")
-        .def_property_readonly("metadata",
-                               [](const MappedFile& f) { return f.header().metadata; })
+        .def_property_readonly("metadata", [](const MappedFile& f) { return f.header().metadata; })
         .def("close", &MappedFile::close, "Unmaps the file.")
         .def(
             "copy_to_host",

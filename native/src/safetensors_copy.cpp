@@ -23,7 +23,7 @@ namespace {
 
 constexpr uint64_t kHostChunk = 16ull << 20;
 constexpr uint64_t kStagingBytes = 8ull << 20;  // per staging buffer
-constexpr int kStagingPerWorker = 2;  // one filling while the other is in flight
+constexpr int kStagingPerWorker = 2;            // one filling while the other is in flight
 
 // The copies cut into pieces of at most `chunk` bytes, in file order, so that threads taking the
 // next piece read the file front to back.

@@ -31,7 +31,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
         const int err = errno;
         throw OpenError(path, err, path + ": " + std::strerror(err));
     }
-    struct stat st {};
+    struct stat st{};
     if (::fstat(file.fd, &st) != 0) {
         const int err = errno;
         throw OpenError(path, err, path + ": " + std::strerror(err));

@@ -7,10 +7,9 @@ namespace gpukit::safetensors {
 
 size_t dtype_size(const std::string& dtype) {
     static const std::map<std::string, size_t> sizes = {
-        {"BOOL", 1},    {"U8", 1},      {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1},
-        {"F8_E8M0", 1}, {"I16", 2},     {"U16", 2}, {"F16", 2},     {"BF16", 2},
-        {"I32", 4},     {"U32", 4},     {"F32", 4}, {"F64", 8},     {"I64", 8},
-        {"U64", 8},     {"C64", 8},
+        {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"F8_E8M0", 1},
+        {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},     {"U32", 4},
+        {"F32", 4},  {"F64", 8}, {"I64", 8}, {"U64", 8},     {"C64", 8},
     };
     auto it = sizes.find(dtype);
     return it == sizes.end() ? 0 : it->second;
@@ -22,7 +21,8 @@ std::string quoted(const std::string& name) { return "'" + name + "'"; }
 
 class Parser {
    public:
-    Parser(const char* text, size_t size, size_t base) : p_(text), end_(text + size), text_(text), base_(base) {}
+    Parser(const char* text, size_t size, size_t base)
+        : p_(text), end_(text + size), text_(text), base_(base) {}
 
     Header parse() {
         Header header;
@@ -100,10 +100,14 @@ class Parser {
         for (int i = 0; i < 4; ++i, ++p_) {
             const char c = *p_;
             v <<= 4;
-            if (c >= '0' && c <= '9') v |= c - '0';
-            else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
-            else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
-            else fail("bad hex digit in \\u escape");
+            if (c >= '0' && c <= '9')
+                v |= c - '0';
+            else if (c >= 'a' && c <= 'f')
+                v |= c - 'a' + 10;
+            else if (c >= 'A' && c <= 'F')
+                v |= c - 'A' + 10;
+            else
+                fail("bad hex digit in \\u escape");
         }
         return v;
     }
@@ -132,10 +136,14 @@ class Parser {
         const unsigned char c = static_cast<unsigned char>(*p_);
         int extra = 0;
         unsigned cp = 0, min = 0;
-        if (c >= 0xC2 && c <= 0xDF) extra = 1, cp = c & 0x1F, min = 0x80;
-        else if (c >= 0xE0 && c <= 0xEF) extra = 2, cp = c & 0x0F, min = 0x800;
-        else if (c >= 0xF0 && c <= 0xF4) extra = 3, cp = c & 0x07, min = 0x10000;
-        else fail("invalid UTF-8 in a string");
+        if (c >= 0xC2 && c <= 0xDF)
+            extra = 1, cp = c & 0x1F, min = 0x80;
+        else if (c >= 0xE0 && c <= 0xEF)
+            extra = 2, cp = c & 0x0F, min = 0x800;
+        else if (c >= 0xF0 && c <= 0xF4)
+            extra = 3, cp = c & 0x07, min = 0x10000;
+        else
+            fail("invalid UTF-8 in a string");
         if (end_ - p_ < extra + 1) fail("invalid UTF-8 in a string");
         for (int i = 1; i <= extra; ++i) {
             const unsigned char k = static_cast<unsigned char>(p_[i]);
@@ -174,14 +182,30 @@ class Parser {
             if (p_ >= end_) fail("unterminated string");
             const char e = *p_++;
             switch (e) {
-                case '"': out += '"'; break;
-                case '\\': out += '\\'; break;
-                case '/': out += '/'; break;
-                case 'b': out += '\b'; break;
-                case 'f': out += '\f'; break;
-                case 'n': out += '\n'; break;
-                case 'r': out += '\r'; break;
-                case 't': out += '\t'; break;
+                case '"':
+                    out += '"';
+                    break;
+                case '\\':
+                    out += '\\';
+                    break;
+                case '/':
+                    out += '/';
+                    break;
+                case 'b':
+                    out += '\b';
+                    break;
+                case 'f':
+                    out += '\f';
+                    break;
+                case 'n':
+                    out += '\n';
+                    break;
+                case 'r':
+                    out += '\r';
+                    break;
+                case 't':
+                    out += '\t';
+                    break;
                 case 'u': {
                     unsigned cp = hex4();
                     if (cp >= 0xDC00 && cp <= 0xDFFF) fail("unpaired surrogate in \\u escape");
@@ -206,7 +230,8 @@ class Parser {
 
     uint64_t integer() {
         if (peek() == '-') fail("negative number where a size or offset belongs");
-        if (peek() < '0' || peek() > '9') fail("expected a non-negative integer, found " + describe_here());
+        if (peek() < '0' || peek() > '9')
+            fail("expected a non-negative integer, found " + describe_here());
         if (peek() == '0' && p_ + 1 < end_ && p_[1] >= '0' && p_[1] <= '9') {
             fail("leading zero in a number");
         }
@@ -217,7 +242,8 @@ class Parser {
             v = v * 10 + digit;
             ++p_;
         }
-        if (peek() == '.' || peek() == 'e' || peek() == 'E') fail("expected an integer, found a fraction or exponent");
+        if (peek() == '.' || peek() == 'e' || peek() == 'E')
+            fail("expected an integer, found a fraction or exponent");
         return v;
     }
 
@@ -257,7 +283,8 @@ class Parser {
             skip_space();
             expect(':');
             skip_space();
-            if (peek() != '"') fail("__metadata__ values must be strings, found " + describe_here());
+            if (peek() != '"')
+                fail("__metadata__ values must be strings, found " + describe_here());
             std::string value = string();
             if (!out.emplace(std::move(key), std::move(value)).second) {
                 fail_at(key_at, "duplicate __metadata__ key");
@@ -277,7 +304,8 @@ class Parser {
         t.name = name;
         bool has_dtype = false, has_shape = false, has_offsets = false;
         const size_t start = offset();
-        if (peek() != '{') fail("tensor " + quoted(name) + ": expected an object, found " + describe_here());
+        if (peek() != '{')
+            fail("tensor " + quoted(name) + ": expected an object, found " + describe_here());
         ++p_;
         skip_space();
         if (peek() != '}') {
@@ -300,7 +328,8 @@ class Parser {
                     const size_t at = offset();
                     const auto offsets = integer_array();
                     if (offsets.size() != 2) {
-                        fail_at(at, "tensor " + quoted(name) + ": data_offsets must hold 2 integers, not " +
+                        fail_at(at, "tensor " + quoted(name) +
+                                        ": data_offsets must hold 2 integers, not " +
                                         std::to_string(offsets.size()));
                     }
                     t.begin = offsets[0];
@@ -308,7 +337,8 @@ class Parser {
                 } else {
                     fail_at(key_at, "tensor " + quoted(name) + ": unknown field " + quoted(key));
                 }
-                if (seen_twice(*seen)) fail_at(key_at, "tensor " + quoted(name) + ": duplicate field " + quoted(key));
+                if (seen_twice(*seen))
+                    fail_at(key_at, "tensor " + quoted(name) + ": duplicate field " + quoted(key));
                 skip_space();
                 if (peek() == ',') {
                     ++p_;
@@ -349,15 +379,19 @@ void validate(Header& header, uint64_t data_size) {
     for (const auto& t : ts) {
         const std::string who = "tensor " + quoted(t.name) + ": ";
         const size_t item = dtype_size(t.dtype);
+        if (t.dtype == "F4" || t.dtype == "F6_E2M3" || t.dtype == "F6_E3M2") {
+            throw FormatError(who + "dtype " + t.dtype +
+                              " has no gpukit dtype (packed sub-byte types are not supported)");
+        }
         if (item == 0) throw FormatError(who + "unknown dtype " + quoted(t.dtype));
         if (t.end < t.begin) {
             throw FormatError(who + "data offsets [" + std::to_string(t.begin) + ", " +
                               std::to_string(t.end) + ") end before they begin");
         }
         if (t.end > data_size) {
-            throw FormatError(who + "data [" + std::to_string(t.begin) + ", " + std::to_string(t.end) +
-                              ") lies past the end of the data section (" + std::to_string(data_size) +
-                              " bytes; is the file truncated?)");
+            throw FormatError(who + "data [" + std::to_string(t.begin) + ", " +
+                              std::to_string(t.end) + ") lies past the end of the data section (" +
+                              std::to_string(data_size) + " bytes; is the file truncated?)");
         }
         // prod(shape) * itemsize, with any overflow meaning "disagrees" (the range fits in a file).
         uint64_t expected = item;
@@ -365,17 +399,21 @@ void validate(Header& header, uint64_t data_size) {
         bool empty = false;
         for (uint64_t d : t.shape) {
             if (d == 0) empty = true;
-            if (d != 0 && expected > UINT64_MAX / d) overflow = true;
-            else expected *= d;
+            if (d != 0 && expected > UINT64_MAX / d)
+                overflow = true;
+            else
+                expected *= d;
         }
         if (empty) expected = 0, overflow = false;
         std::string shape = "[";
-        for (size_t i = 0; i < t.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(t.shape[i]);
+        for (size_t i = 0; i < t.shape.size(); ++i)
+            shape += (i ? ", " : "") + std::to_string(t.shape[i]);
         shape += "]";
         if (overflow || expected != t.end - t.begin) {
-            throw FormatError(who + "shape " + shape + " of " + t.dtype + " needs " +
-                              (overflow ? std::string("more than 2^64") : std::to_string(expected)) +
-                              " bytes but data_offsets hold " + std::to_string(t.end - t.begin));
+            throw FormatError(
+                who + "shape " + shape + " of " + t.dtype + " needs " +
+                (overflow ? std::string("more than 2^64") : std::to_string(expected)) +
+                " bytes but data_offsets hold " + std::to_string(t.end - t.begin));
         }
     }
     std::stable_sort(ts.begin(), ts.end(), [](const TensorEntry& a, const TensorEntry& b) {
@@ -388,21 +426,24 @@ void validate(Header& header, uint64_t data_size) {
     for (const auto& t : ts) {
         if (t.begin == t.end) continue;
         if (t.begin < covered) {
-            throw FormatError("tensor " + quoted(t.name) + ": data [" + std::to_string(t.begin) + ", " +
-                              std::to_string(t.end) + ") overlaps " + quoted(prev->name) + " [" +
-                              std::to_string(prev->begin) + ", " + std::to_string(prev->end) + ")");
+            throw FormatError("tensor " + quoted(t.name) + ": data [" + std::to_string(t.begin) +
+                              ", " + std::to_string(t.end) + ") overlaps " + quoted(prev->name) +
+                              " [" + std::to_string(prev->begin) + ", " +
+                              std::to_string(prev->end) + ")");
         }
         if (t.begin > covered) {
-            throw FormatError("tensor " + quoted(t.name) + ": data [" + std::to_string(t.begin) + ", " +
-                              std::to_string(t.end) + ") leaves a gap: bytes [" + std::to_string(covered) +
-                              ", " + std::to_string(t.begin) + ") of the data section belong to no tensor");
+            throw FormatError("tensor " + quoted(t.name) + ": data [" + std::to_string(t.begin) +
+                              ", " + std::to_string(t.end) + ") leaves a gap: bytes [" +
+                              std::to_string(covered) + ", " + std::to_string(t.begin) +
+                              ") of the data section belong to no tensor");
         }
         covered = t.end;
         prev = &t;
     }
     if (covered != data_size) {
-        throw FormatError("the data section has " + std::to_string(data_size) + " bytes but the tensors cover only [0, " +
-                          std::to_string(covered) + ")" + (prev ? " (the last is " + quoted(prev->name) + ")" : ""));
+        throw FormatError("the data section has " + std::to_string(data_size) +
+                          " bytes but the tensors cover only [0, " + std::to_string(covered) + ")" +
+                          (prev ? " (the last is " + quoted(prev->name) + ")" : ""));
     }
 }
 

@@ -35,7 +35,8 @@ Header parse_header(const char* text, size_t size, size_t base = 8);
 
 // Checks every tensor against a data section of `data_size` bytes: known dtype, byte count ==
 // prod(shape) * itemsize, [begin, end) inside the section, and the non-empty ranges tiling the
-// section exactly (no overlap, no gap, no trailing bytes). Sorts the tensors by offset. Throws FormatError naming the tensor and the problem.
+// section exactly (no overlap, no gap, no trailing bytes). Sorts the tensors by offset. Throws
+// FormatError naming the tensor and the problem.
 void validate(Header& header, uint64_t data_size);
 
 }  // namespace gpukit::safetensors

@@ -130,8 +130,9 @@ class _Entry:
 def _entries(file, names: list[str] | None) -> list[_Entry]:
     """The tensors of an opened file (those in `names` when given), with gpukit dtypes."""
     out = []
+    wanted = None if names is None else set(names)
     for name, fmt, shape, begin, end in file.tensors:
-        if names is not None and name not in names:
+        if wanted is not None and name not in wanted:
             continue
         dtype = _gpukit_dtype(fmt)
         if dtype is None:
