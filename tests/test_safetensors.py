@@ -113,6 +113,17 @@ def test_save_rejects_bad_input(backend, tmp_path):
     assert not os.listdir(tmp_path)  # nothing written, no temporary left
 
 
+def test_load_rejects_bad_arguments(backend, tmp_path):
+    path = tmp_path / "a.safetensors"
+    gk.save_safetensors({"a": np.zeros(2, np.float32)}, path)
+    with pytest.raises(TypeError, match="device must be"):
+        gk.load_safetensors(path, device=3)
+    with pytest.raises(ValueError, match="only device 0"):
+        gk.load_safetensors(path, device=f"{backend}:1")
+    with pytest.raises(TypeError, match="not understood"):
+        gk.load_safetensors(path, dtype="float33")
+
+
 def test_bfloat16_round_trip(backend, tmp_path, rng):
     if not hasattr(gk, "bfloat16"):
         pytest.skip("gpukit.bfloat16 does not exist yet (the dtypes work adds it)")
@@ -295,6 +306,35 @@ def test_progress_bar_plain_fallback(monkeypatch, capsys):
     disabled(50)
     disabled.close()
     assert capsys.readouterr().err == ""
+
+
+def test_progress_bar_uses_tqdm_when_installed(monkeypatch):
+    import sys
+    import types
+
+    made = []
+
+    class FakeTqdm:
+        def __init__(self, total, **kwargs):
+            self.total, self.n, self.closed = total, kwargs.get("initial", 0), False
+            made.append(self)
+
+        def update(self, n):
+            self.n += n
+
+        def close(self):
+            self.closed = True
+
+    auto = types.ModuleType("tqdm.auto")
+    auto.tqdm = FakeTqdm
+    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
+    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
+    bar = ByteProgress(1000, "loading", delay=0.0)
+    for done in (300, 700, 1000):
+        bar(done)
+    bar.close()
+    assert len(made) == 1 and made[0].total == 1000
+    assert made[0].n == 1000 and made[0].closed  # bytes counted once
 
 
 # --- malformed files ----------------------------------------------------------------------------
