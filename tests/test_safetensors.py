@@ -130,8 +130,9 @@ def test_bfloat16_round_trip(backend, tmp_path, rng):
     values = rng.standard_normal((5, 3)).astype(gk.bfloat16)
     path = tmp_path / "bf16.safetensors"
     gk.save_safetensors({"w": values}, path)
-    header = json.loads(path.read_bytes()[8:].split(b"}}")[0] + b"}}")
-    assert header["w"]["dtype"] == "BF16"
+    raw = path.read_bytes()
+    (size,) = struct.unpack("<Q", raw[:8])
+    assert json.loads(raw[8 : 8 + size])["w"]["dtype"] == "BF16"
     loaded = gk.load_safetensors(path)["w"]
     assert loaded.dtype == np.dtype(gk.bfloat16)
     np.testing.assert_array_equal(loaded.to_numpy().view(np.uint16), values.view(np.uint16))
