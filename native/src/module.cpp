@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "host_allocator.h"
 #include "kernel_sources.h"
+#include "safetensors_header.h"
 #include "shared_library.h"
 
 namespace py = pybind11;
@@ -29,6 +30,8 @@ void translate(std::exception_ptr p) {
         raise("CompileError", e.what(), e.log);
     } catch (const gpukit::LibraryError& e) {
         raise("BackendUnavailableError", e.what());
+    } catch (const gpukit::safetensors::FormatError& e) {
+        raise("SafeTensorsError", e.what());
     }
 }
 
@@ -68,4 +71,5 @@ PYBIND11_MODULE(_native, m) {
 
     gpukit::bind_cuda(m);
     gpukit::bind_jit(m);
+    gpukit::bind_safetensors(m);
 }

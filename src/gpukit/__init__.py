@@ -39,9 +39,11 @@ from .errors import (
     GpukitError,
     HipError,
     OutOfMemoryError,
+    SafeTensorsError,
 )
 from .kernel import ElementwiseKernel, RawKernel
 from .reductions import all, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
+from .safetensors import load_safetensors, save_safetensors
 from .streams import Event, Stream, synchronize
 from .ufuncs import *  # noqa: F403  (exp, maximum, where, ... with NumPy's names)
 from .ufuncs import __all__ as _ufunc_names
@@ -76,6 +78,7 @@ __all__ = [
     "HipError",
     "OutOfMemoryError",
     "RawKernel",
+    "SafeTensorsError",
     "Stream",
     "arange",
     "all",
@@ -114,10 +117,12 @@ __all__ = [
     "full",
     "info",
     "jit",
+    "load_safetensors",
     "matmul",
     "memory",
     "ones",
     "reduce",
+    "save_safetensors",
     "synchronize",
     "to_numpy",
     "use_backend",

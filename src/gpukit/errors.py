@@ -44,3 +44,8 @@ class OutOfMemoryError(GpukitError, MemoryError):
         self.allocated = allocated
         self.reserved = reserved
         self.limit = limit
+
+
+class SafeTensorsError(GpukitError, ValueError):
+    """A SafeTensors file is malformed or inconsistent; the message names the file, the tensor
+    and the problem."""
