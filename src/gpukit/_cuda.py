@@ -303,3 +303,124 @@ class CudaRuntime:
             bb,
             bo,
         )
+
+    def gather(self, src, out, indices, positions, layout, check, scatter=False):
+        """out = src[idx] (scatter: src[idx] = out) for int64 index arrays at `positions` of
+        src's dimensions; out (contiguous) has a dimension per `layout` entry: ("v", d) walks
+        src's dimension d, ("b", j) dimension j of the broadcast index shape. With `check`,
+        returns the number of an index array holding an index out of range (or None)."""
+        from .array import empty
+
+        item = src.itemsize
+        index_shape = _shapes.broadcast(*(x.shape for x in indices))
+        shape = [src.shape[d] if kind == "v" else index_shape[d] for kind, d in layout]
+        src_el = [st // item for st in src.strides]
+        idx_el = [_strides.element_strides(x, index_shape) for x in indices]
+        walks = [[src_el[d] if kind == "v" else 0 for kind, d in layout]]
+        walks += [[0 if kind == "v" else st[d] for kind, d in layout] for st in idx_el]
+        out_el = list(_shapes.contiguous_strides(shape, 1))
+        cshape, (_, src_walk, *idx_walks) = _strides.collapse(shape, [out_el, *walks])
+        axis_size = [src.shape[p] for p in positions]
+        axis_stride = [src_el[p] for p in positions]
+        width = _gather_width(src, cshape, src_walk, idx_walks, axis_stride)
+        if width != item:  # whole rows move as wider words
+            f = width // item
+            cshape[-1] //= f
+            src_walk = [st // f for st in src_walk]
+            axis_stride = [st // f for st in axis_stride]
+        fn = self.function(*_kernels.gather(width), "gk_scatter" if scatter else "gk_gather")
+        err = empty((1,), np.dtype("int32"), self) if check else None
+        if err is not None:
+            self.fill(err, 0)
+        stream = self.stream
+        ptrs = self.addresses((src, out, *indices, *([err] if err is not None else [])), stream)
+        self.device.gather(
+            fn,
+            stream,
+            ptrs[0],
+            ptrs[1],
+            ptrs[-1] if err is not None else 0,
+            cshape,
+            src_walk,
+            ptrs[2 : 2 + len(indices)],
+            idx_walks,
+            axis_size,
+            axis_stride,
+        )
+        if err is None:
+            return None
+        flag = int(self.download(err)[0])
+        return flag - 1 if flag else None
+
+    def nonzero(self, mask):
+        """An int64 (ndim, count) array: the coordinates of mask's (bool) true elements. The
+        count is read back to the host once."""
+        from .array import empty
+
+        i64 = np.dtype("int64")
+        if not mask.is_contiguous:
+            mask = mask.copy()
+        n = mask.size
+        if n == 0:
+            return empty((mask.ndim, 0), i64, self)
+        tiles = -(-n // _COMPACT_TILE)
+        counts, prefix = empty((tiles,), i64, self), empty((tiles,), i64, self)
+        count_fn, write_fn = (
+            self.function(*_kernels.compact(), k) for k in ("gk_count_tiles", "gk_write_nonzero")
+        )
+        stream = self.stream
+        m, c, p = self.addresses((mask, counts, prefix), stream)
+        self.device.compact(count_fn, stream, m, c, p, 0, n, 0, list(mask.shape))
+        self.cumsum(counts, 0, prefix)
+        total = int(self.download(prefix[tiles - 1 :])[0])
+        out = empty((mask.ndim, total), i64, self)
+        if total:
+            m, c, p, o = self.addresses((mask, counts, prefix, out), stream)
+            self.device.compact(write_fn, stream, m, c, p, o, n, total, list(mask.shape))
+        return out
+
+    def philox(self, kernel: str, out, seed: int, offset: int, **params) -> None:
+        """Fills out (contiguous) with kernel `kernel` of kernels/philox.cu."""
+        from ._philox import PER_GROUP
+
+        fn = self.function(*_kernels.philox(out.dtype), kernel)
+        stream = self.stream
+        (ptr,) = self.addresses((out,), stream)
+        self.device.philox(
+            fn,
+            stream,
+            ptr,
+            out.size,
+            PER_GROUP[kernel],
+            seed,
+            offset,
+            params.get("lo", 0.0),
+            params.get("scale", 1.0),
+            params.get("affine", False),
+            params.get("low", 0),
+            params.get("range", 0),
+        )
+
+
+_COMPACT_TILE = 4096  # GK_TILE of kernels/compact.cu
+
+
+def _gather_width(src, shape, src_walk, idx_walks, axis_stride) -> int:
+    """Bytes moved per gather element: wider than the dtype (up to 16) when the innermost
+    dimension is a run of src that no index array walks, and every stride and the run's start
+    stay aligned to the wider word."""
+    item = src.itemsize
+    if not shape or src_walk[-1] != 1 or any(w[-1] for w in idx_walks):
+        return item
+    for width in (16, 8, 4, 2):
+        if width <= item:
+            break
+        f = width // item
+        if (
+            shape[-1] % f == 0
+            and src._offset % width == 0
+            and all(st % f == 0 for st in src_walk[:-1])
+            and all(st % f == 0 for st in axis_stride)
+        ):
+            return width
+    return item
