@@ -49,7 +49,7 @@ def test_numpy_placement_of_advanced_dimensions(backend, rng):
         (0, slice(None), k),  # an integer beside an array counts as an index array
         (slice(None), 1, slice(None), [2, 0]),
         (None, i, ..., 3),
-        (j[:, None], k.reshape(1, 2), slice(None, None, -2)),
+        (i[:, :1], j[:2].reshape(1, 2), slice(None, None, -2)),
         (np.array(2), slice(None)),  # a 0-d index array
     ]
     for key in keys:
@@ -94,7 +94,14 @@ def test_boolean_masks(backend, rng):
     full = x > 0.3
     lead = rng.random((6, 5)) < 0.4
     first = rng.random(6) < 0.5
-    for key in (full, lead, first, (slice(None), rng.random(5) < 0.5), (first, 1), (lead, [0, 3])):
+    for key in (
+        full,
+        lead,
+        first,
+        (slice(None), rng.random(5) < 0.5),
+        (first, 1),
+        (lead, np.array([[0], [3]])),
+    ):
         check(x, a, key)
         check(x, a, key, on_device(key))
     check(x, a, x > 100)  # nothing selected
@@ -198,3 +205,82 @@ def test_setitem_with_advanced_keys(backend, rng, dtype):
     np.testing.assert_array_equal(a.to_numpy(), before)  # nothing written
     with pytest.raises(ValueError, match="broadcast"):
         a[[0, 1]] = np.zeros((3, 5, 4), dtype)
+
+
+def _memory(ptr: int, offsets: np.ndarray, typestr: str, width: int):
+    """A writable NumPy view of the memory from address `ptr` that `offsets` (in units of `width`
+    bytes) reach, and the offsets into it."""
+    lo = int(offsets.min()) if offsets.size else 0
+    hi = int(offsets.max()) + 1 if offsets.size else 0
+
+    class Memory:
+        __array_interface__ = {
+            "data": (ptr + lo * width, False),
+            "shape": (hi - lo,),
+            "typestr": typestr,
+            "version": 3,
+        }
+
+    return np.asarray(Memory()), offsets - lo
+
+
+def _emulated_cuda_gather(rt, src, out, indices, positions, layout, check, scatter=False):
+    """kernels/gather.cu in NumPy, with the arguments CudaRuntime.gather computes, over the CPU
+    backend's memory: checks the host-side plan (merged dimensions, strides, widened words)."""
+    from gpukit import _gather_plan
+
+    p = _gather_plan.plan(src, src._offset, indices, positions, layout)
+    operands = (src, out, *indices)
+    ptrs = rt.pool.device_ptrs(tuple(a._buf for a in operands), 0)
+    src_ptr, out_ptr, *idx_ptrs = (q + a._offset for q, a in zip(ptrs, operands, strict=True))
+    n = int(np.prod(p.shape))
+    coords = np.unravel_index(np.arange(n), p.shape) if p.shape else ()
+    off = sum((c * s for c, s in zip(coords, p.src_walk, strict=True)), np.zeros(n, np.int64))
+    bad = None
+    for k, ptr in enumerate(idx_ptrs):
+        walk = zip(coords, p.idx_walks[k], strict=True)
+        mem, at = _memory(ptr, sum((c * s for c, s in walk), np.zeros(n, np.int64)), "<i8", 8)
+        v = mem[at]
+        size = p.axis_size[k]
+        v[v < 0] += size
+        if ((v < 0) | (v >= size)).any():
+            bad = k
+            v = np.clip(v, 0, size - 1)
+        off += v * p.axis_stride[k]
+    word = f"|V{p.width}"
+    dense, _ = _memory(out_ptr, np.arange(n), word, p.width)
+    mem, at = _memory(src_ptr, off, word, p.width)
+    if scatter:
+        mem[at] = dense
+    else:
+        dense[...] = mem[at]
+    return bad if check else None
+
+
+def test_cuda_gather_plan_emulated(rng, monkeypatch):
+    """The CUDA backend's gather arguments, run through a NumPy model of the kernel (the CUDA
+    kernel itself runs in the tests above on a GPU machine)."""
+    with gk.use_backend("cpu"):
+        rt = gk.zeros(1)._rt
+        monkeypatch.setattr(
+            type(rt), "gather", lambda self, *args, **kw: _emulated_cuda_gather(self, *args, **kw)
+        )
+        for dtype in ("uint8", "float16", "float32", "float64", "bool"):
+            x = random_array(rng, (6, 10, 48), dtype)
+            a = gk.asarray(x)
+            i = rng.integers(-6, 6, size=(3, 1))
+            j = rng.integers(-10, 10, size=(4,))
+            for xs, as_ in ((x, a), (x[:, ::-1, 1:], a[:, ::-1, 1:]), (x[..., 8:40], a[..., 8:40])):
+                for key in (i, (i, j), (slice(None), j), (i, slice(None), 3), (..., [0, -1])):
+                    check(xs, as_, key)
+                    check(xs, as_, key, on_device(key))
+                check(xs, as_, xs > xs.reshape(-1)[0])
+            check(x.transpose(2, 0, 1), a.transpose(2, 0, 1), (slice(2, 40, 3), i))
+        with pytest.raises(IndexError, match="index 6 is out of bounds for axis 0 with size 6"):
+            a[gk.asarray([0, 6])]
+        x = random_array(rng, (6, 5, 8), "float32")
+        ref, a = x.copy(), gk.asarray(x)
+        rows = rng.permutation(6)[:4]
+        ref[rows, 1:] = x[0, 0]
+        a[gk.asarray(rows), 1:] = x[0, 0]  # a scatter of widened rows
+        np.testing.assert_array_equal(a.to_numpy(), ref)

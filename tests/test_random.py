@@ -90,8 +90,8 @@ def test_randint_bounds_and_uniformity(backend, low, high, dtype):
     v = x.to_numpy()
     assert int(v.min()) >= low and int(v.max()) < high
     span = high - low
-    # Position of each value within [low, high) as a fraction: uniform on [0, 1).
-    frac = (v.astype(np.float64) - float(low)) / float(span)
+    # Each value's cell [v, v + 1) within [low, high), its middle as a fraction: mean 1/2.
+    frac = (v.astype(np.float64) - float(low) + 0.5) / float(span)
     within(frac.mean(), 0.5, math.sqrt(1 / 12 / N))
     if span <= 256:  # every value appears, each about N / span times
         counts = np.bincount((v.astype(np.int64) - low), minlength=span)

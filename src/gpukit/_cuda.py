@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from . import _core, _kernels, _libs, _native, _shapes, _strides, jit
+from . import _core, _gather_plan, _kernels, _libs, _native, _shapes, _strides, jit
 from .errors import BackendUnavailableError, CudaError
 
 
@@ -306,29 +306,13 @@ class CudaRuntime:
 
     def gather(self, src, out, indices, positions, layout, check, scatter=False):
         """out = src[idx] (scatter: src[idx] = out) for int64 index arrays at `positions` of
-        src's dimensions; out (contiguous) has a dimension per `layout` entry: ("v", d) walks
-        src's dimension d, ("b", j) dimension j of the broadcast index shape. With `check`,
-        returns the number of an index array holding an index out of range (or None)."""
+        src's dimensions; out is contiguous (see _gather_plan.plan for `layout`). With `check`,
+        returns the number of an index array holding an index out of range (or None): the
+        kernel clamps such an index, so nothing is read or written out of bounds."""
         from .array import empty
 
-        item = src.itemsize
-        index_shape = _shapes.broadcast(*(x.shape for x in indices))
-        shape = [src.shape[d] if kind == "v" else index_shape[d] for kind, d in layout]
-        src_el = [st // item for st in src.strides]
-        idx_el = [_strides.element_strides(x, index_shape) for x in indices]
-        walks = [[src_el[d] if kind == "v" else 0 for kind, d in layout]]
-        walks += [[0 if kind == "v" else st[d] for kind, d in layout] for st in idx_el]
-        out_el = list(_shapes.contiguous_strides(shape, 1))
-        cshape, (_, src_walk, *idx_walks) = _strides.collapse(shape, [out_el, *walks])
-        axis_size = [src.shape[p] for p in positions]
-        axis_stride = [src_el[p] for p in positions]
-        width = _gather_width(src, cshape, src_walk, idx_walks, axis_stride)
-        if width != item:  # whole rows move as wider words
-            f = width // item
-            cshape[-1] //= f
-            src_walk = [st // f for st in src_walk]
-            axis_stride = [st // f for st in axis_stride]
-        fn = self.function(*_kernels.gather(width), "gk_scatter" if scatter else "gk_gather")
+        p = _gather_plan.plan(src, src._offset, indices, positions, layout)
+        fn = self.function(*_kernels.gather(p.width), "gk_scatter" if scatter else "gk_gather")
         err = empty((1,), np.dtype("int32"), self) if check else None
         if err is not None:
             self.fill(err, 0)
@@ -340,12 +324,12 @@ class CudaRuntime:
             ptrs[0],
             ptrs[1],
             ptrs[-1] if err is not None else 0,
-            cshape,
-            src_walk,
+            p.shape,
+            p.src_walk,
             ptrs[2 : 2 + len(indices)],
-            idx_walks,
-            axis_size,
-            axis_stride,
+            p.idx_walks,
+            p.axis_size,
+            p.axis_stride,
         )
         if err is None:
             return None
@@ -403,24 +387,3 @@ class CudaRuntime:
 
 
 _COMPACT_TILE = 4096  # GK_TILE of kernels/compact.cu
-
-
-def _gather_width(src, shape, src_walk, idx_walks, axis_stride) -> int:
-    """Bytes moved per gather element: wider than the dtype (up to 16) when the innermost
-    dimension is a run of src that no index array walks, and every stride and the run's start
-    stay aligned to the wider word."""
-    item = src.itemsize
-    if not shape or src_walk[-1] != 1 or any(w[-1] for w in idx_walks):
-        return item
-    for width in (16, 8, 4, 2):
-        if width <= item:
-            break
-        f = width // item
-        if (
-            shape[-1] % f == 0
-            and src._offset % width == 0
-            and all(st % f == 0 for st in src_walk[:-1])
-            and all(st % f == 0 for st in axis_stride)
-        ):
-            return width
-    return item

@@ -157,5 +157,3 @@ def normal(loc=0.0, scale=1.0, size=None, dtype="float64") -> GPUArray:
 
 def randint(low, high=None, size=None, dtype="int64") -> GPUArray:
     return _default.randint(low, high, size, dtype)
-
-
