@@ -1,9 +1,10 @@
 // Advanced indexing: a thread per element of the dense side (the result of a[idx], or the values
 // of a[idx] = v), the offset into the indexed array from the element's coordinates and the int64
-// index arrays. gk_gather reads a[idx] into out; gk_scatter writes out's values to a[idx]. Elements move as raw bits of GK_T (an
-// unsigned type of the element's size, or a wider one when the inner run allows), so one
-// instance serves every dtype of that size. A negative index counts from the end; an index out
-// of range is clamped (nothing is read out of bounds) and *err records which array held it.
+// index arrays. gk_gather reads a[idx] into out; gk_scatter writes out's values to a[idx]. Elements
+// move as raw bits of GK_T (an unsigned type of the element's size, or a wider one when the inner
+// run allows), so one instance serves every dtype of that size. A negative index counts from the
+// end; an index out of range is clamped (nothing is read out of bounds) and *err records which
+// array held it.
 #include "args.cuh"
 #include "compat.cuh"
 

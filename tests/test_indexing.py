@@ -213,15 +213,14 @@ def _memory(ptr: int, offsets: np.ndarray, typestr: str, width: int):
     lo = int(offsets.min()) if offsets.size else 0
     hi = int(offsets.max()) + 1 if offsets.size else 0
 
-    class Memory:
-        __array_interface__ = {
-            "data": (ptr + lo * width, False),
-            "shape": (hi - lo,),
-            "typestr": typestr,
-            "version": 3,
-        }
-
-    return np.asarray(Memory()), offsets - lo
+    interface = {
+        "data": (ptr + lo * width, False),
+        "shape": (hi - lo,),
+        "typestr": typestr,
+        "version": 3,
+    }
+    memory = type("Memory", (), {"__array_interface__": interface})()
+    return np.asarray(memory), offsets - lo
 
 
 def _emulated_cuda_gather(rt, src, out, indices, positions, layout, check, scatter=False):

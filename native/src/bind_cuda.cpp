@@ -211,9 +211,9 @@ void bind_cuda(py::module_& m) {
                               prefix, out, n, total, shape);
              })
         .def("philox",
-             [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t out, int64_t n,
-                int per_group, uint64_t seed, uint64_t offset, double lo, double scale,
-                bool affine, uint64_t low, uint64_t range) {
+             [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t out, int64_t n, int per_group,
+                uint64_t seed, uint64_t offset, double lo, double scale, bool affine, uint64_t low,
+                uint64_t range) {
                  ops::philox(d, handle<cu::Function>(f), handle<cu::Stream>(s), out, n, per_group,
                              seed, offset, lo, scale, affine, low, range);
              })

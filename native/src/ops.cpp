@@ -169,7 +169,8 @@ void gather(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t src, 
     if (a.n == 0) return;
     if (idx.size() > GK_MAX_DIMS || idx_strides.size() != idx.size() ||
         axis_size.size() != idx.size() || axis_stride.size() != idx.size()) {
-        throw std::invalid_argument("gather: at most 8 index arrays, each with strides and an axis");
+        throw std::invalid_argument(
+            "gather: at most 8 index arrays, each with strides and an axis");
     }
     a.ndim = static_cast<gk_i32>(shape.size());
     a.n_idx = static_cast<gk_i32>(idx.size());

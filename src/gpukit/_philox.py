@@ -1,6 +1,7 @@
 """Philox4x32-10 and the conversions of kernels/philox.cu in vectorized NumPy: the CPU backend's
-random numbers, the same as the GPU's for the same seed and call (bit for bit where no math
-library function is involved: uniforms and integers; to a few ulps for normals)."""
+random numbers, the same as the GPU's for the same seed and call, bit for bit: every float
+operation here is one NumPy float64 (or exact) operation that the kernel performs with the same
+rounding (no fused multiply-adds, no math-library functions but the correctly rounded sqrt)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,51 @@ def _mulhi64(x: np.ndarray, y: int) -> np.ndarray:
     return p11 + (p01 >> _SHIFT) + (p10 >> _SHIFT) + (mid >> _SHIFT)
 
 
+# Series coefficients of kernels/philox.cu: 1/(2k+1), (-1)^k/(2k+1)!, (-1)^k/(2k)!.
+_LOG = [1.0, 0.3333333333333333, 0.2, 0.14285714285714285, 0.1111111111111111,
+        0.09090909090909091, 0.07692307692307693, 0.06666666666666667, 0.058823529411764705,
+        0.05263157894736842, 0.047619047619047616, 0.043478260869565216]  # fmt: skip
+_SIN = [1.0, -0.16666666666666666, 0.008333333333333333, -0.0001984126984126984,
+        2.7557319223985893e-06, -2.505210838544172e-08, 1.6059043836821613e-10,
+        -7.647163731819816e-13, 2.8114572543455206e-15]  # fmt: skip
+_COS = [1.0, -0.5, 0.041666666666666664, -0.001388888888888889, 2.48015873015873e-05,
+        -2.755731922398589e-07, 2.08767569878681e-09, -1.1470745597729725e-11,
+        4.779477332387385e-14, -1.5619206968586225e-16]  # fmt: skip
+
+
+def _horner(coeffs, z):
+    p = np.full(z.shape, coeffs[-1])
+    for c in reversed(coeffs[:-1]):
+        p = p * z + c
+    return p
+
+
+def _log_unit(u):
+    """gk_log_unit: log(u) for u in (0, 1]."""
+    m, e = np.frexp(u)
+    low = m < 0.7071067811865476
+    m = np.where(low, m * 2.0, m)
+    e = np.where(low, e - 1, e)
+    s = (m - 1.0) / (m + 1.0)
+    return e.astype(np.float64) * 0.6931471805599453 + (2.0 * s) * _horner(_LOG, s * s)
+
+
+def _box_muller(u1, u2):
+    """gk_box_muller: (radius cos, radius sin) of 2 pi u2, radius = sqrt(-2 log u1)."""
+    radius = np.sqrt(-2.0 * _log_unit(u1))
+    q = np.floor(u2 * 4.0)
+    r = u2 - q * 0.25
+    flip = r > 0.125
+    x = 6.283185307179586 * np.where(flip, 0.25 - r, r)
+    x2 = x * x
+    sx, pc = x * _horner(_SIN, x2), _horner(_COS, x2)
+    s, c = np.where(flip, pc, sx), np.where(flip, sx, pc)
+    quadrant = q.astype(np.int64)
+    cos = np.choose(quadrant, [c, -s, -c, s])
+    sin = np.choose(quadrant, [s, c, -s, -c])
+    return radius * cos, radius * sin
+
+
 def generate(kernel: str, n: int, dtype: np.dtype, seed: int, offset: int, bits: int, **params):
     """The n elements kernel `kernel` of philox.cu stores as `dtype` (params: lo, scale, affine,
     low, range as in gk_philox_args)."""
@@ -80,15 +126,12 @@ def generate(kernel: str, n: int, dtype: np.dtype, seed: int, offset: int, bits:
         vals = [_uniform_d(w[0], w[1], False), _uniform_d(w[2], w[3], False)]
     elif kernel == "gk_randn_f":
         vals = []
-        two_pi = np.float32(2.0) * np.float32(np.pi)
         for j in range(2):
-            radius = np.sqrt(np.float32(-2.0) * np.log(_uniform_f(w[2 * j], 24, True)))
-            theta = two_pi * _uniform_f(w[2 * j + 1], 24, False)
-            vals += [radius * np.cos(theta), radius * np.sin(theta)]
+            u1 = _uniform_f(w[2 * j], 24, True).astype(np.float64)
+            u2 = _uniform_f(w[2 * j + 1], 24, False).astype(np.float64)
+            vals += [z.astype(np.float32) for z in _box_muller(u1, u2)]
     elif kernel == "gk_randn_d":
-        radius = np.sqrt(-2.0 * np.log(_uniform_d(w[0], w[1], True)))
-        theta = 2.0 * np.pi * _uniform_d(w[2], w[3], False)
-        vals = [radius * np.cos(theta), radius * np.sin(theta)]
+        vals = list(_box_muller(_uniform_d(w[0], w[1], True), _uniform_d(w[2], w[3], False)))
     elif kernel == "gk_randint_32":
         low, rng = np.uint64(params["low"]), np.uint64(params["range"])
         vals = [low + ((x.astype(np.uint64) * rng) >> _SHIFT) for x in w]
