@@ -33,6 +33,10 @@ def test_integer_array_indexing_every_dtype(backend, rng, dtype):
     for key in (idx, (idx, 2), (slice(None), rng.integers(0, 5, size=(2, 3))), (..., [0, -1])):
         check(x, a, key)
         check(x, a, key, on_device(key))
+    for itype in ("int8", "int32", "uint8"):  # narrower index arrays, host and device
+        key = (idx.astype(itype) % 7, slice(None), [[2], [0]])
+        check(x, a, key)
+        check(x, a, key, on_device(key))
 
 
 def test_numpy_placement_of_advanced_dimensions(backend, rng):

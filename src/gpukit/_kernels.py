@@ -228,6 +228,7 @@ def representative_instances() -> list[tuple[str, tuple]]:
         arange(i64),
         gather(1),
         gather(2),
+        gather(4),
         gather(8),
         gather(16),
         compact(),
@@ -236,4 +237,5 @@ def representative_instances() -> list[tuple[str, tuple]]:
         philox(f64),
         philox(i64),
         philox(u8),
+        philox(np.dtype("uint64")),
     ]
