@@ -63,3 +63,40 @@ struct gk_matmul_args {
     gk_i64 batch_sb[GK_MAX_BATCH_DIMS];
     gk_i64 batch_so[GK_MAX_BATCH_DIMS];
 };
+
+// Advanced indexing: out (contiguous, n elements of ndim dims) is gathered from src (or, for
+// a scatter, written into it). Each output
+// dimension walks src by src_stride; index array k (int64) is read at the offset its idx_stride
+// row gives, and moves src by axis_stride[k] per unit of its value (in [-axis_size, axis_size)).
+struct gk_gather_args {
+    gk_u64 src, out, err;  // err (0: none): an int32, set to k + 1 when array k has a bad index
+    gk_i64 n;
+    gk_i32 ndim, n_idx;
+    gk_i64 shape[GK_MAX_DIMS];
+    gk_i64 src_stride[GK_MAX_DIMS];
+    gk_u64 idx[GK_MAX_DIMS];
+    gk_i64 idx_stride[GK_MAX_DIMS][GK_MAX_DIMS];
+    gk_i64 axis_size[GK_MAX_DIMS];
+    gk_i64 axis_stride[GK_MAX_DIMS];
+};
+
+// Stream compaction of a contiguous bool array (nonzero, boolean masks), a tile per block:
+// counts[t] = hits in tile t; prefix = running sum of counts; out = (ndim, total) coordinates.
+struct gk_compact_args {
+    gk_u64 mask, counts, prefix, out;
+    gk_i64 n, total;
+    gk_i32 ndim, unused;
+    gk_i64 shape[GK_MAX_DIMS];
+};
+
+// Counter-based random numbers (Philox4x32-10): key = seed, counter = (group, offset); group g
+// gives the four words from which elements [g * per_group, (g + 1) * per_group) are made.
+struct gk_philox_args {
+    gk_u64 out;
+    gk_i64 n;
+    gk_u32 key0, key1;
+    gk_u64 offset;
+    double lo, scale;   // floats: lo + scale * x, when affine
+    gk_u64 low, range;  // integers: low + [0, range); range 0 stands for 2^64
+    gk_i32 affine, unused;
+};

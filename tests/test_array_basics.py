@@ -256,5 +256,5 @@ def test_bad_indices_name_the_problem(backend):
         a[3]
     with pytest.raises(IndexError, match="too many indices"):
         a[0, 0, 0]
-    with pytest.raises(IndexError, match="boolean-mask indexing are not implemented yet"):
-        a[[0, 1]]
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        a[[0, 3]]

@@ -196,6 +196,27 @@ void bind_cuda(py::module_& m) {
                  ops::cumsum(d, handle<cu::Function>(f), handle<cu::Stream>(s), in, out, n, in_step,
                              out_step, row_shape, in_rows, out_rows);
              })
+        .def("gather",
+             [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t src, uint64_t out,
+                uint64_t err, const Dims& shape, const Dims& src_stride,
+                const std::vector<uint64_t>& idx, const std::vector<Dims>& idx_strides,
+                const Dims& axis_size, const Dims& axis_stride) {
+                 ops::gather(d, handle<cu::Function>(f), handle<cu::Stream>(s), src, out, err,
+                             shape, src_stride, idx, idx_strides, axis_size, axis_stride);
+             })
+        .def("compact",
+             [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t mask, uint64_t counts,
+                uint64_t prefix, uint64_t out, int64_t n, int64_t total, const Dims& shape) {
+                 ops::compact(d, handle<cu::Function>(f), handle<cu::Stream>(s), mask, counts,
+                              prefix, out, n, total, shape);
+             })
+        .def("philox",
+             [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t out, int64_t n, int per_group,
+                uint64_t seed, uint64_t offset, double lo, double scale, bool affine, uint64_t low,
+                uint64_t range) {
+                 ops::philox(d, handle<cu::Function>(f), handle<cu::Stream>(s), out, n, per_group,
+                             seed, offset, lo, scale, affine, low, range);
+             })
         .def("arange", [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t out, int64_t n,
                           double start, double step, int64_t istart, int64_t istep) {
             ops::arange(d, handle<cu::Function>(f), handle<cu::Stream>(s), out, n, start, step,

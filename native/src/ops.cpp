@@ -156,6 +156,71 @@ void arange(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t out, 
     dev.launch(fn, {blocks_for(dev, n)}, {kBlock}, 0, s, params);
 }
 
+void gather(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t src, uint64_t out,
+            uint64_t err, const Dims& shape, const Dims& src_stride,
+            const std::vector<uint64_t>& idx, const std::vector<Dims>& idx_strides,
+            const Dims& axis_size, const Dims& axis_stride) {
+    gk_gather_args a{};
+    a.src = src;
+    a.out = out;
+    a.err = err;
+    a.n = 1;
+    for (auto d : shape) a.n *= d;
+    if (a.n == 0) return;
+    if (idx.size() > GK_MAX_DIMS || idx_strides.size() != idx.size() ||
+        axis_size.size() != idx.size() || axis_stride.size() != idx.size()) {
+        throw std::invalid_argument(
+            "gather: at most 8 index arrays, each with strides and an axis");
+    }
+    a.ndim = static_cast<gk_i32>(shape.size());
+    a.n_idx = static_cast<gk_i32>(idx.size());
+    copy_dims(shape, a.shape, GK_MAX_DIMS, "the indexing result");
+    copy_dims(src_stride, a.src_stride, GK_MAX_DIMS, "the indexing result");
+    for (size_t k = 0; k < idx.size(); ++k) {
+        a.idx[k] = idx[k];
+        copy_dims(idx_strides[k], a.idx_stride[k], GK_MAX_DIMS, "the indexing result");
+    }
+    copy_dims(axis_size, a.axis_size, GK_MAX_DIMS, "the index list");
+    copy_dims(axis_stride, a.axis_stride, GK_MAX_DIMS, "the index list");
+    launch_one(dev, fn, {blocks_for(dev, a.n)}, {kBlock}, s, a);
+}
+
+void compact(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t mask, uint64_t counts,
+             uint64_t prefix, uint64_t out, int64_t n, int64_t total, const Dims& shape) {
+    constexpr int64_t kTile = 4096;  // GK_TILE of kernels/compact.cu
+    if (n == 0) return;
+    gk_compact_args a{};
+    a.mask = mask;
+    a.counts = counts;
+    a.prefix = prefix;
+    a.out = out;
+    a.n = n;
+    a.total = total;
+    a.ndim = static_cast<gk_i32>(shape.size());
+    copy_dims(shape, a.shape, GK_MAX_DIMS, "nonzero input");
+    const int64_t tiles = (n + kTile - 1) / kTile;
+    if (tiles > 0x7fffffff) throw std::invalid_argument("nonzero: input too large");
+    launch_one(dev, fn, {static_cast<unsigned>(tiles)}, {kBlock}, s, a);
+}
+
+void philox(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t out, int64_t n,
+            int per_group, uint64_t seed, uint64_t offset, double lo, double scale, bool affine,
+            uint64_t low, uint64_t range) {
+    if (n == 0) return;
+    gk_philox_args a{};
+    a.out = out;
+    a.n = n;
+    a.key0 = static_cast<gk_u32>(seed);
+    a.key1 = static_cast<gk_u32>(seed >> 32);
+    a.offset = offset;
+    a.lo = lo;
+    a.scale = scale;
+    a.affine = affine ? 1 : 0;
+    a.low = low;
+    a.range = range;
+    launch_one(dev, fn, {blocks_for(dev, (n + per_group - 1) / per_group)}, {kBlock}, s, a);
+}
+
 void launch_packed(const CudaDevice& dev, cu::Function fn, Dim3 grid, Dim3 block, unsigned shared,
                    cu::Stream s, std::vector<char>& params) {
     size_t size = params.size();

@@ -43,6 +43,21 @@ void cumsum(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t in, u
 void arange(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t out, int64_t n,
             double start, double step, int64_t istart, int64_t istep);
 
+// Advanced indexing: `idx_strides[k]` walks index array k over the output's dimensions.
+void gather(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t src, uint64_t out,
+            uint64_t err, const Dims& shape, const Dims& src_stride,
+            const std::vector<uint64_t>& idx, const std::vector<Dims>& idx_strides,
+            const Dims& axis_size, const Dims& axis_stride);
+
+// One of the two compaction kernels (a block per tile of the mask; see kernels/compact.cu).
+void compact(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t mask, uint64_t counts,
+             uint64_t prefix, uint64_t out, int64_t n, int64_t total, const Dims& shape);
+
+// Philox random numbers: `per_group` elements from each group's four words.
+void philox(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t out, int64_t n,
+            int per_group, uint64_t seed, uint64_t offset, double lo, double scale, bool affine,
+            uint64_t low, uint64_t range);
+
 // A user kernel: `params` is the argument list packed with C alignment rules.
 void launch_packed(const CudaDevice& dev, cu::Function fn, Dim3 grid, Dim3 block, unsigned shared,
                    cu::Stream s, std::vector<char>& params);

@@ -5,7 +5,7 @@ Without a GPU driver everything runs on the CPU through NumPy, with the same API
 
 __version__ = "0.1.0"
 
-from . import jit, memory
+from . import jit, memory, random
 from ._info import info
 from ._runtime import available_backends, use_backend
 from ._runtime import runtime as _current_runtime
@@ -41,6 +41,7 @@ from .errors import (
     OutOfMemoryError,
     SafeTensorsError,
 )
+from .indexing import flatnonzero, nonzero, take
 from .kernel import ElementwiseKernel, RawKernel
 from .reductions import all, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
 from .safetensors import load_safetensors, save_safetensors
@@ -127,4 +128,8 @@ __all__ = [
     "to_numpy",
     "use_backend",
     "zeros",
+    "flatnonzero",
+    "nonzero",
+    "random",
+    "take",
 ]

@@ -136,3 +136,39 @@ class CpuRuntime:
     def matmul(self, a, b, out) -> None:
         va, vb, vo = self.views(a, b, out)
         np.matmul(va, vb, out=vo)
+
+    def gather(self, src, out, indices, positions, layout, check, scatter=False):
+        """out = src[idx] (scatter: src[idx] = out), the index arrays at `positions` of src's
+        dimensions (NumPy places the result's dimensions as `layout` says). With `check`, the
+        number of the first index array holding an index out of range, before anything moves."""
+        s, o, *idx = self.views(src, out, *indices)
+        if check:
+            for k, (v, p) in enumerate(zip(idx, positions, strict=True)):
+                n = s.shape[p]
+                if v.size and (v.min() < -n or v.max() >= n):
+                    return k
+        key = [slice(None)] * s.ndim
+        for p, v in zip(positions, idx, strict=True):
+            key[p] = v
+        if scatter:
+            s[tuple(key)] = o
+        else:
+            o[...] = s[tuple(key)]
+        return None
+
+    def nonzero(self, mask):
+        """An int64 (ndim, count) array: the coordinates of mask's true elements."""
+        from .array import empty
+
+        coords = np.nonzero(self.view(mask))
+        out = empty((mask.ndim, coords[0].size), np.dtype("int64"), self)
+        if coords[0].size:
+            self.view(out)[...] = coords
+        return out
+
+    def philox(self, kernel: str, out, seed: int, offset: int, **params) -> None:
+        from . import _philox
+
+        bits = _philox.uniform_bits(out.dtype)
+        values = _philox.generate(kernel, out.size, out.dtype, seed, offset, bits, **params)
+        self.view(out)[...] = values.reshape(out.shape)

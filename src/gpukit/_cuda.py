@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from . import _core, _kernels, _libs, _native, _shapes, _strides, jit
+from . import _core, _gather_plan, _kernels, _libs, _native, _shapes, _strides, jit
 from .errors import BackendUnavailableError, CudaError
 
 
@@ -303,3 +303,87 @@ class CudaRuntime:
             bb,
             bo,
         )
+
+    def gather(self, src, out, indices, positions, layout, check, scatter=False):
+        """out = src[idx] (scatter: src[idx] = out) for int64 index arrays at `positions` of
+        src's dimensions; out is contiguous (see _gather_plan.plan for `layout`). With `check`,
+        returns the number of an index array holding an index out of range (or None): the
+        kernel clamps such an index, so nothing is read or written out of bounds."""
+        from .array import empty
+
+        p = _gather_plan.plan(src, src._offset, indices, positions, layout)
+        fn = self.function(*_kernels.gather(p.width), "gk_scatter" if scatter else "gk_gather")
+        err = empty((1,), np.dtype("int32"), self) if check else None
+        if err is not None:
+            self.fill(err, 0)
+        stream = self.stream
+        ptrs = self.addresses((src, out, *indices, *([err] if err is not None else [])), stream)
+        self.device.gather(
+            fn,
+            stream,
+            ptrs[0],
+            ptrs[1],
+            ptrs[-1] if err is not None else 0,
+            p.shape,
+            p.src_walk,
+            ptrs[2 : 2 + len(indices)],
+            p.idx_walks,
+            p.axis_size,
+            p.axis_stride,
+        )
+        if err is None:
+            return None
+        flag = int(self.download(err)[0])
+        return flag - 1 if flag else None
+
+    def nonzero(self, mask):
+        """An int64 (ndim, count) array: the coordinates of mask's (bool) true elements. The
+        count is read back to the host once."""
+        from .array import empty
+
+        i64 = np.dtype("int64")
+        if not mask.is_contiguous:
+            mask = mask.copy()
+        n = mask.size
+        if n == 0:
+            return empty((mask.ndim, 0), i64, self)
+        tiles = -(-n // _COMPACT_TILE)
+        counts, prefix = empty((tiles,), i64, self), empty((tiles,), i64, self)
+        count_fn, write_fn = (
+            self.function(*_kernels.compact(), k) for k in ("gk_count_tiles", "gk_write_nonzero")
+        )
+        stream = self.stream
+        m, c, p = self.addresses((mask, counts, prefix), stream)
+        self.device.compact(count_fn, stream, m, c, p, 0, n, 0, list(mask.shape))
+        self.cumsum(counts, 0, prefix)
+        total = int(self.download(prefix[tiles - 1 :])[0])
+        out = empty((mask.ndim, total), i64, self)
+        if total:
+            m, c, p, o = self.addresses((mask, counts, prefix, out), stream)
+            self.device.compact(write_fn, stream, m, c, p, o, n, total, list(mask.shape))
+        return out
+
+    def philox(self, kernel: str, out, seed: int, offset: int, **params) -> None:
+        """Fills out (contiguous) with kernel `kernel` of kernels/philox.cu."""
+        from ._philox import PER_GROUP
+
+        fn = self.function(*_kernels.philox(out.dtype), kernel)
+        stream = self.stream
+        (ptr,) = self.addresses((out,), stream)
+        self.device.philox(
+            fn,
+            stream,
+            ptr,
+            out.size,
+            PER_GROUP[kernel],
+            seed,
+            offset,
+            params.get("lo", 0.0),
+            params.get("scale", 1.0),
+            params.get("affine", False),
+            params.get("low", 0),
+            params.get("range", 0),
+        )
+
+
+_COMPACT_TILE = 4096  # GK_TILE of kernels/compact.cu

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._philox import uniform_bits
+
 C_TYPES = {
     np.dtype("bool"): "bool",
     np.dtype("int8"): "gk_i8",
@@ -140,12 +142,41 @@ def arange(out: np.dtype) -> tuple[str, tuple]:
     return "fill.cu", (f"GK_OUT_T={C_TYPES[out]}", f"GK_ARANGE_INT={int(is_integral(out))}")
 
 
+# Raw element types of gather.cu by size in bytes (16: two 64-bit words, for widened rows).
+_RAW_TYPES = {1: "gk_u8", 2: "gk_u16", 4: "gk_u32", 8: "gk_u64", 16: "gk_b128"}
+
+
+def gather(width: int) -> tuple[str, tuple]:
+    """gather.cu moving elements of `width` bytes (any dtype of that size)."""
+    return "gather.cu", (f"GK_T={_RAW_TYPES[width]}",)
+
+
+def compact() -> tuple[str, tuple]:
+    return "compact.cu", ()
+
+
+def philox(out: np.dtype) -> tuple[str, tuple]:
+    """philox.cu storing `out`; uniforms of the float path carry as many bits as out's
+    significand (24 for float32 and wider types, whose double path is used for float64)."""
+    return "philox.cu", (f"GK_OUT_T={C_TYPES[out]}", f"GK_BITS={uniform_bits(out)}")
+
+
 KERNEL_NAMES = {
     "elementwise.cu": ("gk_ew_contig", "gk_ew_strided"),
     "reduce.cu": ("gk_reduce_block", "gk_reduce_thread"),
     "matmul.cu": ("gk_matmul",),
     "fill.cu": ("gk_arange",),
     "scan.cu": ("gk_cumsum",),
+    "gather.cu": ("gk_gather", "gk_scatter"),
+    "compact.cu": ("gk_count_tiles", "gk_write_nonzero"),
+    "philox.cu": (
+        "gk_rand_f",
+        "gk_rand_d",
+        "gk_randn_f",
+        "gk_randn_d",
+        "gk_randint_32",
+        "gk_randint_64",
+    ),
 }
 
 
@@ -195,4 +226,16 @@ def representative_instances() -> list[tuple[str, tuple]]:
         cumsum(f16, f16),
         arange(f32),
         arange(i64),
+        gather(1),
+        gather(2),
+        gather(4),
+        gather(8),
+        gather(16),
+        compact(),
+        philox(f32),
+        philox(f16),
+        philox(f64),
+        philox(i64),
+        philox(u8),
+        philox(np.dtype("uint64")),
     ]

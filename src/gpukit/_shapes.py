@@ -150,8 +150,8 @@ def basic_index(shape, strides, key) -> tuple[tuple, tuple, int]:
                 i = operator.index(k)
             except TypeError:
                 raise IndexError(
-                    f"index {k!r}: only integers, slices, '...' and None are supported; "
-                    "integer-array and boolean-mask indexing are not implemented yet"
+                    f"index {k!r}: basic indexing takes only integers, slices, '...' and None "
+                    "(arrays and masks go through gpukit.indexing)"
                 ) from None
             if not -n <= i < n:
                 raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")

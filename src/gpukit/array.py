@@ -72,7 +72,12 @@ class GPUArray:
         return self.transpose()
 
     def __getitem__(self, key) -> GPUArray:
-        """A view, with NumPy's basic indexing (integers, slices, '...', None)."""
+        """A view for NumPy's basic indexing (integers, slices, '...', None); a new array for
+        advanced indexing (integer arrays, boolean masks: gpukit.indexing)."""
+        if not _is_basic(key):
+            from .indexing import getitem
+
+            return getitem(self, key)
         shape, strides, offset = _shapes.basic_index(self.shape, self.strides, key)
         return self._view(shape, strides, self._offset + offset)
 
@@ -156,8 +161,13 @@ class GPUArray:
         return self._view(tuple(self.shape[i] for i in keep), tuple(self.strides[i] for i in keep))
 
     def __setitem__(self, key, value) -> None:
-        """a[key] = value with basic indexing; value (array or scalar) broadcasts, and is cast to
-        this array's dtype as NumPy does."""
+        """a[key] = value; value (array or scalar) broadcasts, and is cast to this array's dtype
+        as NumPy does. Advanced keys write through gpukit.indexing."""
+        if not _is_basic(key):
+            from .indexing import setitem
+
+            setitem(self, key, value)
+            return
         target = self[key]
         if isinstance(value, (bool, int, float, np.generic)):
             target._rt.fill(target, value)
@@ -260,6 +270,18 @@ class GPUArray:
         from .reductions import std
 
         return std(self, axis, keepdims, ddof)
+
+
+def _is_basic_entry(k) -> bool:
+    t = type(k)
+    return t is int or t is slice or k is None or k is Ellipsis or isinstance(k, np.integer)
+
+
+def _is_basic(key) -> bool:
+    """Whether `key` is NumPy basic indexing (a view); bools are masks, not integers."""
+    if type(key) is tuple:
+        return all(_is_basic_entry(k) for k in key)
+    return _is_basic_entry(key)
 
 
 # --- construction -------------------------------------------------------------------------------
