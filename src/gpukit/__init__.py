@@ -6,6 +6,7 @@ Without a GPU driver everything runs on the CPU through NumPy, with the same API
 __version__ = "0.1.0"
 
 from . import jit, memory
+from ._dtypes import bfloat16
 from ._info import info
 from ._runtime import available_backends, use_backend
 from ._runtime import runtime as _current_runtime
@@ -107,6 +108,7 @@ __all__ = [
     "transpose",
     "zeros_like",
     "available_backends",
+    "bfloat16",
     "backend",
     "elementwise",
     "empty",

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from . import _core, _native
+from ._dtypes import bfloat16
 
 
 class _HostMemory:
@@ -27,6 +28,21 @@ class _HostMemory:
 
 def _is_scalar(x) -> bool:
     return isinstance(x, (bool, int, float))
+
+
+def _as_f32(x):
+    """NumPy has few bfloat16 loops: bfloat16 data is computed on in float32 (exactly)."""
+    return x.astype(np.float32) if isinstance(x, np.ndarray) and x.dtype == bfloat16 else x
+
+
+def _compute_into(out: np.ndarray, compute) -> None:
+    """compute(dest), with a bfloat16 `out` computed in float32 and rounded once when stored."""
+    if out.dtype != bfloat16:
+        compute(out)
+        return
+    tmp = np.empty(out.shape, np.float32)
+    compute(tmp)
+    np.copyto(out, tmp, casting="unsafe")
 
 
 def _sigmoid(x, out):
@@ -113,11 +129,28 @@ class CpuRuntime:
             args = [x if _is_scalar(x) else next(it) for x in ops]
             custom(*args, out=next(it))
 
-        return run
+        if bfloat16 not in (dtype, *(x.dtype for x in operands if not _is_scalar(x))):
+            return run
+
+        def run_bf16(ops, out):
+            arrays = [x for x in ops if not _is_scalar(x)]
+            it = iter(views(*arrays, out))
+            args = [x if _is_scalar(x) else _as_f32(next(it)) for x in ops]
+            _compute_into(next(it), lambda dest: custom(*args, out=dest))
+
+        return run_bf16
 
     def reduce(self, name: str, src, axes: tuple[int, ...], out) -> None:
         s, o = self.views(src, out)
-        o = o.reshape(tuple(1 if i in axes else n for i, n in enumerate(src.shape)))
+        if bfloat16 in (s.dtype, o.dtype):
+            s = _as_f32(s)
+            _compute_into(o, lambda dest: self._reduce(name, s, axes, dest))
+            return
+        self._reduce(name, s, axes, o)
+
+    @staticmethod
+    def _reduce(name: str, s: np.ndarray, axes: tuple[int, ...], o: np.ndarray) -> None:
+        o = o.reshape(tuple(1 if i in axes else n for i, n in enumerate(s.shape)))
         if name in ("argmax", "argmin"):
             if len(axes) == s.ndim:  # the flat index, as NumPy gives for axis=None
                 o[...] = getattr(np, name)(s)
@@ -131,8 +164,8 @@ class CpuRuntime:
 
     def cumsum(self, src, axis: int, out) -> None:
         s, o = self.views(src, out)
-        np.cumsum(s, axis=axis, out=o)
+        _compute_into(o, lambda dest: np.cumsum(_as_f32(s), axis=axis, out=dest))
 
     def matmul(self, a, b, out) -> None:
         va, vb, vo = self.views(a, b, out)
-        np.matmul(va, vb, out=vo)
+        _compute_into(vo, lambda dest: np.matmul(_as_f32(va), _as_f32(vb), out=dest))
