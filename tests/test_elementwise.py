@@ -11,7 +11,7 @@ from conftest import TOLERANCE, random_array
 import gpukit as gk
 
 INTS = ["int8", "int32", "int64", "uint8"]
-FLOATS = ["float16", "float32", "float64"]
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
 _erf = np.frompyfunc(math.erf, 1, 1)
 
 # name -> float64 reference of the op
@@ -81,7 +81,7 @@ def test_smooth_unary_against_float64(backend, rng, name, dtype):
 
 
 @pytest.mark.parametrize("name", EXACT_UNARY)
-@pytest.mark.parametrize("dtype", ["int8", "int64", "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["int8", "int64", "float32", "float64", "bfloat16"])
 def test_exact_unary_match_numpy(backend, rng, name, dtype):
     x = random_array(rng, (33, 5), dtype)
     if dtype.startswith("float"):
@@ -123,7 +123,7 @@ def test_smooth_binary_broadcast_and_strided(backend, rng, name, dtype):
 
 
 @pytest.mark.parametrize("name", EXACT_BINARY + BITWISE)
-@pytest.mark.parametrize("dtype", ["bool", *INTS, "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["bool", *INTS, "float32", "float64", "bfloat16"])
 def test_exact_binary_match_numpy(backend, rng, name, dtype):
     x = random_array(rng, (5, 1), dtype)
     y = random_array(rng, (5, 6), dtype)

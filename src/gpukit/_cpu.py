@@ -11,7 +11,8 @@ from ._dtypes import bfloat16
 
 
 class _HostMemory:
-    """Lends pool memory to NumPy; the array's .base keeps the pool buffer alive."""
+    """Lends pool memory to NumPy; the array's .base keeps the pool buffer alive. bfloat16 is
+    lent as uint16 (the array interface has no type string for it) and viewed back by `views`."""
 
     __slots__ = ("__array_interface__", "_buffer")
 
@@ -21,9 +22,14 @@ class _HostMemory:
             "data": (ptr + arr._offset, False),
             "shape": arr.shape,
             "strides": arr.strides,
-            "typestr": arr.dtype.str,
+            "typestr": "<u2" if arr.dtype == bfloat16 else arr.dtype.str,
             "version": 3,
         }
+
+
+def _host_view(arr, ptr: int) -> np.ndarray:
+    view = np.asarray(_HostMemory(arr, ptr))
+    return view.view(bfloat16) if arr.dtype == bfloat16 else view
 
 
 def _is_scalar(x) -> bool:
@@ -33,6 +39,11 @@ def _is_scalar(x) -> bool:
 def _as_f32(x):
     """NumPy has few bfloat16 loops: bfloat16 data is computed on in float32 (exactly)."""
     return x.astype(np.float32) if isinstance(x, np.ndarray) and x.dtype == bfloat16 else x
+
+
+def _as_loop(x: np.ndarray, loop) -> np.ndarray:
+    """`x` in the loop dtype (None: as it is)."""
+    return x if loop is None or x.dtype == loop else x.astype(loop)
 
 
 def _compute_into(out: np.ndarray, compute) -> None:
@@ -91,7 +102,7 @@ class CpuRuntime:
         """NumPy arrays over the GPUArrays' memory (no copy). One pool call for all of them, so
         that restoring one spilled array never spills another of the same operation."""
         ptrs = self.pool.device_ptrs(tuple(a._buf for a in arrays), 0)
-        return [np.asarray(_HostMemory(a, p)) for a, p in zip(arrays, ptrs, strict=True)]
+        return [_host_view(a, p) for a, p in zip(arrays, ptrs, strict=True)]
 
     def view(self, arr) -> np.ndarray:
         return self.views(arr)[0]
@@ -132,10 +143,18 @@ class CpuRuntime:
         if bfloat16 not in (dtype, *(x.dtype for x in operands if not _is_scalar(x))):
             return run
 
+        # Array operands are converted to the loop dtype (float32 for bfloat16), as the GPU
+        # kernels read them; where's condition keeps its type.
+        compute = np.dtype(np.float32) if loop == bfloat16 else loop
+        first = 1 if ufunc_name == "where" else 0
+
         def run_bf16(ops, out):
             arrays = [x for x in ops if not _is_scalar(x)]
             it = iter(views(*arrays, out))
-            args = [x if _is_scalar(x) else _as_f32(next(it)) for x in ops]
+            args = [
+                x if _is_scalar(x) else _as_loop(next(it), compute if i >= first else None)
+                for i, x in enumerate(ops)
+            ]
             _compute_into(next(it), lambda dest: custom(*args, out=dest))
 
         return run_bf16
