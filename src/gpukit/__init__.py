@@ -41,6 +41,7 @@ from .errors import (
     HipError,
     OutOfMemoryError,
 )
+from .interop import from_dlpack
 from .kernel import ElementwiseKernel, RawKernel
 from .reductions import all, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
 from .streams import Event, Stream, synchronize
@@ -112,6 +113,7 @@ __all__ = [
     "backend",
     "elementwise",
     "empty",
+    "from_dlpack",
     "from_numpy",
     "full",
     "info",

@@ -112,6 +112,23 @@ class GPUArray:
         body = np.array2string(self.to_numpy(), separator=", ", prefix="GPUArray(")
         return f"GPUArray({body}, dtype={self.dtype.name}, device={self.device})"
 
+    # --- interop (see gpukit.interop) -------------------------------------------------------------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        from .interop import dlpack
+
+        return dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from .interop import device_of
+
+        return device_of(self._rt)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        from .interop import cuda_array_interface
+
+        return cuda_array_interface(self)
+
     # --- shape and copies -----------------------------------------------------------------------
     def _view(self, shape, strides, offset=None) -> GPUArray:
         off = self._offset if offset is None else offset
