@@ -117,6 +117,8 @@ def from_dlpack(obj, *, copy=None) -> GPUArray:
     producer stays alive while the array (or a view of it) does."""
     if isinstance(obj, GPUArray):
         return obj.copy() if copy else obj
+    if not hasattr(obj, "__dlpack__"):
+        raise TypeError(f"{type(obj).__name__} does not support DLPack (no __dlpack__)")
     rt = runtime()
     producer = tuple(int(x) for x in obj.__dlpack_device__())
     accepted = {device_of(rt)} | ({(_CUDA_HOST, 0)} if rt.name == "cpu" else set())
