@@ -88,7 +88,8 @@ py::tuple import_tensor(py::object capsule) {
     std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
     std::optional<std::vector<int64_t>> strides;
     if (t.strides != nullptr && t.ndim > 0) strides.emplace(t.strides, t.strides + t.ndim);
-    const uint64_t address = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(t.data)) + t.byte_offset;
+    const uint64_t address =
+        static_cast<uint64_t>(reinterpret_cast<uintptr_t>(t.data)) + t.byte_offset;
     // From here on the producer's memory is released by the keeper, not by the capsule.
     py::capsule keeper(m, release_import);
     if (PyCapsule_SetName(capsule.ptr(), kUsedCapsuleName) != 0) {

@@ -399,7 +399,8 @@ def _check_integer_power(exponent) -> None:
     """NumPy refuses integers to negative integer powers (the kernel would give 0): one look at
     the smallest exponent, a reduction and a wait, only for signed integer exponents."""
     if isinstance(exponent, GPUArray):
-        negative = exponent.dtype.kind == "i" and exponent.size and reduce("min", exponent).item() < 0
+        signed = exponent.dtype.kind == "i" and exponent.size
+        negative = signed and reduce("min", exponent).item() < 0
     else:
         negative = exponent < 0
     if negative:
