@@ -75,8 +75,9 @@ def dlpack(a: GPUArray, stream=None, max_version=None, dl_device=None, copy=None
         raise BufferError(f"cannot export an array on {a.device} to DLPack device {dl_device}")
     if copy:
         a = a.copy()
-    _order_before(a, stream)
+    # The address first: restoring a spilled buffer queues a copy that the consumer must wait for.
     address = _exported_address(a, a._rt.stream) if a.size else 0
+    _order_before(a, stream)
     device_type, device_id = device_of(a._rt)
     strides = [s // a.itemsize for s in a.strides]
     bits = a.itemsize * 8
