@@ -139,7 +139,8 @@ struct gk_remainder {
     }
 };
 
-// Integer powers by squaring; a negative integer exponent gives 0 (NumPy refuses those).
+// Integer powers by squaring. A negative integer exponent gives 0 here; gpukit checks exponents
+// and raises ValueError before launching, as NumPy does.
 struct gk_power {
     template <typename T>
     __device__ T operator()(T a, T b) const {

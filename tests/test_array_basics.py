@@ -7,7 +7,7 @@ from conftest import assert_matches, random_array
 
 import gpukit as gk
 
-FLOATS = ["float16", "float32", "float64"]
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
 NUMERIC = ["int8", "int32", "int64", "uint8", *FLOATS]
 
 
@@ -71,7 +71,7 @@ def test_reshape_views_and_copies(backend, rng):
 
 
 @pytest.mark.parametrize("src", NUMERIC)
-@pytest.mark.parametrize("dst", ["bool", "int32", "float16", "float32", "float64"])
+@pytest.mark.parametrize("dst", ["bool", "int32", "float16", "bfloat16", "float32", "float64"])
 def test_astype_matches_numpy(backend, rng, src, dst):
     host = random_array(rng, (33,), src)
     assert_matches(gk.asarray(host).astype(dst), host.astype(dst))
@@ -144,7 +144,7 @@ def test_arrays_of_different_backends_do_not_mix(backend):
         a + b
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "float16"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "float16", "bfloat16"])
 @pytest.mark.parametrize(
     "a_shape,b_shape",
     [

@@ -11,7 +11,7 @@ from conftest import TOLERANCE, random_array
 import gpukit as gk
 
 INTS = ["int8", "int32", "int64", "uint8"]
-FLOATS = ["float16", "float32", "float64"]
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
 _erf = np.frompyfunc(math.erf, 1, 1)
 
 # name -> float64 reference of the op
@@ -81,7 +81,7 @@ def test_smooth_unary_against_float64(backend, rng, name, dtype):
 
 
 @pytest.mark.parametrize("name", EXACT_UNARY)
-@pytest.mark.parametrize("dtype", ["int8", "int64", "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["int8", "int64", "float32", "float64", "bfloat16"])
 def test_exact_unary_match_numpy(backend, rng, name, dtype):
     x = random_array(rng, (33, 5), dtype)
     if dtype.startswith("float"):
@@ -123,7 +123,7 @@ def test_smooth_binary_broadcast_and_strided(backend, rng, name, dtype):
 
 
 @pytest.mark.parametrize("name", EXACT_BINARY + BITWISE)
-@pytest.mark.parametrize("dtype", ["bool", *INTS, "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["bool", *INTS, "float32", "float64", "bfloat16"])
 def test_exact_binary_match_numpy(backend, rng, name, dtype):
     x = random_array(rng, (5, 1), dtype)
     y = random_array(rng, (5, 6), dtype)
@@ -227,3 +227,28 @@ def test_out_errors_name_the_problem(backend):
         gk.add(a, a, out=gk.empty(3, "int32"))
     with pytest.raises(TypeError, match="bitwise_and is not defined for"):
         gk.ones(3, "float32") & gk.ones(3, "float32")
+
+
+def test_integers_to_negative_integer_powers_raise_like_numpy(backend, rng):
+    x = random_array(rng, (4, 3), "int32")
+    a = gk.asarray(x)
+    message = "Integers to negative integer powers are not allowed."
+    with pytest.raises(ValueError, match=message):
+        x ** np.array([2, -1, 3], np.int32)  # NumPy's own answer, for reference
+    for power in (
+        lambda: a**-1,
+        lambda: a ** gk.asarray(np.array([2, -1, 3], np.int8)),
+        lambda: 2 ** gk.asarray(x.T)[:, ::2],
+        lambda: gk.power(a, -2, out=gk.empty((4, 3), "int64")),
+    ):
+        with pytest.raises(ValueError, match=message):
+            power()
+    with pytest.raises(ValueError, match=message):
+        a **= -3
+    np.testing.assert_array_equal(a.to_numpy(), x, "a refused power leaves its operand alone")
+    # Non-negative integer exponents, unsigned ones, and float results are fine.
+    exps = np.abs(random_array(rng, (3,), "int32")) % 4
+    np.testing.assert_array_equal((a ** gk.asarray(exps)).to_numpy(), x**exps)
+    np.testing.assert_array_equal((a ** gk.asarray(exps.astype(np.uint8))).to_numpy(), x**exps)
+    np.testing.assert_allclose((a**-1.0).to_numpy(), x**-1.0)
+    assert (a[:0] ** gk.asarray(np.zeros((0, 3), np.int32))).shape == (0, 3)  # nothing to check

@@ -6,6 +6,8 @@ Without a GPU driver everything runs on the CPU through NumPy, with the same API
 __version__ = "0.1.0"
 
 from . import jit, memory, random
+from . import jit, memory
+from ._dtypes import bfloat16
 from ._info import info
 from ._runtime import available_backends, use_backend
 from ._runtime import runtime as _current_runtime
@@ -42,6 +44,7 @@ from .errors import (
     SafeTensorsError,
 )
 from .indexing import flatnonzero, nonzero, take
+from .interop import from_dlpack
 from .kernel import ElementwiseKernel, RawKernel
 from .reductions import all, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
 from .safetensors import load_safetensors, save_safetensors
@@ -111,9 +114,11 @@ __all__ = [
     "transpose",
     "zeros_like",
     "available_backends",
+    "bfloat16",
     "backend",
     "elementwise",
     "empty",
+    "from_dlpack",
     "from_numpy",
     "full",
     "info",

@@ -7,10 +7,12 @@ import math
 import numpy as np
 
 from . import _core, _native
+from ._dtypes import bfloat16
 
 
 class _HostMemory:
-    """Lends pool memory to NumPy; the array's .base keeps the pool buffer alive."""
+    """Lends pool memory to NumPy; the array's .base keeps the pool buffer alive. bfloat16 is
+    lent as uint16 (the array interface has no type string for it) and viewed back by `views`."""
 
     __slots__ = ("__array_interface__", "_buffer")
 
@@ -20,13 +22,38 @@ class _HostMemory:
             "data": (ptr + arr._offset, False),
             "shape": arr.shape,
             "strides": arr.strides,
-            "typestr": arr.dtype.str,
+            "typestr": "<u2" if arr.dtype == bfloat16 else arr.dtype.str,
             "version": 3,
         }
 
 
+def _host_view(arr, ptr: int) -> np.ndarray:
+    view = np.asarray(_HostMemory(arr, ptr))
+    return view.view(bfloat16) if arr.dtype == bfloat16 else view
+
+
 def _is_scalar(x) -> bool:
     return isinstance(x, (bool, int, float))
+
+
+def _as_f32(x):
+    """NumPy has few bfloat16 loops: bfloat16 data is computed on in float32 (exactly)."""
+    return x.astype(np.float32) if isinstance(x, np.ndarray) and x.dtype == bfloat16 else x
+
+
+def _as_loop(x: np.ndarray, loop) -> np.ndarray:
+    """`x` in the loop dtype (None: as it is)."""
+    return x if loop is None or x.dtype == loop else x.astype(loop)
+
+
+def _compute_into(out: np.ndarray, compute) -> None:
+    """compute(dest), with a bfloat16 `out` computed in float32 and rounded once when stored."""
+    if out.dtype != bfloat16:
+        compute(out)
+        return
+    tmp = np.empty(out.shape, np.float32)
+    compute(tmp)
+    np.copyto(out, tmp, casting="unsafe")
 
 
 def _sigmoid(x, out):
@@ -75,7 +102,7 @@ class CpuRuntime:
         """NumPy arrays over the GPUArrays' memory (no copy). One pool call for all of them, so
         that restoring one spilled array never spills another of the same operation."""
         ptrs = self.pool.device_ptrs(tuple(a._buf for a in arrays), 0)
-        return [np.asarray(_HostMemory(a, p)) for a, p in zip(arrays, ptrs, strict=True)]
+        return [_host_view(a, p) for a, p in zip(arrays, ptrs, strict=True)]
 
     def view(self, arr) -> np.ndarray:
         return self.views(arr)[0]
@@ -113,11 +140,36 @@ class CpuRuntime:
             args = [x if _is_scalar(x) else next(it) for x in ops]
             custom(*args, out=next(it))
 
-        return run
+        if bfloat16 not in (dtype, *(x.dtype for x in operands if not _is_scalar(x))):
+            return run
+
+        # Array operands are converted to the loop dtype (float32 for bfloat16), as the GPU
+        # kernels read them; where's condition keeps its type.
+        compute = np.dtype(np.float32) if loop == bfloat16 else loop
+        first = 1 if ufunc_name == "where" else 0
+
+        def run_bf16(ops, out):
+            arrays = [x for x in ops if not _is_scalar(x)]
+            it = iter(views(*arrays, out))
+            args = [
+                x if _is_scalar(x) else _as_loop(next(it), compute if i >= first else None)
+                for i, x in enumerate(ops)
+            ]
+            _compute_into(next(it), lambda dest: custom(*args, out=dest))
+
+        return run_bf16
 
     def reduce(self, name: str, src, axes: tuple[int, ...], out) -> None:
         s, o = self.views(src, out)
-        o = o.reshape(tuple(1 if i in axes else n for i, n in enumerate(src.shape)))
+        if bfloat16 in (s.dtype, o.dtype):
+            s = _as_f32(s)
+            _compute_into(o, lambda dest: self._reduce(name, s, axes, dest))
+            return
+        self._reduce(name, s, axes, o)
+
+    @staticmethod
+    def _reduce(name: str, s: np.ndarray, axes: tuple[int, ...], o: np.ndarray) -> None:
+        o = o.reshape(tuple(1 if i in axes else n for i, n in enumerate(s.shape)))
         if name in ("argmax", "argmin"):
             if len(axes) == s.ndim:  # the flat index, as NumPy gives for axis=None
                 o[...] = getattr(np, name)(s)
@@ -131,11 +183,11 @@ class CpuRuntime:
 
     def cumsum(self, src, axis: int, out) -> None:
         s, o = self.views(src, out)
-        np.cumsum(s, axis=axis, out=o)
+        _compute_into(o, lambda dest: np.cumsum(_as_f32(s), axis=axis, out=dest))
 
     def matmul(self, a, b, out) -> None:
         va, vb, vo = self.views(a, b, out)
-        np.matmul(va, vb, out=vo)
+        _compute_into(vo, lambda dest: np.matmul(_as_f32(va), _as_f32(vb), out=dest))
 
     def gather(self, src, out, indices, positions, layout, check, scatter=False):
         """out = src[idx] (scatter: src[idx] = out), the index arrays at `positions` of src's

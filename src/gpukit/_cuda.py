@@ -118,6 +118,8 @@ class CudaRuntime:
             self.elementwise("identity", [src], out, out.dtype)
 
     def fill(self, out, value) -> None:
+        if isinstance(value, np.generic):  # NumPy and ml_dtypes scalars go in as Python ones
+            value = value.item()
         self.elementwise("identity", [value], out, out.dtype)
 
     def arange(self, start, step, out) -> None:

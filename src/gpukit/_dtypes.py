@@ -1,10 +1,20 @@
-"""The dtypes gpukit supports and NumPy's promotion rules, resolved by NumPy itself."""
+"""The dtypes gpukit supports and NumPy's promotion rules, resolved by NumPy itself.
+
+bfloat16 (ml_dtypes' dtype, `gpukit.bfloat16`) promotes as in PyTorch, which NumPy cannot resolve
+for it, so `resolve` handles it here: bf16 with bf16, any integer or bool array, or a Python scalar
+(weak) -> bfloat16; bf16 with float16 -> float32; bf16 with float32 or float64 -> that. A bfloat16
+result is computed in float32 (the loop dtype) and rounded once when stored, as PyTorch does.
+"""
 
 from __future__ import annotations
 
 import functools
 
+import ml_dtypes
 import numpy as np
+
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+_F16, _F32 = np.dtype("float16"), np.dtype("float32")
 
 SUPPORTED = tuple(
     np.dtype(t)
@@ -21,6 +31,7 @@ SUPPORTED = tuple(
         "float16",
         "float32",
         "float64",
+        bfloat16,
     )
 )
 _SUPPORTED_SET = frozenset(SUPPORTED)
@@ -55,6 +66,32 @@ def _resolve(name: str, operands: tuple) -> tuple[np.dtype, np.dtype]:
     return loop[0], loop[-1]
 
 
+def _bf16_partner(arrays) -> np.dtype:
+    """The float dtype that bfloat16 arrays meet `arrays` in (PyTorch's promotion)."""
+    floats = {d for d in arrays if d.kind == "f" or d == bfloat16}
+    if np.dtype("float64") in floats:
+        return np.dtype("float64")
+    if _F32 in floats or _F16 in floats:
+        return _F32
+    return bfloat16
+
+
+@functools.lru_cache(maxsize=1024)
+def _resolve_bf16(name: str, operands: tuple) -> tuple[np.dtype, np.dtype]:
+    # The condition of where keeps its type; every other array computes in the promoted float.
+    arrays = operands[1:] if name == "where" else operands
+    target = _bf16_partner(tuple(o for o in arrays if isinstance(o, np.dtype)))
+    compute = _F32 if target == bfloat16 else target
+    start = 1 if name == "where" else 0
+    key = tuple(
+        compute if isinstance(o, np.dtype) and i >= start else o for i, o in enumerate(operands)
+    )
+    loop, out = _resolve(name, key)
+    if target == bfloat16 and out == _F32:
+        out = bfloat16
+    return loop, out
+
+
 def resolve(name: str, *operands) -> tuple[np.dtype, np.dtype]:
     """(loop dtype, result dtype) of elementwise op `name` on arrays of these dtypes / Python
     scalars of these types, by NumPy's own rules (NEP 50: Python scalars are "weak")."""
@@ -63,7 +100,7 @@ def resolve(name: str, *operands) -> tuple[np.dtype, np.dtype]:
         if not isinstance(k, np.dtype) and k not in (bool, int, float):
             raise TypeError(f"unsupported operand type {k.__name__} for {name}")
     try:
-        loop, out = _resolve(name, key)
+        loop, out = (_resolve_bf16 if bfloat16 in key else _resolve)(name, key)
     except TypeError as e:
         names = ", ".join(getattr(k, "name", getattr(k, "__name__", "?")) for k in key)
         raise TypeError(f"{name} is not defined for ({names})") from e
@@ -79,9 +116,21 @@ def ufunc_result(ufunc_name: str, *operands) -> np.dtype:
 def reduction_result(name: str, dtype: np.dtype) -> np.dtype:
     """Result dtype of np.<name> over an array of `dtype` (sum of int32 is int64, mean of int is
     float64, as in NumPy)."""
+    if dtype == bfloat16:  # sums, means, extrema of bfloat16 stay bfloat16 (as in PyTorch)
+        return np.dtype("int64") if name in ("argmax", "argmin") else bfloat16
     return normalize(getattr(np, name)(np.ones(1, dtype)).dtype)
 
 
 def result_type(*dtypes) -> np.dtype:
-    """NumPy's promotion of array dtypes (for joins and the like)."""
+    """NumPy's promotion of array dtypes (for joins and the like); bfloat16 as in `resolve`."""
+    dtypes = tuple(np.dtype(d) for d in dtypes)
+    if bfloat16 in dtypes:
+        return _bf16_partner(dtypes)
     return normalize(np.result_type(*dtypes))
+
+
+def can_cast_same_kind(src: np.dtype, dst: np.dtype) -> bool:
+    """NumPy's "same_kind" rule, with bfloat16 a float like the others."""
+    if bfloat16 in (src, dst):
+        src, dst = (_F32 if d == bfloat16 else d for d in (src, dst))
+    return bool(np.can_cast(src, dst, "same_kind"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._philox import uniform_bits
+from ._dtypes import bfloat16
 
 C_TYPES = {
     np.dtype("bool"): "bool",
@@ -20,6 +21,7 @@ C_TYPES = {
     np.dtype("float16"): "gk_f16",
     np.dtype("float32"): "float",
     np.dtype("float64"): "double",
+    bfloat16: "gk_bf16",
 }
 
 # The functors of kernels/elementwise.cu, by NumPy name (plus rsqrt, sigmoid, erf, where, clip).
@@ -71,8 +73,8 @@ ELEMENTWISE_OPS = frozenset(
 
 
 def arith_type(dtype: np.dtype) -> str:
-    """The C type arithmetic on `dtype` is done in: float16 computes in float, as in NumPy."""
-    return "float" if dtype == np.float16 else C_TYPES[dtype]
+    """The C type arithmetic on `dtype` is done in: float16 and bfloat16 compute in float."""
+    return "float" if dtype in (np.float16, bfloat16) else C_TYPES[dtype]
 
 
 def is_integral(dtype: np.dtype) -> bool:
@@ -195,7 +197,7 @@ def representative_instances() -> list[tuple[str, tuple]]:
     f16, f32, f64, i64, b = (
         np.dtype(t) for t in ("float16", "float32", "float64", "int64", "bool")
     )
-    u8, i32 = np.dtype("uint8"), np.dtype("int32")
+    u8, i32, bf16 = np.dtype("uint8"), np.dtype("int32"), bfloat16
     return [
         elementwise("add", f32, f32, (f32, f32)),
         elementwise("multiply", f16, f16, (f16, None)),
@@ -238,4 +240,30 @@ def representative_instances() -> list[tuple[str, tuple]]:
         philox(i64),
         philox(u8),
         philox(np.dtype("uint64")),
+        elementwise("add", f32, bf16, (bf16, bf16)),
+        elementwise("multiply", f32, bf16, (bf16, None)),
+        elementwise("identity", bf16, bf16, (f64,)),
+        elementwise("identity", i32, i32, (bf16,)),
+        elementwise("less", f32, b, (bf16, i32)),
+        elementwise("where", f32, bf16, (b, bf16, None)),
+        elementwise("clip", f32, bf16, (bf16, None, None)),
+        elementwise("exp", f32, bf16, (bf16,)),
+        reduction("sum", bf16, bf16),
+        reduction("max", bf16, bf16),
+        reduction("argmax", bf16, i64),
+        matmul(bf16, bf16, bf16),
+        matmul(bf16, f16, f32),
+        elementwise("identity", bf16, bf16, (None,)),
+        elementwise("identity", f16, f16, (bf16,)),
+        elementwise("identity", bf16, bf16, (f16,)),
+        elementwise("identity", b, b, (bf16,)),
+        elementwise("remainder", f32, bf16, (bf16, bf16)),
+        elementwise("maximum", f32, bf16, (bf16, bf16)),
+        elementwise("add", f32, f32, (bf16, f16)),
+        reduction("mean", bf16, bf16),
+        reduction("min", bf16, bf16),
+        reduction("prod", bf16, bf16),
+        reduction("argmin", bf16, i64),
+        cumsum(bf16, bf16),
+        arange(bf16),
     ]

@@ -117,6 +117,23 @@ class GPUArray:
         body = np.array2string(self.to_numpy(), separator=", ", prefix="GPUArray(")
         return f"GPUArray({body}, dtype={self.dtype.name}, device={self.device})"
 
+    # --- interop (see gpukit.interop) -------------------------------------------------------------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        from .interop import dlpack
+
+        return dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from .interop import device_of
+
+        return device_of(self._rt)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        from .interop import cuda_array_interface
+
+        return cuda_array_interface(self)
+
     # --- shape and copies -----------------------------------------------------------------------
     def _view(self, shape, strides, offset=None) -> GPUArray:
         off = self._offset if offset is None else offset
@@ -385,8 +402,11 @@ def _new_plan(key, ufunc_name, rt, ops):
     nbytes = math.prod(shape) * dtype.itemsize
     launch = rt.plan_elementwise(ufunc_name, ops, loop, dtype, shape)
     allocate = rt.pool.allocate
+    integer_power = ufunc_name == "power" and loop.kind in "iu"
 
     def plan(operands):
+        if integer_power:
+            _check_integer_power(operands[1])
         out = _wrap(allocate(nbytes, rt.stream, current_quota()), shape, dtype, strides, rt)
         launch(operands, out)
         return out
@@ -395,6 +415,18 @@ def _new_plan(key, ufunc_name, rt, ops):
         _PLANS.clear()
     _PLANS[key] = plan
     return plan
+
+
+def _check_integer_power(exponent) -> None:
+    """NumPy refuses integers to negative integer powers (the kernel would give 0): one look at
+    the smallest exponent, a reduction and a wait, only for signed integer exponents."""
+    if isinstance(exponent, GPUArray):
+        signed = exponent.dtype.kind == "i" and exponent.size
+        negative = signed and reduce("min", exponent).item() < 0
+    else:
+        negative = exponent < 0
+    if negative:
+        raise ValueError("Integers to negative integer powers are not allowed.")
 
 
 def elementwise(ufunc_name: str, *operands, out: GPUArray | None = None) -> GPUArray:
@@ -418,11 +450,13 @@ def _into(ufunc_name, ops, rt, out: GPUArray) -> GPUArray:
         raise ValueError(
             f"{ufunc_name}: result of shape {shape} does not fit out of shape {out.shape}"
         )
-    if not np.can_cast(dtype, out.dtype, "same_kind"):
+    if not _dtypes.can_cast_same_kind(dtype, out.dtype):
         raise TypeError(
             f"{ufunc_name}: cannot cast the {dtype.name} result to out's "
             f"{out.dtype.name} (same_kind casting)"
         )
+    if ufunc_name == "power" and loop.kind in "iu":
+        _check_integer_power(ops[1])
     # An input that shares out's memory but walks it differently would read what this very
     # operation already wrote: compute into a temporary first, as NumPy does.
     overlapping = any(

@@ -8,7 +8,7 @@ import builtins
 import math
 
 from . import _shapes
-from ._dtypes import reduction_result
+from ._dtypes import bfloat16, reduction_result
 from .array import GPUArray, _operands, asarray, elementwise, empty, reduce
 
 
@@ -64,6 +64,8 @@ def all(a, axis=None, keepdims=False) -> GPUArray:
 def var(a, axis=None, keepdims=False, ddof: int = 0) -> GPUArray:
     """Mean squared deviation from the mean, divided by n - ddof instead of n when ddof > 0."""
     a = _array(a)
+    if a.dtype == bfloat16:  # accumulated in float32, rounded once at the end (as in PyTorch)
+        return var(a.astype("float32"), axis, keepdims, ddof).astype(bfloat16)
     deviation = a - reduce("mean", a, axis, keepdims=True)
     out = reduce("mean", deviation * deviation, axis, keepdims)
     if ddof:

@@ -48,7 +48,7 @@ _BINARY = {
     "true_divide": "x / y",
     "floor_divide": "x // y (Python's floor division)",
     "remainder": "x % y (sign of y)",
-    "power": "x ** y (integers to negative powers give 0)",
+    "power": "x ** y (integers to negative integer powers raise ValueError, as in NumPy)",
     "maximum": "larger (NaN wins)",
     "minimum": "smaller (NaN wins)",
     "equal": "x == y",

@@ -113,16 +113,25 @@ impl Pool {
         buffers: &Bound<'py, PyTuple>,
         stream: u64,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let ids = buffers
-            .iter()
-            .map(|b| Ok(b.cast::<Buffer>()?.get().id))
-            .collect::<PyResult<Vec<BufferId>>>()?;
+        let mut ids = Vec::with_capacity(buffers.len());
+        // (position, address) of external buffers: memory the pool neither moves nor frees.
+        let mut external = Vec::new();
+        for (i, b) in buffers.iter().enumerate() {
+            if let Ok(buffer) = b.cast::<Buffer>() {
+                ids.push(buffer.get().id);
+            } else {
+                external.push((i, b.cast::<ExternalBuffer>()?.get().ptr));
+            }
+        }
         let pool = &self.inner;
         // Addresses of resident buffers need no wait; only restores release the GIL.
-        let ptrs = match pool.resident_ptrs(&ids, stream) {
+        let mut ptrs = match pool.resident_ptrs(&ids, stream) {
             Some(ptrs) => ptrs,
             None => self.run(py, |p| p.device_ptrs(&ids, stream))?,
         };
+        for (i, ptr) in external {
+            ptrs.insert(i, ptr);
+        }
         PyTuple::new(py, ptrs)
     }
 
@@ -251,10 +260,70 @@ impl Drop for Buffer {
     }
 }
 
+/// Memory gpukit did not allocate (an array from another library, through DLPack): the pool
+/// never frees, spills or moves it; `owner` (whatever keeps the memory alive) is released when
+/// the last reference to this buffer goes.
+#[pyclass(module = "gpukit._core", frozen)]
+struct ExternalBuffer {
+    ptr: u64,
+    #[pyo3(get)]
+    nbytes: u64,
+    #[pyo3(get)]
+    owner: Py<PyAny>,
+}
+
+#[pymethods]
+impl ExternalBuffer {
+    #[new]
+    fn new(ptr: u64, nbytes: u64, owner: Py<PyAny>) -> Self {
+        Self { ptr, nbytes, owner }
+    }
+
+    /// The address, the same for every stream (the owner orders its own work).
+    fn device_ptr(&self, _stream: u64) -> u64 {
+        self.ptr
+    }
+
+    #[getter]
+    fn capacity(&self) -> u64 {
+        self.nbytes
+    }
+
+    /// Always False: memory the pool does not own is never spilled.
+    #[getter]
+    fn evictable(&self) -> bool {
+        false
+    }
+
+    #[setter]
+    fn set_evictable(&self, value: bool) -> PyResult<()> {
+        if value {
+            return Err(PyValueError::new_err(
+                "memory from another library (DLPack) cannot be made evictable",
+            ));
+        }
+        Ok(())
+    }
+
+    #[getter]
+    fn resident(&self) -> bool {
+        true
+    }
+
+    fn spill(&self) -> bool {
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<gpukit._core.ExternalBuffer {} bytes>", self.nbytes)
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Pool>()?;
     m.add_class::<Buffer>()?;
+    m.add_class::<ExternalBuffer>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

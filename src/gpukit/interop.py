@@ -1,0 +1,142 @@
+"""Zero-copy exchange with other array libraries: DLPack (`GPUArray.__dlpack__`,
+`__dlpack_device__`, `from_dlpack`) and CUDA's `__cuda_array_interface__` (version 3).
+
+Imported memory stays the producer's: the array holds an external buffer (`_core.ExternalBuffer`)
+that the pool never frees, spills or moves, and that keeps the producer's tensor alive. Exported
+memory stays gpukit's: the capsule keeps the exporting array alive, and the array's buffer is
+made non-evictable, since a consumer may read it at any time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _core, _dtypes, _native, _shapes
+from ._runtime import runtime
+from .array import GPUArray
+
+_CPU, _CUDA, _CUDA_HOST, _ROCM = 1, 2, 3, 10
+_INT, _UINT, _FLOAT, _BFLOAT, _BOOL = 0, 1, 2, 4, 6
+_KINDS = {"i": _INT, "u": _UINT, "f": _FLOAT, "b": _BOOL}
+_NO_SYNC = -1  # the consumer's stream value that asks for no synchronisation
+
+
+def _type_code(dtype: np.dtype) -> int:
+    return _BFLOAT if dtype == _dtypes.bfloat16 else _KINDS[dtype.kind]
+
+
+def _dtype_of(code: int, bits: int, lanes: int) -> np.dtype:
+    if lanes != 1:
+        raise TypeError(f"gpukit does not support vector DLPack types ({lanes} lanes)")
+    if code == _BFLOAT and bits == 16:
+        return _dtypes.bfloat16
+    kinds = {_INT: "i", _UINT: "u", _FLOAT: "f"}
+    if code == _BOOL and bits == 8:
+        return np.dtype(bool)
+    if code not in kinds:
+        raise TypeError(f"gpukit does not support DLPack type code {code} ({bits} bits)")
+    return _dtypes.normalize(np.dtype(f"{kinds[code]}{bits // 8}"))
+
+
+def device_of(rt) -> tuple[int, int]:
+    """(DLPack device type, ordinal) of a runtime's memory."""
+    if rt.name == "cpu":
+        return _CPU, 0
+    return (_CUDA if rt.name == "cuda" else _ROCM), rt.device.ordinal
+
+
+def _exported_address(a: GPUArray, stream: int) -> int:
+    a._buf.evictable = False  # a consumer may read it at any time: it must never move
+    return a._rt.pool.device_ptrs((a._buf,), stream)[0] + a._offset
+
+
+def _order_before(a: GPUArray, consumer_stream) -> None:
+    """Makes `consumer_stream` (a DLPack stream value) wait for the work queued on `a` so far."""
+    rt = a._rt
+    if rt.name == "cpu" or consumer_stream == _NO_SYNC:
+        return
+    # None means the legacy default stream (CU_STREAM_LEGACY, 1), as the DLPack spec says.
+    target = 1 if consumer_stream is None else int(consumer_stream)
+    if target == rt.stream:
+        return
+    event = rt.device.create_event(False)
+    try:
+        rt.device.record_event(event, rt.stream)
+        rt.device.wait_event(target, event)
+    finally:
+        rt.device.destroy_event(event)  # the driver keeps it until the wait is done
+
+
+def dlpack(a: GPUArray, stream=None, max_version=None, dl_device=None, copy=None):
+    """`a.__dlpack__(...)`: a legacy "dltensor" capsule (gpukit speaks DLPack 0.8, which every
+    consumer reads). `copy=True` exports a copy; strides are always given."""
+    del max_version  # consumers accept the unversioned capsule from any producer
+    if dl_device is not None and tuple(int(x) for x in dl_device) != device_of(a._rt):
+        raise BufferError(f"cannot export an array on {a.device} to DLPack device {dl_device}")
+    if copy:
+        a = a.copy()
+    # The address first: restoring a spilled buffer queues a copy that the consumer must wait for.
+    address = _exported_address(a, a._rt.stream) if a.size else 0
+    _order_before(a, stream)
+    device_type, device_id = device_of(a._rt)
+    strides = [s // a.itemsize for s in a.strides]
+    bits = a.itemsize * 8
+    return _native.dlpack_export(
+        a, address, list(a.shape), strides, _type_code(a.dtype), bits, device_type, device_id
+    )
+
+
+def cuda_array_interface(a: GPUArray) -> dict:
+    """`a.__cuda_array_interface__`, version 3: the data is ready on `stream`."""
+    if a._rt.name != "cuda":
+        raise AttributeError(f"__cuda_array_interface__ is only defined on CUDA, not {a.device}")
+    if a.dtype == _dtypes.bfloat16:
+        raise AttributeError("the CUDA array interface has no bfloat16 type; use DLPack")
+    stream = a._rt.stream
+    return {
+        "shape": a.shape,
+        "typestr": a.dtype.str,
+        "data": (_exported_address(a, stream) if a.size else 0, False),
+        "strides": None if a.is_contiguous else a.strides,
+        "version": 3,
+        "stream": stream,
+    }
+
+
+def _buffer_over(address: int, shape, strides, itemsize: int, keeper):
+    """(external buffer, byte offset of the first element) spanning every element."""
+    low = sum((n - 1) * s for n, s in zip(shape, strides, strict=True) if s < 0)
+    high = sum((n - 1) * s for n, s in zip(shape, strides, strict=True) if s > 0)
+    empty = 0 in shape
+    nbytes = 0 if empty else high - low + itemsize
+    return _core.ExternalBuffer(address + (0 if empty else low), nbytes, keeper), -low
+
+
+def from_dlpack(obj, *, copy=None) -> GPUArray:
+    """A GPUArray over the memory of `obj` (anything with `__dlpack__`: a NumPy array on the CPU
+    backend, a PyTorch or CuPy tensor on the CUDA one), without copying unless `copy=True`. The
+    producer stays alive while the array (or a view of it) does."""
+    if isinstance(obj, GPUArray):
+        return obj.copy() if copy else obj
+    if not hasattr(obj, "__dlpack__"):
+        raise TypeError(f"{type(obj).__name__} does not support DLPack (no __dlpack__)")
+    rt = runtime()
+    producer = tuple(int(x) for x in obj.__dlpack_device__())
+    accepted = {device_of(rt)} | ({(_CUDA_HOST, 0)} if rt.name == "cpu" else set())
+    if producer not in accepted:
+        raise ValueError(
+            f"arrays are on different devices: the DLPack producer is on device {producer}, "
+            f"gpukit's current backend is {rt.name} {device_of(rt)}; copy through NumPy instead"
+        )
+    capsule = obj.__dlpack__() if rt.name == "cpu" else obj.__dlpack__(stream=int(rt.stream))
+    address, shape, strides, code, bits, lanes, _, _, keeper = _native.dlpack_import(capsule)
+    dtype = _dtype_of(code, bits, lanes)
+    item = dtype.itemsize
+    shape = tuple(shape)
+    if strides is None:
+        byte_strides = tuple(_shapes.contiguous_strides(shape, item))
+    else:
+        byte_strides = tuple(s * item for s in strides)
+    buf, offset = _buffer_over(address, shape, byte_strides, item, keeper)
+    out = GPUArray(buf, shape, dtype, byte_strides, offset, rt)
+    return out.copy() if copy else out
