@@ -4,4 +4,5 @@
 namespace gpukit {
 void bind_cuda(pybind11::module_& m);
 void bind_jit(pybind11::module_& m);
+void bind_nn(pybind11::module_& m);  // after bind_cuda: adds to CudaDevice
 }  // namespace gpukit

@@ -68,4 +68,5 @@ PYBIND11_MODULE(_native, m) {
 
     gpukit::bind_cuda(m);
     gpukit::bind_jit(m);
+    gpukit::bind_nn(m);
 }

@@ -64,6 +64,10 @@ ELEMENTWISE_OPS = frozenset(
         "minimum",
         "where",
         "clip",
+        "relu",
+        "silu",
+        "gelu",
+        "gelu_tanh",
     )
 )
 
@@ -140,12 +144,57 @@ def arange(out: np.dtype) -> tuple[str, tuple]:
     return "fill.cu", (f"GK_OUT_T={C_TYPES[out]}", f"GK_ARANGE_INT={int(is_integral(out))}")
 
 
+def _float_acc(dtype: np.dtype) -> str:
+    """Accumulator of the gpukit.nn kernels: float for 16-bit floats, else the type itself."""
+    return "double" if dtype == np.float64 else "float"
+
+
+def nn_rows(dtype: np.dtype) -> tuple[str, tuple]:
+    """softmax, log_softmax, layer_norm, rms_norm over rows of `dtype`."""
+    return "nn_rows.cu", (f"GK_T={C_TYPES[dtype]}", f"GK_ACC_T={_float_acc(dtype)}")
+
+
+def embedding(ids: np.dtype, table: np.dtype) -> tuple[str, tuple]:
+    return "nn_gather.cu", (
+        f"GK_T={C_TYPES[table]}",
+        f"GK_ACC_T={_float_acc(table)}",
+        f"GK_ID_T={C_TYPES[ids]}",
+    )
+
+
+def rope(dtype: np.dtype) -> tuple[str, tuple]:
+    return embedding(np.dtype("int64"), dtype)
+
+
+ATTENTION_HEAD_DIMS = (32, 64, 128, 256)  # instances by the largest head_dim they serve
+
+
+def attention(dtype: np.dtype, head_dim: int, mask: str) -> tuple[str, tuple]:
+    """Fused attention for head_dim up to 256; mask is "none", "bool" or "additive"."""
+    dmax = next(m for m in ATTENTION_HEAD_DIMS if head_dim <= m)
+    kind = {"none": 0, "bool": 1, "additive": 2}[mask]
+    return "attention.cu", (
+        f"GK_T={C_TYPES[dtype]}",
+        f"GK_ACC_T={_float_acc(dtype)}",
+        f"GK_DMAX={dmax}",
+        f"GK_MASK={kind}",
+    )
+
+
 KERNEL_NAMES = {
     "elementwise.cu": ("gk_ew_contig", "gk_ew_strided"),
     "reduce.cu": ("gk_reduce_block", "gk_reduce_thread"),
     "matmul.cu": ("gk_matmul",),
     "fill.cu": ("gk_arange",),
     "scan.cu": ("gk_cumsum",),
+    "nn_rows.cu": (
+        "gk_softmax_rows",
+        "gk_log_softmax_rows",
+        "gk_layer_norm_rows",
+        "gk_rms_norm_rows",
+    ),
+    "nn_gather.cu": ("gk_embedding", "gk_rope"),
+    "attention.cu": ("gk_attention", "gk_attention_combine"),
 }
 
 
@@ -195,4 +244,20 @@ def representative_instances() -> list[tuple[str, tuple]]:
         cumsum(f16, f16),
         arange(f32),
         arange(i64),
+        elementwise("relu", f32, f32, (f32,)),
+        elementwise("silu", f16, f16, (f16,)),
+        elementwise("gelu", f64, f64, (f64,)),
+        elementwise("gelu_tanh", f32, f32, (f32,)),
+        nn_rows(f16),
+        nn_rows(f32),
+        nn_rows(f64),
+        embedding(i64, f16),
+        embedding(i32, f32),
+        embedding(u8, f64),
+        rope(f16),
+        rope(f64),
+        attention(f16, 128, "none"),
+        attention(f32, 64, "bool"),
+        attention(f16, 256, "additive"),
+        attention(f64, 32, "none"),
     ]
