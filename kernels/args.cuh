@@ -85,7 +85,8 @@ struct gk_embed_args {
     gk_i64 row_stride, col_stride;  // the table's
 };
 
-// rope over x (leading dims, then head_dim as the last one); cos/sin broadcast to x's shape.
+// rope over x (leading dims, then head_dim as the last one); cos/sin (one angle per pair of
+// x's last dimension) broadcast over the leading dims.
 struct gk_rope_args {
     gk_u64 x, cos, sin, out;  // out: contiguous in x's shape
     gk_i64 n_rows, half;      // rows = product of the leading dims; half = head_dim / 2

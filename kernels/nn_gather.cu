@@ -37,9 +37,10 @@ GK_KERNEL void gk_embedding(const gk_embed_args a) {
     }
 }
 
-// A thread per rotated pair (j, its partner): "half" pairs j with j + head_dim/2 (Hugging Face's
-// rotate_half), "interleaved" pairs 2i with 2i + 1 (GPT-J, Meta). For the pair (lo, hi):
-//   out[lo] = x[lo] * cos[lo] - x[hi] * sin[lo],  out[hi] = x[hi] * cos[hi] + x[lo] * sin[hi].
+// A thread per rotated pair: "half" pairs j with j + head_dim/2 (GPT-NeoX / LLaMA rotate_half),
+// "interleaved" pairs 2j with 2j + 1 (GPT-J). cos/sin hold one angle per pair (head_dim / 2),
+// broadcast over x's leading dimensions (strides 0 there). For the pair (lo, hi) of angle j:
+//   out[lo] = x[lo] * cos[j] - x[hi] * sin[j],  out[hi] = x[hi] * cos[j] + x[lo] * sin[j].
 GK_KERNEL void gk_rope(const gk_rope_args a) {
     const T* x = reinterpret_cast<const T*>(a.x);
     const T* cs = reinterpret_cast<const T*>(a.cos);
@@ -48,7 +49,7 @@ GK_KERNEL void gk_rope(const gk_rope_args a) {
     const gk_i64 n = a.n_rows * a.half;
     const gk_i64 step = (gk_i64)gridDim.x * blockDim.x;
     for (gk_i64 p = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; p < n; p += step) {
-        const gk_i64 row = p / a.half, q = p % a.half;
+        const gk_i64 row = p / a.half, j = p % a.half;
         gk_i64 xo = 0, co = 0, so = 0, rem = row;
         for (int d = a.ndim - 1; d >= 0; --d) {
             const gk_i64 idx = rem % a.shape[d];
@@ -57,13 +58,12 @@ GK_KERNEL void gk_rope(const gk_rope_args a) {
             co += idx * a.cos_stride[d];
             so += idx * a.sin_stride[d];
         }
-        const gk_i64 lo = a.interleaved ? 2 * q : q;
-        const gk_i64 hi = a.interleaved ? 2 * q + 1 : q + a.half;
+        const gk_i64 lo = a.interleaved ? 2 * j : j;
+        const gk_i64 hi = a.interleaved ? 2 * j + 1 : j + a.half;
         const acc_t x_lo = (acc_t)x[xo + lo * a.x_step], x_hi = (acc_t)x[xo + hi * a.x_step];
-        const acc_t c_lo = (acc_t)cs[co + lo * a.cos_step], c_hi = (acc_t)cs[co + hi * a.cos_step];
-        const acc_t s_lo = (acc_t)sn[so + lo * a.sin_step], s_hi = (acc_t)sn[so + hi * a.sin_step];
+        const acc_t c = (acc_t)cs[co + j * a.cos_step], s = (acc_t)sn[so + j * a.sin_step];
         T* o = out + row * 2 * a.half;
-        o[lo] = (T)(x_lo * c_lo - x_hi * s_lo);
-        o[hi] = (T)(x_hi * c_hi + x_lo * s_hi);
+        o[lo] = (T)(x_lo * c - x_hi * s);
+        o[hi] = (T)(x_hi * c + x_lo * s);
     }
 }

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from . import _core, _native
+from ._nn_cpu import ACTIVATIONS, CpuNnOps
 
 
 class _HostMemory:
@@ -48,6 +49,7 @@ _CUSTOM = {
     "erf": _erf,
     "where": lambda c, x, y, out: np.copyto(out, np.where(c, x, y), casting="unsafe"),
     "clip": lambda x, lo, hi, out: np.copyto(out, np.clip(x, lo, hi), casting="unsafe"),
+    **ACTIVATIONS,
 }
 
 
@@ -61,7 +63,7 @@ def _identity(name: str, dtype: np.dtype):
     return info.min if name == "max" else info.max
 
 
-class CpuRuntime:
+class CpuRuntime(CpuNnOps):
     name = "cpu"
     stream = 0  # work is synchronous: there is one stream
 

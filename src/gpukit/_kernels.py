@@ -144,41 +144,41 @@ def arange(out: np.dtype) -> tuple[str, tuple]:
     return "fill.cu", (f"GK_OUT_T={C_TYPES[out]}", f"GK_ARANGE_INT={int(is_integral(out))}")
 
 
-def _float_acc(dtype: np.dtype) -> str:
-    """Accumulator of the gpukit.nn kernels: float for 16-bit floats, else the type itself."""
-    return "double" if dtype == np.float64 else "float"
+def _nn_types(dtype) -> tuple[str, str]:
+    """(element C type, accumulator C type) of a gpukit.nn kernel over `dtype`: 16-bit floats
+    accumulate in float. `dtype` may be the name "bfloat16" (before gpukit has that dtype)."""
+    c_type = C_TYPES.get(dtype) if isinstance(dtype, np.dtype) else None
+    if c_type is None and str(dtype) == "bfloat16":
+        c_type = "gk_bf16"
+    if c_type is None:
+        raise TypeError(f"gpukit.nn has no kernels for {dtype}")
+    return c_type, "double" if c_type == "double" else "float"
 
 
-def nn_rows(dtype: np.dtype) -> tuple[str, tuple]:
+def nn_rows(dtype) -> tuple[str, tuple]:
     """softmax, log_softmax, layer_norm, rms_norm over rows of `dtype`."""
-    return "nn_rows.cu", (f"GK_T={C_TYPES[dtype]}", f"GK_ACC_T={_float_acc(dtype)}")
+    t, acc = _nn_types(dtype)
+    return "nn_rows.cu", (f"GK_T={t}", f"GK_ACC_T={acc}")
 
 
-def embedding(ids: np.dtype, table: np.dtype) -> tuple[str, tuple]:
-    return "nn_gather.cu", (
-        f"GK_T={C_TYPES[table]}",
-        f"GK_ACC_T={_float_acc(table)}",
-        f"GK_ID_T={C_TYPES[ids]}",
-    )
+def embedding(ids: np.dtype, table) -> tuple[str, tuple]:
+    t, acc = _nn_types(table)
+    return "nn_gather.cu", (f"GK_T={t}", f"GK_ACC_T={acc}", f"GK_ID_T={C_TYPES[ids]}")
 
 
-def rope(dtype: np.dtype) -> tuple[str, tuple]:
+def rope(dtype) -> tuple[str, tuple]:
     return embedding(np.dtype("int64"), dtype)
 
 
 ATTENTION_HEAD_DIMS = (32, 64, 128, 256)  # instances by the largest head_dim they serve
 
 
-def attention(dtype: np.dtype, head_dim: int, mask: str) -> tuple[str, tuple]:
+def attention(dtype, head_dim: int, mask: str) -> tuple[str, tuple]:
     """Fused attention for head_dim up to 256; mask is "none", "bool" or "additive"."""
     dmax = next(m for m in ATTENTION_HEAD_DIMS if head_dim <= m)
     kind = {"none": 0, "bool": 1, "additive": 2}[mask]
-    return "attention.cu", (
-        f"GK_T={C_TYPES[dtype]}",
-        f"GK_ACC_T={_float_acc(dtype)}",
-        f"GK_DMAX={dmax}",
-        f"GK_MASK={kind}",
-    )
+    t, acc = _nn_types(dtype)
+    return "attention.cu", (f"GK_T={t}", f"GK_ACC_T={acc}", f"GK_DMAX={dmax}", f"GK_MASK={kind}")
 
 
 KERNEL_NAMES = {
@@ -260,4 +260,10 @@ def representative_instances() -> list[tuple[str, tuple]]:
         attention(f32, 64, "bool"),
         attention(f16, 256, "additive"),
         attention(f64, 32, "none"),
+        nn_rows("bfloat16"),
+        embedding(i64, "bfloat16"),
+        rope("bfloat16"),
+        attention("bfloat16", 128, "none"),
+        attention("bfloat16", 64, "additive"),
+        attention("bfloat16", 256, "bool"),
     ]
