@@ -70,7 +70,7 @@ def _attention_chunk(q, k, v, allowed, additive, scale):
         s = s + additive
     if allowed is not None:
         s = np.where(allowed, s, -np.inf)
-    m = s.max(axis=-1, keepdims=True)
+    m = s.max(axis=-1, keepdims=True, initial=-np.inf)
     seen = m > -np.inf  # a row that sees no key at all gives zeros
     p = np.exp(s - np.where(seen, m, 0))
     total = p.sum(axis=-1, keepdims=True)

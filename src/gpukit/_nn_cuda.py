@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from . import _kernels, _shapes, _strides
@@ -121,10 +120,7 @@ class CudaNnOps:
 
         b, hq, sq, d = q.shape
         hkv, skv = k.shape[1], k.shape[2]
-        if mask is None:
-            kind = "none"
-        else:
-            kind = "bool" if mask.dtype == np.bool_ else "additive"
+        kind = "none" if mask is None else "bool" if mask.dtype == np.bool_ else "additive"
         file, defines = _kernels.attention(q.dtype, d, kind)
         fn = self.function(file, defines, "gk_attention")
         combine = self.function(file, defines, "gk_attention_combine")

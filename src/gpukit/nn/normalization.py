@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import operator
 
-
 from .. import _shapes
 from ..array import GPUArray, empty
 from ._checks import float_array, vector_like
