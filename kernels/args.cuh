@@ -88,8 +88,8 @@ struct gk_embed_args {
 // rope over x (leading dims, then head_dim as the last one); cos/sin (one angle per pair of
 // x's last dimension) broadcast over the leading dims.
 struct gk_rope_args {
-    gk_u64 x, cos, sin, out;  // out: contiguous in x's shape
-    gk_i64 n_rows, half;      // rows = product of the leading dims; half = head_dim / 2
+    gk_u64 x, cos, sin, out;            // out: contiguous in x's shape
+    gk_i64 n_rows, half;                // rows = product of the leading dims; half = head_dim / 2
     gk_i64 x_step, cos_step, sin_step;  // strides along head_dim
     gk_i32 ndim, interleaved;
     gk_i64 shape[GK_MAX_DIMS];

@@ -35,7 +35,7 @@ GK_KERNEL void gk_attention(const gk_attn_args a) {
     const gk_i64 row0 = (gk_i64)blockIdx.x * block_rows;
     const int d = (int)a.d;
     const int dp = d + GK_KPAD;
-    acc_t* q_s = reinterpret_cast<acc_t*>(gk_smem);  // [block_rows][d]
+    acc_t* q_s = reinterpret_cast<acc_t*>(gk_smem);       // [block_rows][d]
     T* k_s = reinterpret_cast<T*>(q_s + block_rows * d);  // [GK_KEYS][dp]
     T* v_s = k_s + GK_KEYS * dp;                          // [GK_KEYS][d]
     const T* q = reinterpret_cast<const T*>(a.q);
@@ -55,24 +55,24 @@ GK_KERNEL void gk_attention(const gk_attn_args a) {
         q_s[e] = val;
     }
 
-    // This warp's rows: query head, position, and the end of the keys each may see.
-    gk_i64 head[GK_ROWS], pos[GK_ROWS], key_end[GK_ROWS];
+    // Causal, aligned to the end: query i sees keys j <= i + skv - sq (none past skv).
+    auto key_end_of = [&](gk_i64 gr) -> gk_i64 {
+        if (gr >= m_total) return 0;
+        gk_i64 end = a.causal ? gr % a.sq + a.skv - a.sq + 1 : a.skv;
+        return end < 0 ? 0 : (end > a.skv ? a.skv : end);
+    };
     gk_i64 block_key_end = 0;
     for (int rr = 0; rr < block_rows; ++rr) {
-        const gk_i64 gr = row0 + rr;
-        gk_i64 end = 0;
-        if (gr < m_total) {
-            // Causal, aligned to the end: query i sees keys j <= i + skv - sq.
-            end = a.causal ? gr % a.sq + a.skv - a.sq + 1 : a.skv;
-            end = end < 0 ? 0 : (end > a.skv ? a.skv : end);
-        }
+        const gk_i64 end = key_end_of(row0 + rr);
         block_key_end = end > block_key_end ? end : block_key_end;
-        const int r = rr - warp * GK_ROWS;
-        if (r >= 0 && r < GK_ROWS) {
-            head[r] = gr < m_total ? kvh * group + gr / a.sq : 0;
-            pos[r] = gr < m_total ? gr % a.sq : 0;
-            key_end[r] = end;
-        }
+    }
+    // This warp's rows: query head, position, and the end of the keys each may see.
+    gk_i64 head[GK_ROWS], pos[GK_ROWS], key_end[GK_ROWS];
+    for (int r = 0; r < GK_ROWS; ++r) {
+        const gk_i64 gr = row0 + warp * GK_ROWS + r;
+        head[r] = gr < m_total ? kvh * group + gr / a.sq : 0;
+        pos[r] = gr < m_total ? gr % a.sq : 0;
+        key_end[r] = key_end_of(gr);
     }
     const gk_i64 n_tiles = (block_key_end + GK_KEYS - 1) / GK_KEYS;
     const gk_i64 t_first = (gk_i64)blockIdx.z * a.tiles_per_split;
@@ -86,20 +86,44 @@ GK_KERNEL void gk_attention(const gk_attn_args a) {
         for (int t = 0; t < GK_DCH; ++t) acc[r][t] = (acc_t)0;
     }
     const acc_t* q_rows = q_s + warp * GK_ROWS * d;
+    // 16-byte loads of k / v rows where they are contiguous and aligned.
+    const int V = gk_vec16<T>::N;
+    const bool vec = a.k_stride[3] == 1 && a.v_stride[3] == 1 && d % V == 0 &&
+                     a.k_stride[2] % V == 0 && a.v_stride[2] % V == 0 &&
+                     reinterpret_cast<gk_u64>(k) % 16 == 0 && reinterpret_cast<gk_u64>(v) % 16 == 0;
 
     for (gk_i64 tile = t_first; tile < t_last; ++tile) {
         const gk_i64 j0 = tile * GK_KEYS;
         __syncthreads();  // q_s is written; the previous tile is no longer read
-        for (int e = threadIdx.x; e < GK_KEYS * d; e += blockDim.x) {
-            const int jj = e / d, c = e % d;
-            const gk_i64 key = j0 + jj;
-            T kv = (T)0.0f, vv = (T)0.0f;
-            if (key < a.skv) {
-                kv = k[key * a.k_stride[2] + c * a.k_stride[3]];
-                vv = v[key * a.v_stride[2] + c * a.v_stride[3]];
+        if (vec) {
+            const int dv = d / V;
+            for (int e = threadIdx.x; e < GK_KEYS * dv; e += blockDim.x) {
+                const int jj = e / dv, c = (e % dv) * V;
+                const gk_i64 key = j0 + jj;
+                gk_vec16<T> kx, vx;
+                if (key < a.skv) {
+                    kx = *reinterpret_cast<const gk_vec16<T>*>(k + key * a.k_stride[2] + c);
+                    vx = *reinterpret_cast<const gk_vec16<T>*>(v + key * a.v_stride[2] + c);
+                } else {
+                    for (int i = 0; i < V; ++i) kx.v[i] = vx.v[i] = (T)0.0f;
+                }
+                for (int i = 0; i < V; ++i) {
+                    k_s[jj * dp + c + i] = kx.v[i];
+                    v_s[jj * d + c + i] = vx.v[i];
+                }
             }
-            k_s[jj * dp + c] = kv;
-            v_s[jj * d + c] = vv;
+        } else {
+            for (int e = threadIdx.x; e < GK_KEYS * d; e += blockDim.x) {
+                const int jj = e / d, c = e % d;
+                const gk_i64 key = j0 + jj;
+                T kv = (T)0.0f, vv = (T)0.0f;
+                if (key < a.skv) {
+                    kv = k[key * a.k_stride[2] + c * a.k_stride[3]];
+                    vv = v[key * a.v_stride[2] + c * a.v_stride[3]];
+                }
+                k_s[jj * dp + c] = kv;
+                v_s[jj * d + c] = vv;
+            }
         }
         __syncthreads();
 
@@ -121,7 +145,7 @@ GK_KERNEL void gk_attention(const gk_attn_args a) {
 #if GK_MASK == 1
                 ok = reinterpret_cast<const bool*>(a.mask)[off];
 #else
-                s[r] += (acc_t)reinterpret_cast<const T*>(a.mask)[off] * (acc_t)GK_LOG2E;
+                s[r] += (acc_t) reinterpret_cast<const T*>(a.mask)[off] * (acc_t)GK_LOG2E;
 #endif
             }
 #endif
@@ -180,7 +204,8 @@ GK_KERNEL void gk_attention(const gk_attn_args a) {
     }
 }
 
-// Merges the key splits: a warp per output row, out = sum_s 2^(m_s - M) o_s / sum_s 2^(m_s - M) l_s.
+// Merges the key splits: a warp per output row, out = sum_s 2^(m_s - M) o_s / sum_s 2^(m_s - M)
+// l_s.
 GK_KERNEL void gk_attention_combine(const gk_attn_args a) {
     const acc_t NEG_INF = -(acc_t)GK_INF_F;
     const gk_i64 rows_total = a.batch * a.hq * a.sq;

@@ -33,9 +33,7 @@ __device__ inline gk_pair gk_group_reduce(gk_pair v, int group, C combine) {
     return v;
 }
 
-__device__ inline bool gk_aligned16(const void* p) {
-    return reinterpret_cast<gk_u64>(p) % 16 == 0;
-}
+__device__ inline bool gk_aligned16(const void* p) { return reinterpret_cast<gk_u64>(p) % 16 == 0; }
 
 // f(i, x) for the row's elements i = first, first + width, ... (x converted to acc_t).
 template <typename F>
@@ -128,7 +126,9 @@ GK_KERNEL void gk_softmax_rows(const gk_rows_args a) { gk_softmax_impl<false>(a)
 GK_KERNEL void gk_log_softmax_rows(const gk_rows_args a) { gk_softmax_impl<true>(a); }
 
 struct gk_add_pairs {
-    __device__ gk_pair operator()(gk_pair p, gk_pair q) const { return gk_pair{p.a + q.a, p.b + q.b}; }
+    __device__ gk_pair operator()(gk_pair p, gk_pair q) const {
+        return gk_pair{p.a + q.a, p.b + q.b};
+    }
 };
 
 GK_KERNEL void gk_layer_norm_rows(const gk_rows_args a) {

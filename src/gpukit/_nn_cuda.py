@@ -65,7 +65,7 @@ class CudaNnOps:
         from .array import empty
 
         fn = self.function(*_kernels.embedding(ids.dtype, table.dtype), "gk_embedding")
-        error = empty((1,), np.int32, self)
+        error = empty((1,), np.dtype("int32"), self)
         self.fill(error, 0)
         row_stride, col_stride = _strides.element_strides(table, table.shape)
         stream = self.stream
