@@ -50,9 +50,11 @@ def _rows(kind, x, axis, weight, bias, eps):
             return np.exp(shifted) / total
         return shifted - np.log(total)
     if kind == "layer_norm":
-        mean = x.mean(axis=-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-        y = (x - mean) / np.sqrt(var + eps)
+        # Shifted by the row's first element, as the kernel does: a float32 mean of values
+        # far from zero would be off by more than a small spread.
+        centred = x - x[..., :1]
+        centred -= centred.mean(axis=-1, keepdims=True)
+        y = centred / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + eps)
     else:
         y = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
     if weight is not None:
