@@ -99,4 +99,49 @@ struct gk_philox_args {
     double lo, scale;   // floats: lo + scale * x, when affine
     gk_u64 low, range;  // integers: low + [0, range); range 0 stands for 2^64
     gk_i32 affine, unused;
+// gpukit.nn row kernels (softmax, log_softmax, layer_norm, rms_norm): each row is n elements
+// along one axis; rows are the other dimensions. The output is contiguous in the input's shape.
+struct gk_rows_args {
+    gk_u64 in, out, weight, bias;  // weight / bias: 0 when absent (length n, contiguous)
+    gk_i64 n_rows, n;
+    gk_i64 in_step, out_step;  // strides along the row
+    double eps;
+    gk_i32 row_ndim;
+    gk_i32 group;  // threads per row: 32 (a warp) or the whole block
+    gk_i64 row_shape[GK_MAX_DIMS];
+    gk_i64 in_row_stride[GK_MAX_DIMS];
+    gk_i64 out_row_stride[GK_MAX_DIMS];
+};
+
+// embedding: out[i, :] = table[ids[i], :] for contiguous ids; a bad id sets *error (an i32).
+struct gk_embed_args {
+    gk_u64 ids, table, out, error;
+    gk_i64 n_ids, num, dim;
+    gk_i64 row_stride, col_stride;  // the table's
+};
+
+// rope over x (leading dims, then head_dim as the last one); cos/sin (one angle per pair of
+// x's last dimension) broadcast over the leading dims.
+struct gk_rope_args {
+    gk_u64 x, cos, sin, out;            // out: contiguous in x's shape
+    gk_i64 n_rows, half;                // rows = product of the leading dims; half = head_dim / 2
+    gk_i64 x_step, cos_step, sin_step;  // strides along head_dim
+    gk_i32 ndim, interleaved;
+    gk_i64 shape[GK_MAX_DIMS];
+    gk_i64 x_stride[GK_MAX_DIMS];
+    gk_i64 cos_stride[GK_MAX_DIMS];
+    gk_i64 sin_stride[GK_MAX_DIMS];
+};
+
+// Fused attention. q (batch, hq, sq, d), k/v (batch, hkv, skv, d), mask broadcast to
+// (batch, hq, sq, skv) (strides 0 where broadcast), out contiguous (batch, hq, sq, d). With
+// n_splits > 1 the keys are split over blocks: partial sums go to ws_o / ws_ml and
+// gk_attention_combine merges them.
+struct gk_attn_args {
+    gk_u64 q, k, v, out, mask, ws_o, ws_ml;
+    gk_i64 batch, hq, hkv, sq, skv, d;
+    gk_i64 q_stride[4], k_stride[4], v_stride[4], mask_stride[4];
+    gk_i64 tiles_per_split;  // key tiles per split
+    double scale_log2;       // softmax scale * log2(e)
+    gk_i32 causal, n_splits;
 };

@@ -38,6 +38,12 @@ GK_UNARY(gk_tanh, gkm_tanh(a))
 GK_UNARY(gk_erf, gkm_erf(a))
 GK_UNARY(gk_sigmoid, (T)1 / ((T)1 + gkm_exp(-a)))
 GK_UNARY(gk_sign, (a != a) ? a : (T)((a > (T)0) - (a < (T)0)))
+// Activations (gpukit.nn), with torch's definitions; relu keeps NaN.
+GK_UNARY(gk_relu, (a > (T)0 || a != a) ? a : (T)0)
+GK_UNARY(gk_silu, a / ((T)1 + gkm_exp(-a)))
+GK_UNARY(gk_gelu, (T)0.5 * a * ((T)1 + gkm_erf(a * (T)0.7071067811865476)))
+GK_UNARY(gk_gelu_tanh,
+         (T)0.5 * a * ((T)1 + gkm_tanh((T)0.7978845608028654 * (a + (T)0.044715 * a * a * a))))
 GK_BINARY(gk_add, (T)(a + b))
 GK_BINARY(gk_subtract, (T)(a - b))
 GK_BINARY(gk_multiply, (T)(a * b))

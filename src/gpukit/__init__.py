@@ -5,8 +5,7 @@ Without a GPU driver everything runs on the CPU through NumPy, with the same API
 
 __version__ = "0.1.0"
 
-from . import jit, memory, random
-from . import jit, memory
+from . import jit, memory, nn, random
 from ._dtypes import bfloat16
 from ._info import info
 from ._runtime import available_backends, use_backend
@@ -126,6 +125,7 @@ __all__ = [
     "load_safetensors",
     "matmul",
     "memory",
+    "nn",
     "ones",
     "reduce",
     "save_safetensors",

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _core, _native
 from ._dtypes import bfloat16
+from ._nn_cpu import ACTIVATIONS, CpuNnOps
 
 
 class _HostMemory:
@@ -75,6 +76,7 @@ _CUSTOM = {
     "erf": _erf,
     "where": lambda c, x, y, out: np.copyto(out, np.where(c, x, y), casting="unsafe"),
     "clip": lambda x, lo, hi, out: np.copyto(out, np.clip(x, lo, hi), casting="unsafe"),
+    **ACTIVATIONS,
 }
 
 
@@ -88,7 +90,7 @@ def _identity(name: str, dtype: np.dtype):
     return info.min if name == "max" else info.max
 
 
-class CpuRuntime:
+class CpuRuntime(CpuNnOps):
     name = "cpu"
     stream = 0  # work is synchronous: there is one stream
 

@@ -9,6 +9,7 @@ import threading
 import numpy as np
 
 from . import _core, _gather_plan, _kernels, _libs, _native, _shapes, _strides, jit
+from ._nn_cuda import CudaNnOps
 from .errors import BackendUnavailableError, CudaError
 
 
@@ -21,7 +22,7 @@ def _integral(dtype) -> bool:
     return dtype.kind in "biu"
 
 
-class CudaRuntime:
+class CudaRuntime(CudaNnOps):
     name = "cuda"
 
     def __init__(self, ordinal: int = 0):

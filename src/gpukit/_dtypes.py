@@ -51,6 +51,7 @@ def normalize(dtype) -> np.dtype:
 
 # Ops that are not NumPy ufuncs, typed like the ufunc named here (float results for integers).
 _TYPED_LIKE = {"rsqrt": "sqrt", "sigmoid": "exp", "erf": "exp"}
+_TYPED_LIKE.update(relu="exp", silu="exp", gelu="exp", gelu_tanh="exp")  # gpukit.nn
 
 
 @functools.lru_cache(maxsize=2048)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._philox import uniform_bits
 from ._dtypes import bfloat16
+from ._philox import uniform_bits
 
 C_TYPES = {
     np.dtype("bool"): "bool",
@@ -68,6 +68,10 @@ ELEMENTWISE_OPS = frozenset(
         "minimum",
         "where",
         "clip",
+        "relu",
+        "silu",
+        "gelu",
+        "gelu_tanh",
     )
 )
 
@@ -163,6 +167,43 @@ def philox(out: np.dtype) -> tuple[str, tuple]:
     return "philox.cu", (f"GK_OUT_T={C_TYPES[out]}", f"GK_BITS={uniform_bits(out)}")
 
 
+def _nn_types(dtype) -> tuple[str, str]:
+    """(element C type, accumulator C type) of a gpukit.nn kernel over `dtype`: 16-bit floats
+    accumulate in float. `dtype` may be the name "bfloat16" (before gpukit has that dtype)."""
+    c_type = C_TYPES.get(dtype) if isinstance(dtype, np.dtype) else None
+    if c_type is None and str(dtype) == "bfloat16":
+        c_type = "gk_bf16"
+    if c_type is None:
+        raise TypeError(f"gpukit.nn has no kernels for {dtype}")
+    return c_type, "double" if c_type == "double" else "float"
+
+
+def nn_rows(dtype) -> tuple[str, tuple]:
+    """softmax, log_softmax, layer_norm, rms_norm over rows of `dtype`."""
+    t, acc = _nn_types(dtype)
+    return "nn_rows.cu", (f"GK_T={t}", f"GK_ACC_T={acc}")
+
+
+def embedding(ids: np.dtype, table) -> tuple[str, tuple]:
+    t, acc = _nn_types(table)
+    return "nn_gather.cu", (f"GK_T={t}", f"GK_ACC_T={acc}", f"GK_ID_T={C_TYPES[ids]}")
+
+
+def rope(dtype) -> tuple[str, tuple]:
+    return embedding(np.dtype("int64"), dtype)
+
+
+ATTENTION_HEAD_DIMS = (32, 64, 128, 256)  # instances by the largest head_dim they serve
+
+
+def attention(dtype, head_dim: int, mask: str) -> tuple[str, tuple]:
+    """Fused attention for head_dim up to 256; mask is "none", "bool" or "additive"."""
+    dmax = next(m for m in ATTENTION_HEAD_DIMS if head_dim <= m)
+    kind = {"none": 0, "bool": 1, "additive": 2}[mask]
+    t, acc = _nn_types(dtype)
+    return "attention.cu", (f"GK_T={t}", f"GK_ACC_T={acc}", f"GK_DMAX={dmax}", f"GK_MASK={kind}")
+
+
 KERNEL_NAMES = {
     "elementwise.cu": ("gk_ew_contig", "gk_ew_strided"),
     "reduce.cu": ("gk_reduce_block", "gk_reduce_thread"),
@@ -179,6 +220,14 @@ KERNEL_NAMES = {
         "gk_randint_32",
         "gk_randint_64",
     ),
+    "nn_rows.cu": (
+        "gk_softmax_rows",
+        "gk_log_softmax_rows",
+        "gk_layer_norm_rows",
+        "gk_rms_norm_rows",
+    ),
+    "nn_gather.cu": ("gk_embedding", "gk_rope"),
+    "attention.cu": ("gk_attention", "gk_attention_combine"),
 }
 
 
@@ -266,4 +315,26 @@ def representative_instances() -> list[tuple[str, tuple]]:
         reduction("argmin", bf16, i64),
         cumsum(bf16, bf16),
         arange(bf16),
+        elementwise("relu", f32, f32, (f32,)),
+        elementwise("silu", f16, f16, (f16,)),
+        elementwise("gelu", f64, f64, (f64,)),
+        elementwise("gelu_tanh", f32, f32, (f32,)),
+        nn_rows(f16),
+        nn_rows(f32),
+        nn_rows(f64),
+        embedding(i64, f16),
+        embedding(i32, f32),
+        embedding(u8, f64),
+        rope(f16),
+        rope(f64),
+        attention(f16, 128, "none"),
+        attention(f32, 64, "bool"),
+        attention(f16, 256, "additive"),
+        attention(f64, 32, "none"),
+        nn_rows("bfloat16"),
+        embedding(i64, "bfloat16"),
+        rope("bfloat16"),
+        attention("bfloat16", 128, "none"),
+        attention("bfloat16", 64, "additive"),
+        attention("bfloat16", 256, "bool"),
     ]

@@ -1,0 +1,41 @@
+"""Argument checks shared by the gpukit.nn functions."""
+
+from __future__ import annotations
+
+from ..array import GPUArray, _operands, asarray
+
+
+def is_float(dtype) -> bool:
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
+def float_array(x, func: str, what: str = "x", rt=None) -> GPUArray:
+    """`x` as a GPUArray (NumPy data is copied to the device) of a float dtype, else TypeError."""
+    if not isinstance(x, GPUArray):
+        (x,), found = _operands(x)
+        x = x if isinstance(x, GPUArray) else asarray(x, rt=rt or found)
+    if not is_float(x.dtype):
+        raise TypeError(f"{func}: {what} must be a float array, got {x.dtype.name}")
+    return x
+
+
+def same_device(func: str, *arrays) -> None:
+    devices = {id(a._rt): a.device for a in arrays}
+    if len(devices) > 1:
+        raise ValueError(f"{func}: arrays are on different devices: {sorted(devices.values())}")
+
+
+def vector_like(p, x: GPUArray, func: str, what: str) -> GPUArray | None:
+    """A per-feature parameter (weight, bias) of x's last dimension: contiguous, in x's dtype."""
+    if p is None:
+        return None
+    p = float_array(p, func, what, rt=x._rt)
+    same_device(func, x, p)
+    if p.shape != x.shape[-1:]:
+        raise ValueError(
+            f"{func}: {what} of shape {p.shape} does not match the last dimension of x of "
+            f"shape {x.shape}"
+        )
+    if p.dtype != x.dtype:
+        p = p.astype(x.dtype)
+    return p if p.is_contiguous else p.copy()

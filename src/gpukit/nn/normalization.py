@@ -1,0 +1,59 @@
+"""softmax, log_softmax, layer_norm, rms_norm: one pass over each row for its statistics (online
+max and sum for softmax), float32 accumulation for 16-bit floats. Results are contiguous."""
+
+from __future__ import annotations
+
+import operator
+
+from .. import _shapes
+from ..array import GPUArray, empty
+from ._checks import float_array, vector_like
+
+
+def _rows(kind: str, x: GPUArray, axis: int, weight=None, bias=None, eps=0.0) -> GPUArray:
+    out = empty(x.shape, x.dtype, x._rt)
+    if x.ndim == 0:  # a single element is a row of one
+        x._rt.nn_rows(kind, x.reshape(1), 0, out.reshape(1), weight, bias, eps)
+    elif x.size:
+        x._rt.nn_rows(kind, x, axis, out, weight, bias, eps)
+    return out
+
+
+def _axis(axis, x: GPUArray) -> int:
+    (axis,) = _shapes.normalize_axes(operator.index(axis), max(x.ndim, 1))
+    return axis
+
+
+def softmax(x, axis: int = -1) -> GPUArray:
+    """exp(x - max) / sum(exp(x - max)) along `axis`."""
+    x = float_array(x, "softmax")
+    return _rows("softmax", x, _axis(axis, x))
+
+
+def log_softmax(x, axis: int = -1) -> GPUArray:
+    """x - max - log(sum(exp(x - max))) along `axis`."""
+    x = float_array(x, "log_softmax")
+    return _rows("log_softmax", x, _axis(axis, x))
+
+
+def layer_norm(x, weight=None, bias=None, eps: float = 1e-5) -> GPUArray:
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last dimension (the biased variance,
+    as torch.nn.functional.layer_norm with normalized_shape = x.shape[-1:])."""
+    x = float_array(x, "layer_norm")
+    if x.ndim == 0:
+        raise ValueError("layer_norm: x must have at least one dimension, got shape ()")
+    w = vector_like(weight, x, "layer_norm", "weight")
+    b = vector_like(bias, x, "layer_norm", "bias")
+    return _rows("layer_norm", x, x.ndim - 1, w, b, float(eps))
+
+
+def rms_norm(x, weight=None, eps: float = 1e-6) -> GPUArray:
+    """x / sqrt(mean(x**2) + eps) * weight over the last dimension (LLaMA's RMSNorm)."""
+    x = float_array(x, "rms_norm")
+    if x.ndim == 0:
+        raise ValueError("rms_norm: x must have at least one dimension, got shape ()")
+    w = vector_like(weight, x, "rms_norm", "weight")
+    return _rows("rms_norm", x, x.ndim - 1, w, None, float(eps))
+
+
+__all__ = ["layer_norm", "log_softmax", "rms_norm", "softmax"]
