@@ -99,6 +99,8 @@ struct gk_philox_args {
     double lo, scale;   // floats: lo + scale * x, when affine
     gk_u64 low, range;  // integers: low + [0, range); range 0 stands for 2^64
     gk_i32 affine, unused;
+};
+
 // gpukit.nn row kernels (softmax, log_softmax, layer_norm, rms_norm): each row is n elements
 // along one axis; rows are the other dimensions. The output is contiguous in the input's shape.
 struct gk_rows_args {
