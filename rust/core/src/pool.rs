@@ -44,6 +44,8 @@ pub enum PoolError {
         requested: u64,
         used: u64,
         limit: u64,
+        /// Whose quota it is (a scheduler task's name), when it was given one.
+        owner: Option<String>,
     },
     /// The quota had room, but its parent (the memory no task has reserved) had not.
     SharedExhausted {
@@ -76,11 +78,15 @@ impl std::fmt::Display for PoolError {
                 requested,
                 used,
                 limit,
-            } => write!(
-                f,
-                "task memory quota exceeded: requested {requested} bytes with {used} of its \
-                 {limit} bytes in use"
-            ),
+                owner,
+            } => {
+                let whose = owner.as_deref().map_or(String::new(), |o| format!(" of {o}"));
+                write!(
+                    f,
+                    "task memory quota{whose} exceeded: requested {requested} bytes with {used} \
+                     of its {limit}-byte quota in use"
+                )
+            }
             PoolError::SharedExhausted {
                 requested,
                 used,
@@ -186,6 +192,7 @@ struct Quota {
     parent: Option<QuotaId>,
     /// Buffers of quotas with a lower rank are spilled first under pressure.
     spill_rank: u8,
+    owner: Option<String>,
 }
 
 /// A quota's figures: its limit, the bytes charged to it now, and the most it ever held.
@@ -278,6 +285,7 @@ impl State {
                 requested,
                 used: q.used,
                 limit: q.limit,
+                owner: q.owner.clone(),
             });
         }
         let extra = beyond(q.used + size, q.reserved) - beyond(q.used, q.reserved);
@@ -390,9 +398,17 @@ impl Pool {
                 reserved,
                 parent,
                 spill_rank,
+                owner: None,
             },
         );
         id
+    }
+
+    /// Names the quota's owner in its errors (e.g. "task 'chat'").
+    pub fn set_quota_owner(&self, quota: QuotaId, owner: String) {
+        if let Some(q) = self.lock().quotas.get_mut(&quota) {
+            q.owner = Some(owner);
+        }
     }
 
     /// (limit, bytes in use) of a quota.

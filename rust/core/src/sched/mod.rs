@@ -231,6 +231,10 @@ impl Scheduler {
                     request,
                     task.class().spill_rank(),
                 );
+                self.pool.set_quota_owner(
+                    quota,
+                    format!("task {:?} ({}, id {})", task.spec.name, task.class(), task.id),
+                );
                 task.set_quota(Some(quota));
                 task.transition(TaskState::Pending, TaskState::Admitted);
                 if task.inline {

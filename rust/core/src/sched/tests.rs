@@ -85,6 +85,7 @@ fn a_task_allocation_past_its_limit_fails_only_that_task() {
     let qa = a.quota();
     let err = pool.allocate(9 * MIB, 1, qa, false).unwrap_err();
     assert!(matches!(err, PoolError::QuotaExceeded { .. }), "{err}");
+    assert!(err.to_string().contains("task \"guaranteed-8388608\""), "{err}");
     let ok = pool.allocate(4 * MIB, 1, qa, false).unwrap();
     // The burstable task grows past its request into free memory.
     let big = pool.allocate(24 * MIB, 1, b.quota(), false).unwrap();
