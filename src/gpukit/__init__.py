@@ -5,7 +5,7 @@ Without a GPU driver everything runs on the CPU through NumPy, with the same API
 
 __version__ = "0.1.0"
 
-from . import jit, memory
+from . import jit, memory, scheduler
 from ._info import info
 from ._runtime import available_backends, use_backend
 from ._runtime import runtime as _current_runtime
@@ -39,9 +39,12 @@ from .errors import (
     GpukitError,
     HipError,
     OutOfMemoryError,
+    TaskRejectedError,
+    TaskTimeoutError,
 )
 from .kernel import ElementwiseKernel, RawKernel
 from .reductions import all, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
+from .scheduler import Scheduler
 from .streams import Event, Stream, synchronize
 from .ufuncs import *  # noqa: F403  (exp, maximum, where, ... with NumPy's names)
 from .ufuncs import __all__ as _ufunc_names
@@ -76,7 +79,10 @@ __all__ = [
     "HipError",
     "OutOfMemoryError",
     "RawKernel",
+    "Scheduler",
     "Stream",
+    "TaskRejectedError",
+    "TaskTimeoutError",
     "arange",
     "all",
     "any",
@@ -118,6 +124,7 @@ __all__ = [
     "memory",
     "ones",
     "reduce",
+    "scheduler",
     "synchronize",
     "to_numpy",
     "use_backend",

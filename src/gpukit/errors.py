@@ -44,3 +44,11 @@ class OutOfMemoryError(GpukitError, MemoryError):
         self.allocated = allocated
         self.reserved = reserved
         self.limit = limit
+
+
+class TaskRejectedError(GpukitError, RuntimeError):
+    """A scheduler task submitted with admission="reject" did not fit when it was submitted."""
+
+
+class TaskTimeoutError(GpukitError, TimeoutError):
+    """A scheduler task waited in its queue longer than its timeout."""
