@@ -33,7 +33,7 @@ def tflops(count, n, seconds):
     return count * 2 * n**3 / seconds / 1e12
 
 
-# --- gpukit ----------------------------------------------------------------------------------------
+# --- gpukit ---------------------------------------------------------------------------------------
 def gk_operands(n, rng):
     x = rng.standard_normal((n, n)).astype(np.float32) / np.sqrt(n)
     return gk.asarray(x).astype(dtype_name()), gk.asarray(x.T.copy()).astype(dtype_name())
@@ -122,7 +122,7 @@ def gk_scheduled(small, big, slice_rows, pace_bound):
     return lat, tflops(result[0], FLOOD_N, result[1]), stats
 
 
-# --- torch -----------------------------------------------------------------------------------------
+# --- torch ----------------------------------------------------------------------------------------
 def torch_experiment():
     import torch
 

@@ -135,9 +135,11 @@ def test_queue_timeout(sched):
     with pytest.raises(gk.TaskTimeoutError):
         fut.result(5)
     assert time.perf_counter() - start < 2
-    with pytest.raises(gk.TaskTimeoutError):
-        with sched.task(qos="guaranteed", memory="60MiB", timeout=0.05):
-            pass
+    with (
+        pytest.raises(gk.TaskTimeoutError),
+        sched.task(qos="guaranteed", memory="60MiB", timeout=0.05),
+    ):
+        pass
     release.set()
     held.result(10)
     assert sched.stats()["guaranteed"]["timed_out"] == 2
@@ -210,7 +212,7 @@ def test_a_thousand_random_tasks_from_eight_threads(backend):
         t.start()
     for t in threads:
         t.join(60)
-    done, not_done = concurrent.futures.wait(outcomes, timeout=120)
+    _, not_done = concurrent.futures.wait(outcomes, timeout=120)
     assert len(outcomes) == 1000 and not not_done, "deadlock: tasks never finished"
     s.shutdown(wait=True)
     stats = s.stats()

@@ -80,7 +80,9 @@ impl std::fmt::Display for PoolError {
                 limit,
                 owner,
             } => {
-                let whose = owner.as_deref().map_or(String::new(), |o| format!(" of {o}"));
+                let whose = owner
+                    .as_deref()
+                    .map_or(String::new(), |o| format!(" of {o}"));
                 write!(
                     f,
                     "task memory quota{whose} exceeded: requested {requested} bytes with {used} \
@@ -276,7 +278,12 @@ impl State {
 
     /// Charges `size` bytes to `quota` (and what goes beyond its reservation to its parent), or
     /// says which limit it would pass.
-    fn charge(&mut self, quota: Option<QuotaId>, size: u64, requested: u64) -> Result<(), PoolError> {
+    fn charge(
+        &mut self,
+        quota: Option<QuotaId>,
+        size: u64,
+        requested: u64,
+    ) -> Result<(), PoolError> {
         let Some(q) = quota.and_then(|id| self.quotas.get(&id)) else {
             return Ok(());
         };

@@ -43,7 +43,9 @@ impl Admission {
 
     /// Bytes tasks hold beyond their reservations (including the results of finished tasks).
     pub fn burst_used(&self) -> u64 {
-        self.pool.quota_usage(self.shared).map_or(0, |(_, used)| used)
+        self.pool
+            .quota_usage(self.shared)
+            .map_or(0, |(_, used)| used)
     }
 
     /// Reserves `request` bytes if they fit with `ahead` bytes kept free for tasks of higher

@@ -33,7 +33,10 @@ use task::{lock, Outcome, Task, TaskSpec, TaskState};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SchedError {
     /// The request can never fit: it is larger than the scheduler's memory.
-    TooLarge { request: u64, capacity: u64 },
+    TooLarge {
+        request: u64,
+        capacity: u64,
+    },
     /// A guaranteed task's limit must equal its request; a limit below the request.
     BadSpec(String),
     ShutDown,
@@ -226,14 +229,18 @@ impl Scheduler {
                     break;
                 }
                 let task = inner.pending.pop(class).expect("head exists");
-                let quota = inner.admission.task_quota(
-                    task.spec.limit,
-                    request,
-                    task.class().spill_rank(),
-                );
+                let quota =
+                    inner
+                        .admission
+                        .task_quota(task.spec.limit, request, task.class().spill_rank());
                 self.pool.set_quota_owner(
                     quota,
-                    format!("task {:?} ({}, id {})", task.spec.name, task.class(), task.id),
+                    format!(
+                        "task {:?} ({}, id {})",
+                        task.spec.name,
+                        task.class(),
+                        task.id
+                    ),
                 );
                 task.set_quota(Some(quota));
                 task.transition(TaskState::Pending, TaskState::Admitted);

@@ -115,7 +115,12 @@ impl TaskPace {
 impl Drop for TaskPace {
     fn drop(&mut self) {
         let table = self.shared.pool.table();
-        for e in self.in_flight.get_mut().drain(..).chain(self.spare.get_mut().drain(..)) {
+        for e in self
+            .in_flight
+            .get_mut()
+            .drain(..)
+            .chain(self.spare.get_mut().drain(..))
+        {
             let _ = table.event_destroy(e);
         }
     }

@@ -60,7 +60,11 @@ impl Pending {
     }
 
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.queues.iter().flatten().filter_map(|t| t.deadline).min()
+        self.queues
+            .iter()
+            .flatten()
+            .filter_map(|t| t.deadline)
+            .min()
     }
 
     pub fn len(&self, class: QosClass) -> usize {

@@ -263,7 +263,8 @@ mod tests {
             let t = std::sync::Arc::new(Task::new(1, spec(), false));
             t.transition(TaskState::Pending, TaskState::Admitted);
             let t2 = t.clone();
-            let h = std::thread::spawn(move || t2.transition(TaskState::Admitted, TaskState::Running));
+            let h =
+                std::thread::spawn(move || t2.transition(TaskState::Admitted, TaskState::Running));
             let cancelled = t.transition(TaskState::Admitted, TaskState::Cancelled);
             let started = h.join().unwrap();
             assert!(cancelled ^ started);

@@ -13,7 +13,10 @@ const MIB: u64 = 1 << 20;
 
 fn scheduler(capacity: u64) -> (Scheduler, &'static HostDevice) {
     let (table, dev) = host_table(1 << 34);
-    (Scheduler::new(Arc::new(Pool::new(table)), capacity, 1, 256), dev)
+    (
+        Scheduler::new(Arc::new(Pool::new(table)), capacity, 1, 256),
+        dev,
+    )
 }
 
 fn spec(class: QosClass, request: u64, limit: u64) -> TaskSpec {
@@ -37,8 +40,12 @@ fn run_next(s: &Scheduler) -> Arc<super::task::Task> {
 #[test]
 fn over_commit_waits_until_memory_is_given_back() {
     let (s, _) = scheduler(100 * MIB);
-    let a = s.submit(spec(QosClass::Guaranteed, 60 * MIB, 60 * MIB)).unwrap();
-    let b = s.submit(spec(QosClass::Guaranteed, 60 * MIB, 60 * MIB)).unwrap();
+    let a = s
+        .submit(spec(QosClass::Guaranteed, 60 * MIB, 60 * MIB))
+        .unwrap();
+    let b = s
+        .submit(spec(QosClass::Guaranteed, 60 * MIB, 60 * MIB))
+        .unwrap();
     assert_eq!(a.state(), TaskState::Admitted);
     assert_eq!(b.state(), TaskState::Pending);
     let ra = run_next(&s);
@@ -55,7 +62,9 @@ fn over_commit_waits_until_memory_is_given_back() {
 #[test]
 fn reject_fails_at_once_and_unblocks_the_queue() {
     let (s, _) = scheduler(100 * MIB);
-    let _a = s.submit(spec(QosClass::Guaranteed, 80 * MIB, 80 * MIB)).unwrap();
+    let _a = s
+        .submit(spec(QosClass::Guaranteed, 80 * MIB, 80 * MIB))
+        .unwrap();
     let mut r = spec(QosClass::Burstable, 40 * MIB, 40 * MIB);
     r.reject = true;
     let b = s.submit(r).unwrap();
@@ -79,13 +88,20 @@ fn guaranteed_runs_before_best_effort_queued_earlier() {
 #[test]
 fn a_task_allocation_past_its_limit_fails_only_that_task() {
     let (s, _) = scheduler(100 * MIB);
-    let a = s.submit(spec(QosClass::Guaranteed, 8 * MIB, 8 * MIB)).unwrap();
-    let b = s.submit(spec(QosClass::Burstable, 8 * MIB, 32 * MIB)).unwrap();
+    let a = s
+        .submit(spec(QosClass::Guaranteed, 8 * MIB, 8 * MIB))
+        .unwrap();
+    let b = s
+        .submit(spec(QosClass::Burstable, 8 * MIB, 32 * MIB))
+        .unwrap();
     let pool = s.pool().clone();
     let qa = a.quota();
     let err = pool.allocate(9 * MIB, 1, qa, false).unwrap_err();
     assert!(matches!(err, PoolError::QuotaExceeded { .. }), "{err}");
-    assert!(err.to_string().contains("task \"guaranteed-8388608\""), "{err}");
+    assert!(
+        err.to_string().contains("task \"guaranteed-8388608\""),
+        "{err}"
+    );
     let ok = pool.allocate(4 * MIB, 1, qa, false).unwrap();
     // The burstable task grows past its request into free memory.
     let big = pool.allocate(24 * MIB, 1, b.quota(), false).unwrap();
@@ -99,7 +115,9 @@ fn burst_never_takes_reserved_memory() {
     let b = s.submit(spec(QosClass::Burstable, 0, 64 * MIB)).unwrap();
     let held = s.pool().allocate(40 * MIB, 1, b.quota(), false).unwrap();
     // 24 MiB left unreserved: a 32 MiB guaranteed task waits.
-    let g = s.submit(spec(QosClass::Guaranteed, 32 * MIB, 32 * MIB)).unwrap();
+    let g = s
+        .submit(spec(QosClass::Guaranteed, 32 * MIB, 32 * MIB))
+        .unwrap();
     assert_eq!(g.state(), TaskState::Pending);
     s.pool().release(held).unwrap();
     let rb = run_next(&s);
@@ -107,15 +125,22 @@ fn burst_never_takes_reserved_memory() {
     assert_eq!(g.state(), TaskState::Admitted);
     // With 32 MiB reserved, a burst past the other 32 fails.
     let e = s.submit(spec(QosClass::BestEffort, 0, 64 * MIB)).unwrap();
-    let err = s.pool().allocate(40 * MIB, 1, e.quota(), false).unwrap_err();
+    let err = s
+        .pool()
+        .allocate(40 * MIB, 1, e.quota(), false)
+        .unwrap_err();
     assert!(matches!(err, PoolError::SharedExhausted { .. }), "{err}");
 }
 
 #[test]
 fn cancel_and_timeout_end_queued_tasks() {
     let (s, _) = scheduler(10 * MIB);
-    let _a = s.submit(spec(QosClass::Guaranteed, 10 * MIB, 10 * MIB)).unwrap();
-    let b = s.submit(spec(QosClass::Guaranteed, 5 * MIB, 5 * MIB)).unwrap();
+    let _a = s
+        .submit(spec(QosClass::Guaranteed, 10 * MIB, 10 * MIB))
+        .unwrap();
+    let b = s
+        .submit(spec(QosClass::Guaranteed, 5 * MIB, 5 * MIB))
+        .unwrap();
     let mut t = spec(QosClass::Guaranteed, 5 * MIB, 5 * MIB);
     t.timeout = Some(Duration::from_millis(20));
     let c = s.submit(t).unwrap();
@@ -138,7 +163,10 @@ fn cancel_and_timeout_end_queued_tasks() {
     assert!(!s.cancel(&ra), "a running task cannot be cancelled");
     s.finish(&ra, None);
     let g = s.stats().classes[0];
-    assert_eq!((g.completed, g.cancelled, g.timed_out, g.submitted), (1, 1, 1, 3));
+    assert_eq!(
+        (g.completed, g.cancelled, g.timed_out, g.submitted),
+        (1, 1, 1, 3)
+    );
 }
 
 #[test]
@@ -185,7 +213,11 @@ fn the_pacer_costs_well_under_a_microsecond_per_launch() {
     // Overhead on the launch path: a thread with no task, and a guaranteed task (`cargo test
     // --release -- --nocapture the_pacer` prints the figures).
     let (s, _) = scheduler(100 * MIB);
-    let n = if cfg!(debug_assertions) { 100_000u32 } else { 2_000_000 };
+    let n = if cfg!(debug_assertions) {
+        100_000u32
+    } else {
+        2_000_000
+    };
     let time = |label: &str| {
         let start = Instant::now();
         for i in 0..n {
@@ -205,8 +237,15 @@ fn the_pacer_costs_well_under_a_microsecond_per_launch() {
     s.finish(&rg, None);
     assert_eq!(g.kernels.load(Ordering::Relaxed), u64::from(n));
     // Well under a microsecond. A debug build (plain `cargo test`) only reports: it is ~50x slower.
-    let bound = if cfg!(debug_assertions) { 20_000.0 } else { 200.0 };
-    assert!(idle < bound && guaranteed < bound, "{idle} ns, {guaranteed} ns");
+    let bound = if cfg!(debug_assertions) {
+        20_000.0
+    } else {
+        200.0
+    };
+    assert!(
+        idle < bound && guaranteed < bound,
+        "{idle} ns, {guaranteed} ns"
+    );
 }
 
 #[test]
@@ -279,7 +318,10 @@ fn a_thousand_random_tasks_from_eight_threads_add_up() {
     let total: u64 = st.classes.iter().map(|c| c.submitted).sum();
     let finished: u64 = st.classes.iter().map(|c| c.finished()).sum();
     assert_eq!((total, finished), (1000, 1000));
-    let failed = tasks.iter().filter(|t| t.state() == TaskState::Failed).count() as u64;
+    let failed = tasks
+        .iter()
+        .filter(|t| t.state() == TaskState::Failed)
+        .count() as u64;
     let by_class: u64 = st
         .classes
         .iter()
