@@ -331,3 +331,27 @@ fn a_thousand_random_tasks_from_eight_threads_add_up() {
     let g = s.gauges();
     assert_eq!((g.reserved, g.burst_used), (0, 0));
 }
+
+#[test]
+fn best_effort_memory_spills_before_older_guaranteed_memory() {
+    let (s, _) = scheduler(100 * MIB);
+    let pool = s.pool().clone();
+    pool.set_limit(Some(8 * MIB));
+    let g = s
+        .submit(spec(QosClass::Guaranteed, 8 * MIB, 8 * MIB))
+        .unwrap();
+    let e = s.submit(spec(QosClass::BestEffort, 0, 8 * MIB)).unwrap();
+    let size = 4 * MIB;
+    let older = pool.allocate(size, 1, g.quota(), true).unwrap();
+    let newer = pool.allocate(size, 1, e.quota(), true).unwrap();
+    pool.device_ptrs(&[newer], 1).unwrap(); // the best-effort buffer is the most recently used
+    let extra = pool.allocate(size, 1, None, false).unwrap();
+    assert!(
+        !pool.is_resident(newer),
+        "the best-effort buffer spills first"
+    );
+    assert!(pool.is_resident(older));
+    for id in [older, newer, extra] {
+        pool.release(id).unwrap();
+    }
+}
