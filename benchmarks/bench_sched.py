@@ -7,6 +7,7 @@ Target under the scheduler: p50 and p99 within 1.5x solo, flood >= 70% of its so
 """
 
 import collections
+import sys
 import threading
 import time
 
@@ -18,6 +19,9 @@ CRITICAL_N = 2048
 FLOOD_N = 8192
 SECONDS = 3.0
 FLOOD_IN_FLIGHT = 2  # matmuls the flood keeps queued (it synchronizes on older ones' events)
+# Both loops are Python threads: with the default 5 ms switch interval, the critical thread can
+# wait milliseconds for the GIL behind the flood's launches, for gpukit and torch alike.
+SWITCH_INTERVAL_S = 1e-4
 
 
 def dtype_name():
@@ -182,11 +186,15 @@ def main():
     if gk.backend() != "cuda":
         print("bench_sched needs the CUDA backend; skipped")
         return
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     rng = np.random.default_rng(0)
     small, big = gk_operands(CRITICAL_N, rng), gk_operands(FLOOD_N, rng)
     gk.matmul(*small), gk.matmul(*big), gk.matmul(big[0][:128], big[1])
     gk.synchronize()
-    print(f"dtype {dtype_name()}; critical {CRITICAL_N}^3 matmul + sync; flood {FLOOD_N}^3")
+    print(
+        f"dtype {dtype_name()}; critical {CRITICAL_N}^3 matmul + sync; flood {FLOOD_N}^3; "
+        f"GIL switch interval {SWITCH_INTERVAL_S * 1e6:.0f} us"
+    )
 
     solo = percentiles_us(gk_critical(*small, SECONDS))
     solo_flood = gk_solo_flood(big)
