@@ -243,3 +243,11 @@ def test_shutdown_refuses_new_tasks(backend):
     assert fut.result(1) == 42
     with pytest.raises(RuntimeError, match="shut down"):
         s.submit(lambda: 1)
+
+
+def test_native_takes_only_the_pacer_table():
+    from gpukit import _core, _native
+
+    with pytest.raises(ValueError, match="pacer table"):
+        _native.install_pacer(_native.host_allocator_table())
+    _native.install_pacer(_core.pacer_table())  # what gpukit.Scheduler installs on a GPU

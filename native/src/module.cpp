@@ -70,7 +70,8 @@ PYBIND11_MODULE(_native, m) {
     m.def(
         "install_pacer",
         [](const py::capsule& table) {
-            if (std::string(table.name()) != GK_PACER_TABLE_CAPSULE) {
+            const char* name = table.name();
+            if (name == nullptr || std::string(name) != GK_PACER_TABLE_CAPSULE) {
                 throw py::value_error("not a gpukit pacer table capsule");
             }
             const auto* t = table.get_pointer<const gk_pacer_table>();
