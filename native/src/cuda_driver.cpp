@@ -3,6 +3,7 @@
 #include <map>
 
 #include "errors.h"
+#include "pacer.h"
 
 namespace gpukit {
 
@@ -356,10 +357,13 @@ void CudaDevice::set_dynamic_shared(cu::Function f, int bytes) const {
 
 void CudaDevice::launch(cu::Function f, Dim3 grid, Dim3 block, unsigned shared, cu::Stream s,
                         void** args, void** extra) const {
+    const auto stream = reinterpret_cast<uint64_t>(s);
+    pace_before_launch(stream);
     make_current();
     check(api_.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, s, args,
                               extra),
           "cuLaunchKernel");
+    check(static_cast<cu::Result>(record_after_launch(stream)), "cuEventRecord (launch pacing)");
 }
 
 }  // namespace gpukit

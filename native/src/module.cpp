@@ -7,6 +7,7 @@
 #include "host_allocator.h"
 #include "kernel_sources.h"
 #include "safetensors_header.h"
+#include "pacer.h"
 #include "shared_library.h"
 
 namespace py = pybind11;
@@ -68,6 +69,22 @@ PYBIND11_MODULE(_native, m) {
         },
         py::arg("name"),
         "(found, resolved path or the loader's error) for a shared library name or path.");
+
+    m.def(
+        "install_pacer",
+        [](const py::capsule& table) {
+            const char* name = table.name();
+            if (name == nullptr || std::string(name) != GK_PACER_TABLE_CAPSULE) {
+                throw py::value_error("not a gpukit pacer table capsule");
+            }
+            const auto* t = table.get_pointer<const gk_pacer_table>();
+            if (t->version != GK_PACER_TABLE_VERSION) {
+                throw py::value_error("the pacer table's version does not match gpukit._native");
+            }
+            gpukit::install_pacer(t);
+        },
+        py::arg("table"),
+        "Paces every kernel launch through the scheduler's table (gpukit._core.pacer_table()).");
 
     gpukit::bind_cuda(m);
     gpukit::bind_jit(m);

@@ -5,7 +5,7 @@ Without a GPU driver everything runs on the CPU through NumPy, with the same API
 
 __version__ = "0.1.0"
 
-from . import jit, memory, nn, random
+from . import jit, memory, nn, random, scheduler
 from ._dtypes import bfloat16
 from ._info import info
 from ._runtime import available_backends, use_backend
@@ -41,12 +41,15 @@ from .errors import (
     HipError,
     OutOfMemoryError,
     SafeTensorsError,
+    TaskRejectedError,
+    TaskTimeoutError,
 )
 from .indexing import flatnonzero, nonzero, take
 from .interop import from_dlpack
 from .kernel import ElementwiseKernel, RawKernel
 from .reductions import all, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
 from .safetensors import load_safetensors, save_safetensors
+from .scheduler import Scheduler
 from .streams import Event, Stream, synchronize
 from .ufuncs import *  # noqa: F403  (exp, maximum, where, ... with NumPy's names)
 from .ufuncs import __all__ as _ufunc_names
@@ -82,7 +85,10 @@ __all__ = [
     "OutOfMemoryError",
     "RawKernel",
     "SafeTensorsError",
+    "Scheduler",
     "Stream",
+    "TaskRejectedError",
+    "TaskTimeoutError",
     "arange",
     "all",
     "any",
@@ -129,6 +135,7 @@ __all__ = [
     "ones",
     "reduce",
     "save_safetensors",
+    "scheduler",
     "synchronize",
     "to_numpy",
     "use_backend",

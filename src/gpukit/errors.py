@@ -49,3 +49,11 @@ class OutOfMemoryError(GpukitError, MemoryError):
 class SafeTensorsError(GpukitError, ValueError):
     """A SafeTensors file is malformed or inconsistent; the message names the file, the tensor
     and the problem."""
+
+
+class TaskRejectedError(GpukitError, RuntimeError):
+    """A scheduler task submitted with admission="reject" did not fit when it was submitted."""
+
+
+class TaskTimeoutError(GpukitError, TimeoutError):
+    """A scheduler task waited in its queue longer than its timeout."""

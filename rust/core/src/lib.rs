@@ -1,11 +1,12 @@
-//! gpukit's core: the device-memory pool (and, later, the QoS scheduler), free of Python.
+//! gpukit's core: the device-memory pool and the QoS scheduler, free of Python.
 
 pub mod pool;
+pub mod sched;
 pub mod size_class;
 pub mod table;
 
 #[cfg(test)]
-mod test_table;
+pub(crate) mod test_table;
 
 #[cfg(test)]
 mod pool_tests;

@@ -44,6 +44,14 @@ pub enum PoolError {
         requested: u64,
         used: u64,
         limit: u64,
+        /// Whose quota it is (a scheduler task's name), when it was given one.
+        owner: Option<String>,
+    },
+    /// The quota had room, but its parent (the memory no task has reserved) had not.
+    SharedExhausted {
+        requested: u64,
+        used: u64,
+        limit: u64,
     },
     Backend(BackendError),
     UnknownBuffer(BufferId),
@@ -70,10 +78,25 @@ impl std::fmt::Display for PoolError {
                 requested,
                 used,
                 limit,
+                owner,
+            } => {
+                let whose = owner
+                    .as_deref()
+                    .map_or(String::new(), |o| format!(" of {o}"));
+                write!(
+                    f,
+                    "task memory quota{whose} exceeded: requested {requested} bytes with {used} \
+                     of its {limit}-byte quota in use"
+                )
+            }
+            PoolError::SharedExhausted {
+                requested,
+                used,
+                limit,
             } => write!(
                 f,
-                "task memory quota exceeded: requested {requested} bytes with {used} of its \
-                 {limit} bytes in use"
+                "out of unreserved memory: requested {requested} bytes beyond the task's \
+                 reservation with {used} of {limit} unreserved bytes in use by tasks"
             ),
             PoolError::Backend(e) => e.fmt(f),
             PoolError::UnknownBuffer(id) => write!(f, "buffer {id} is not live in this pool"),
@@ -164,6 +187,29 @@ struct Live {
 struct Quota {
     limit: u64,
     used: u64,
+    peak: u64,
+    /// Bytes of `used` up to this are the quota's own; beyond it they are also charged to
+    /// `parent` (a task's reservation, and the shared memory it may grow into).
+    reserved: u64,
+    parent: Option<QuotaId>,
+    /// Buffers of quotas with a lower rank are spilled first under pressure.
+    spill_rank: u8,
+    owner: Option<String>,
+}
+
+/// A quota's figures: its limit, the bytes charged to it now, and the most it ever held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuotaInfo {
+    pub limit: u64,
+    pub used: u64,
+    pub peak: u64,
+}
+
+/// The spill rank of buffers charged to no quota.
+pub const DEFAULT_SPILL_RANK: u8 = 1;
+
+fn beyond(used: u64, reserved: u64) -> u64 {
+    used.saturating_sub(reserved)
 }
 
 #[derive(Default)]
@@ -230,6 +276,61 @@ impl State {
         });
     }
 
+    /// Charges `size` bytes to `quota` (and what goes beyond its reservation to its parent), or
+    /// says which limit it would pass.
+    fn charge(
+        &mut self,
+        quota: Option<QuotaId>,
+        size: u64,
+        requested: u64,
+    ) -> Result<(), PoolError> {
+        let Some(q) = quota.and_then(|id| self.quotas.get(&id)) else {
+            return Ok(());
+        };
+        if q.used + size > q.limit {
+            return Err(PoolError::QuotaExceeded {
+                requested,
+                used: q.used,
+                limit: q.limit,
+                owner: q.owner.clone(),
+            });
+        }
+        let extra = beyond(q.used + size, q.reserved) - beyond(q.used, q.reserved);
+        if let Some(p) = q.parent.and_then(|id| self.quotas.get(&id)) {
+            if extra > 0 && p.used + extra > p.limit {
+                return Err(PoolError::SharedExhausted {
+                    requested,
+                    used: p.used,
+                    limit: p.limit,
+                });
+            }
+        }
+        self.adjust(quota, size as i64);
+        Ok(())
+    }
+
+    /// Changes a quota's (and its parent's share of) usage by `delta` bytes without checking
+    /// limits: frees, and restores of memory that was charged already.
+    fn adjust(&mut self, quota: Option<QuotaId>, delta: i64) {
+        let Some(q) = quota.and_then(|id| self.quotas.get_mut(&id)) else {
+            return;
+        };
+        let before = beyond(q.used, q.reserved);
+        q.used = q.used.saturating_add_signed(delta);
+        q.peak = q.peak.max(q.used);
+        let after = beyond(q.used, q.reserved);
+        if let Some(p) = q.parent.and_then(|id| self.quotas.get_mut(&id)) {
+            p.used = (p.used + after).saturating_sub(before);
+            p.peak = p.peak.max(p.used);
+        }
+    }
+
+    fn spill_rank(&self, quota: Option<QuotaId>) -> u8 {
+        quota
+            .and_then(|id| self.quotas.get(&id))
+            .map_or(DEFAULT_SPILL_RANK, |q| q.spill_rank)
+    }
+
     fn cached_bytes(&self) -> u64 {
         self.cached
             .iter()
@@ -280,11 +381,41 @@ impl Pool {
     }
 
     pub fn create_quota(&self, limit: u64) -> QuotaId {
+        self.create_child_quota(limit, limit, None, DEFAULT_SPILL_RANK)
+    }
+
+    /// A quota of `limit` bytes whose usage beyond `reserved` is also charged to `parent` (and
+    /// must fit under the parent's limit). Its buffers spill before those of higher `spill_rank`.
+    pub fn create_child_quota(
+        &self,
+        limit: u64,
+        reserved: u64,
+        parent: Option<QuotaId>,
+        spill_rank: u8,
+    ) -> QuotaId {
         let mut st = self.lock();
         st.next_id += 1;
         let id = st.next_id;
-        st.quotas.insert(id, Quota { limit, used: 0 });
+        st.quotas.insert(
+            id,
+            Quota {
+                limit,
+                used: 0,
+                peak: 0,
+                reserved,
+                parent,
+                spill_rank,
+                owner: None,
+            },
+        );
         id
+    }
+
+    /// Names the quota's owner in its errors (e.g. "task 'chat'").
+    pub fn set_quota_owner(&self, quota: QuotaId, owner: String) {
+        if let Some(q) = self.lock().quotas.get_mut(&quota) {
+            q.owner = Some(owner);
+        }
     }
 
     /// (limit, bytes in use) of a quota.
@@ -292,13 +423,56 @@ impl Pool {
         self.lock().quotas.get(&quota).map(|q| (q.limit, q.used))
     }
 
+    pub fn quota_info(&self, quota: QuotaId) -> Option<QuotaInfo> {
+        self.lock().quotas.get(&quota).map(|q| QuotaInfo {
+            limit: q.limit,
+            used: q.used,
+            peak: q.peak,
+        })
+    }
+
+    /// Sets a quota's limit unless more than `limit` bytes are charged to it already (then false
+    /// and nothing changes): the check and the change are one step for concurrent allocations.
+    pub fn try_set_quota_limit(&self, quota: QuotaId, limit: u64) -> bool {
+        let mut st = self.lock();
+        match st.quotas.get_mut(&quota) {
+            Some(q) if q.used <= limit => {
+                q.limit = limit;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Forgets a quota; buffers charged to it stay valid and stop being counted.
     pub fn drop_quota(&self, quota: QuotaId) {
         let mut st = self.lock();
+        let usage = st.quotas.get(&quota).map_or(0, |q| q.used);
+        st.adjust(Some(quota), -(usage as i64));
         st.quotas.remove(&quota);
         for live in st.live.values_mut() {
             if live.quota == Some(quota) {
                 live.quota = None;
+            }
+        }
+    }
+
+    /// Forgets a quota whose buffers may outlive it (a finished task's results): they are
+    /// charged to its parent from now on, wholly, until they are freed.
+    pub fn retire_quota(&self, quota: QuotaId) {
+        let mut st = self.lock();
+        let Some(q) = st.quotas.remove(&quota) else {
+            return;
+        };
+        let parent = q.parent.filter(|p| st.quotas.contains_key(p));
+        if let Some(p) = parent.and_then(|p| st.quotas.get_mut(&p)) {
+            // The part beyond the reservation is in the parent already.
+            p.used += q.used.min(q.reserved);
+            p.peak = p.peak.max(p.used);
+        }
+        for live in st.live.values_mut() {
+            if live.quota == Some(quota) {
+                live.quota = parent;
             }
         }
     }
@@ -317,34 +491,33 @@ impl Pool {
         {
             // The common case, a cache hit, under one lock.
             let mut st = self.lock();
-            if let Some(q) = quota.and_then(|q| st.quotas.get(&q)) {
-                if q.used + size > q.limit {
-                    return Err(PoolError::QuotaExceeded {
-                        requested: nbytes,
-                        used: q.used,
-                        limit: q.limit,
-                    });
-                }
-            }
+            // Charged up front, so that racing allocations of one task cannot all pass the check.
+            st.charge(quota, size, nbytes)?;
             st.note_stream(stream);
             if let Some((ptr, class)) = self.take_cached_locked(&mut st, size, stream) {
+                st.adjust(quota, class as i64 - size as i64);
                 return Ok(Self::register(
                     &mut st, ptr, class, stream, quota, evictable,
                 ));
             }
         }
-        let (ptr, size) = self.device_block(size, stream, nbytes, &[])?;
+        let (ptr, class) = match self.device_block(size, stream, nbytes, &[]) {
+            Ok(found) => found,
+            Err(e) => {
+                self.lock().adjust(quota, -(size as i64));
+                return Err(e);
+            }
+        };
+        let mut st = self.lock();
+        // The block may be of the class above; charge the difference.
+        st.adjust(quota, class as i64 - size as i64);
         Ok(Self::register(
-            &mut self.lock(),
-            ptr,
-            size,
-            stream,
-            quota,
-            evictable,
+            &mut st, ptr, class, stream, quota, evictable,
         ))
     }
 
-    /// Records a new live buffer (pinned for the calling thread, which is about to use it).
+    /// Records a new live buffer (pinned for the calling thread, which is about to use it; its
+    /// quota is charged already).
     fn register(
         st: &mut State,
         ptr: u64,
@@ -355,9 +528,6 @@ impl Pool {
     ) -> BufferId {
         st.stats.allocations += 1;
         st.note_resident(size);
-        if let Some(q) = quota.and_then(|q| st.quotas.get_mut(&q)) {
-            q.used += size;
-        }
         st.next_id += 1;
         let id = st.next_id;
         let pins = st.pins.entry(std::thread::current().id()).or_default();
@@ -524,9 +694,7 @@ impl Pool {
         for pins in st.pins.values_mut() {
             pins.retain(|&p| p != id);
         }
-        if let Some(q) = live.quota.and_then(|q| st.quotas.get_mut(&q)) {
-            q.used -= live.size;
-        }
+        st.adjust(live.quota, -(live.size as i64));
         if let Some(host) = live.host {
             st.stats.spilled_now -= live.size;
             drop(st);
@@ -642,8 +810,8 @@ impl Pool {
     // A thread's pins (a list of a few ids) stay until its next call: a linear scan is cheaper
     // than any index for the handful of threads and operands involved.
 
-    /// Spills the least recently used evictable resident buffer that is neither pinned nor in
-    /// `keep`; false if there is none.
+    /// Spills the least recently used evictable resident buffer of the lowest spill rank (a
+    /// best-effort task's first) that is neither pinned nor in `keep`; false if there is none.
     fn spill_one(&self, keep: &[BufferId]) -> Result<bool, PoolError> {
         let victim = {
             let mut st = self.lock();
@@ -657,7 +825,7 @@ impl Pool {
                         && !keep.contains(id)
                         && !st.pinned_by_others(**id)
                 })
-                .min_by_key(|(_, l)| l.last_use)
+                .min_by_key(|(_, l)| (st.spill_rank(l.quota), l.last_use))
                 .map(|(id, _)| *id);
             if let Some(id) = victim {
                 st.live.get_mut(&id).expect("victim is live").busy = true;
@@ -824,9 +992,7 @@ impl Pool {
         live.host = None;
         let charged = live.quota;
         live.size = class;
-        if let Some(q) = charged.and_then(|q| st.quotas.get_mut(&q)) {
-            q.used += class - size;
-        }
+        st.adjust(charged, class as i64 - size as i64);
         st.stats.restores += 1;
         st.stats.spilled_now -= size;
         st.note_resident(class);

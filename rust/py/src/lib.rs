@@ -1,5 +1,7 @@
 //! The `gpukit._core` extension module: Python's view of the Rust pool.
 
+mod sched;
+
 use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
@@ -27,6 +29,12 @@ fn to_py_err(pool: &CorePool, err: PoolError) -> PyErr {
             ..
         } => OutOfMemoryError::new_err((message, requested, allocated, reserved, limit)),
         PoolError::QuotaExceeded {
+            requested,
+            used,
+            limit,
+            ..
+        }
+        | PoolError::SharedExhausted {
             requested,
             used,
             limit,
@@ -324,6 +332,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Pool>()?;
     m.add_class::<Buffer>()?;
     m.add_class::<ExternalBuffer>()?;
+    sched::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

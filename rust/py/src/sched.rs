@@ -1,0 +1,277 @@
+//! Python's view of the Rust scheduler (gpukit.scheduler builds the public API on it).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyDict};
+
+use gpukit_core::sched::pacer::{self, PACER_TABLE};
+use gpukit_core::sched::qos::QosClass;
+use gpukit_core::sched::stats::ClassStats;
+use gpukit_core::sched::task::{Outcome, Task as CoreTask, TaskSpec};
+use gpukit_core::sched::{Next, SchedError, Scheduler as CoreScheduler};
+
+use crate::Pool;
+
+fn sched_err(e: SchedError) -> PyErr {
+    match e {
+        SchedError::ShutDown => PyRuntimeError::new_err(e.to_string()),
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+fn class(qos: &str) -> PyResult<QosClass> {
+    qos.parse().map_err(PyValueError::new_err)
+}
+
+/// One task of a Scheduler.
+#[pyclass(module = "gpukit._core", frozen)]
+struct Task {
+    inner: Arc<CoreTask>,
+}
+
+#[pymethods]
+impl Task {
+    #[getter]
+    fn id(&self) -> u64 {
+        self.inner.id
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.spec.name.clone()
+    }
+
+    #[getter]
+    fn qos(&self) -> &'static str {
+        self.inner.class().name()
+    }
+
+    /// "pending", "admitted", "running", "completed", "failed" or "cancelled".
+    #[getter]
+    fn state(&self) -> &'static str {
+        self.inner.state().name()
+    }
+
+    /// The pool quota its allocations are charged to while it is admitted or running.
+    #[getter]
+    fn quota(&self) -> Option<u64> {
+        self.inner.quota()
+    }
+
+    /// (kind, message) of how it ended: kind is "completed", "error", "rejected", "timed_out" or
+    /// "cancelled"; None while it has not ended.
+    #[getter]
+    fn outcome(&self) -> Option<(&'static str, String)> {
+        self.inner.outcome().map(|o| match o {
+            Outcome::Completed => ("completed", String::new()),
+            Outcome::Error(m) => ("error", m),
+            Outcome::Rejected(m) => ("rejected", m),
+            Outcome::TimedOut => ("timed_out", String::new()),
+            Outcome::Cancelled => ("cancelled", String::new()),
+        })
+    }
+
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.stats();
+        let d = PyDict::new(py);
+        d.set_item("id", s.id)?;
+        d.set_item("name", s.name)?;
+        d.set_item("qos", s.class.name())?;
+        d.set_item("state", s.state.name())?;
+        d.set_item("outcome", self.outcome().map(|o| o.0))?;
+        d.set_item("queue_wait_s", s.queue_wait.as_secs_f64())?;
+        d.set_item("run_time_s", s.run_time.as_secs_f64())?;
+        d.set_item("memory_peak_bytes", s.memory_peak)?;
+        d.set_item("kernels", s.kernels)?;
+        d.set_item("throttled_s", s.throttled.as_secs_f64())?;
+        Ok(d)
+    }
+}
+
+fn wrap(t: Arc<CoreTask>) -> Task {
+    Task { inner: t }
+}
+
+fn class_dict<'py>(py: Python<'py>, c: &ClassStats) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("submitted", c.submitted)?;
+    d.set_item("completed", c.completed)?;
+    d.set_item("failed", c.failed)?;
+    d.set_item("rejected", c.rejected)?;
+    d.set_item("timed_out", c.timed_out)?;
+    d.set_item("cancelled", c.cancelled)?;
+    d.set_item("finished", c.finished())?;
+    d.set_item("queue_wait_s", c.queue_wait.as_secs_f64())?;
+    d.set_item("max_queue_wait_s", c.max_queue_wait.as_secs_f64())?;
+    d.set_item("run_time_s", c.run_time.as_secs_f64())?;
+    d.set_item("max_run_time_s", c.max_run_time.as_secs_f64())?;
+    d.set_item("kernels", c.kernels)?;
+    d.set_item("throttled_s", c.throttled.as_secs_f64())?;
+    d.set_item("max_memory_peak_bytes", c.max_memory_peak)?;
+    Ok(d)
+}
+
+/// Admission, queues by class, quotas and launch pacing over one pool.
+#[pyclass(module = "gpukit._core", frozen)]
+struct Scheduler {
+    inner: Arc<CoreScheduler>,
+}
+
+#[pymethods]
+impl Scheduler {
+    #[new]
+    #[pyo3(signature = (pool, capacity, pace_bound=1, slice_rows=256))]
+    fn new(pool: &Pool, capacity: u64, pace_bound: usize, slice_rows: i64) -> Self {
+        Self {
+            inner: Arc::new(CoreScheduler::new(
+                pool.inner.clone(),
+                capacity,
+                pace_bound,
+                slice_rows,
+            )),
+        }
+    }
+
+    /// Queues a task for a worker (`next`). With `reject`, one that is not admitted at once ends
+    /// failed ("rejected").
+    #[pyo3(signature = (name, qos, request, limit, timeout=None, reject=false, inline=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn submit(
+        &self,
+        py: Python<'_>,
+        name: String,
+        qos: &str,
+        request: u64,
+        limit: u64,
+        timeout: Option<f64>,
+        reject: bool,
+        inline: bool,
+    ) -> PyResult<Task> {
+        let spec = TaskSpec {
+            name,
+            class: class(qos)?,
+            request,
+            limit,
+            timeout: timeout.map(Duration::from_secs_f64),
+            reject,
+        };
+        let s = &self.inner;
+        if inline {
+            // Waits for admission on the calling thread.
+            py.detach(|| s.begin(spec)).map(wrap).map_err(sched_err)
+        } else {
+            s.submit(spec).map(wrap).map_err(sched_err)
+        }
+    }
+
+    /// For a worker: ("run", task) to run, ("ended", task) that ended in the queue, ("idle",
+    /// None) after `wait` seconds, or ("exit", None) once shut down with nothing left.
+    fn next(&self, py: Python<'_>, wait: f64) -> (&'static str, Option<Task>) {
+        let s = &self.inner;
+        match py.detach(|| s.next(Duration::from_secs_f64(wait))) {
+            Next::Run(t) => ("run", Some(wrap(t))),
+            Next::Ended(t) => ("ended", Some(wrap(t))),
+            Next::Idle => ("idle", None),
+            Next::Exit => ("exit", None),
+        }
+    }
+
+    /// Ends a running task; `error` is its exception's text, None when it completed.
+    #[pyo3(signature = (task, error=None))]
+    fn finish(&self, py: Python<'_>, task: &Task, error: Option<String>) {
+        let (s, t) = (&self.inner, &task.inner);
+        py.detach(|| s.finish(t, error));
+    }
+
+    /// Cancels a task that has not started; False if it runs or ended already.
+    fn cancel(&self, task: &Task) -> bool {
+        self.inner.cancel(&task.inner)
+    }
+
+    /// Stops taking tasks; with `cancel_pending`, cancels those not yet running (returned).
+    fn shutdown(&self, cancel_pending: bool) -> Vec<Task> {
+        self.inner
+            .shutdown(cancel_pending)
+            .into_iter()
+            .map(wrap)
+            .collect()
+    }
+
+    /// Waits until every task has ended (or `timeout` seconds pass); True if all ended.
+    #[pyo3(signature = (timeout=None))]
+    fn wait_idle(&self, py: Python<'_>, timeout: Option<f64>) -> bool {
+        let s = &self.inner;
+        py.detach(|| s.wait_idle(timeout.map(Duration::from_secs_f64)))
+    }
+
+    /// Makes `task` the calling thread's current task for launch pacing (until `exit_task`).
+    fn enter_task(&self, task: &Task) {
+        pacer::enter(task.inner.clone(), self.inner.pacer().clone());
+    }
+
+    fn exit_task(&self) {
+        pacer::exit();
+    }
+
+    /// Whether a guaranteed task is running now.
+    #[getter]
+    fn guaranteed_active(&self) -> bool {
+        self.inner.pacer().guaranteed_active()
+    }
+
+    #[getter]
+    fn capacity(&self) -> u64 {
+        self.inner.gauges().capacity
+    }
+
+    /// Per class: totals of the tasks that ended, and gauges of those that did not.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let all = self.inner.stats();
+        let g = self.inner.gauges();
+        let out = PyDict::new(py);
+        for c in QosClass::ALL {
+            let d = class_dict(py, all.class(c))?;
+            d.set_item("pending", g.pending[c.index()])?;
+            d.set_item("admitted", g.admitted[c.index()])?;
+            d.set_item("running", g.running[c.index()])?;
+            out.set_item(c.name(), d)?;
+        }
+        out.set_item("reserved_bytes", g.reserved)?;
+        out.set_item("burst_bytes", g.burst_used)?;
+        out.set_item("capacity_bytes", g.capacity)?;
+        Ok(out)
+    }
+}
+
+/// The stream priority of a QoS class within a device's (least, greatest) range.
+#[pyfunction]
+fn stream_priority(qos: &str, least: i32, greatest: i32) -> PyResult<i32> {
+    Ok(class(qos)?.stream_priority(least, greatest))
+}
+
+/// The capsule gpukit._native.install_pacer takes.
+#[pyfunction]
+fn pacer_table(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
+    let ptr = std::ptr::NonNull::from(&PACER_TABLE).cast::<std::ffi::c_void>();
+    // SAFETY: the table is a static, only ever read: it outlives every capsule.
+    unsafe { PyCapsule::new_with_pointer(py, ptr, c"gpukit.pacer_table") }
+}
+
+/// Rows per launch the calling thread's long ops should use (0: launch whole): nonzero while it
+/// runs a best-effort task beside a running guaranteed one.
+#[pyfunction]
+fn slice_rows() -> i64 {
+    pacer::slice_rows()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Scheduler>()?;
+    m.add_class::<Task>()?;
+    m.add_function(wrap_pyfunction!(stream_priority, m)?)?;
+    m.add_function(wrap_pyfunction!(pacer_table, m)?)?;
+    m.add_function(wrap_pyfunction!(slice_rows, m)?)?;
+    Ok(())
+}
