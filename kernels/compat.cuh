@@ -39,6 +39,40 @@ struct gk_f16 {
     __device__ operator float() const { return gk_f16_bits_to_f32(bits); }
 };
 
+// bfloat16 (the top half of a float32), stored as bits: a plain 16-bit struct so that tensor-core
+// code can reinterpret arrays of it; arithmetic happens in float. Conversion from float rounds to
+// nearest even and keeps NaN a (quiet) NaN, as ml_dtypes does.
+__device__ inline gk_u32 gk_f32_bits(float f) {
+#ifdef GK_HIP
+    return __builtin_bit_cast(gk_u32, f);
+#else
+    return __float_as_uint(f);
+#endif
+}
+
+__device__ inline float gk_f32_from_bits(gk_u32 u) {
+#ifdef GK_HIP
+    return __builtin_bit_cast(float, u);
+#else
+    return __uint_as_float(u);
+#endif
+}
+
+__device__ inline gk_u16 gk_f32_to_bf16_bits(float f) {
+    const gk_u32 u = gk_f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (gk_u16)((u >> 16) | 0x0040u);
+    return (gk_u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+__device__ inline float gk_bf16_bits_to_f32(gk_u16 h) { return gk_f32_from_bits((gk_u32)h << 16); }
+
+struct gk_bf16 {
+    gk_u16 bits;
+    gk_bf16() = default;
+    __device__ gk_bf16(float f) : bits(gk_f32_to_bf16_bits(f)) {}
+    __device__ operator float() const { return gk_bf16_bits_to_f32(bits); }
+};
+
 #ifdef GK_HIP
 #define GK_INF_F __builtin_inff()
 #define GK_INF_D __builtin_inf()
