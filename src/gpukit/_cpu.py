@@ -133,6 +133,19 @@ class CpuRuntime:
         s, o = self.views(src, out)
         np.cumsum(s, axis=axis, out=o)
 
-    def matmul(self, a, b, out) -> None:
-        va, vb, vo = self.views(a, b, out)
-        np.matmul(va, vb, out=vo)
+    def matmul(self, a, b, out, row_block=None, bias=None) -> None:
+        """out = a @ b (+ bias along the last axis); `row_block`: at most that many output rows
+        per step, as the GPU backends launch it."""
+        if row_block is not None and row_block < 1:
+            raise ValueError(f"matmul: row_block must be at least 1, got {row_block}")
+        va, vb, vo, *vbias = self.views(a, b, out, *([] if bias is None else [bias]))
+        if va.ndim == 1 or row_block is None or row_block >= va.shape[-2]:
+            np.matmul(va, vb, out=vo)
+        else:
+            b2 = vb if vb.ndim > 1 else vb[:, None]
+            o2 = vo if vb.ndim > 1 else vo[..., None]
+            for r0 in range(0, va.shape[-2], row_block):
+                rows = slice(r0, r0 + row_block)
+                np.matmul(va[..., rows, :], b2, out=o2[..., rows, :])
+        if vbias:
+            np.add(vo, vbias[0], out=vo)
