@@ -41,6 +41,7 @@ from .errors import (
     OutOfMemoryError,
 )
 from .kernel import ElementwiseKernel, RawKernel
+from .linalg import dot, linear
 from .reductions import all, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
 from .streams import Event, Stream, synchronize
 from .ufuncs import *  # noqa: F403  (exp, maximum, where, ... with NumPy's names)
@@ -94,6 +95,7 @@ __all__ = [
     "broadcast_to",
     "concatenate",
     "cumsum",
+    "dot",
     "empty_like",
     "expand_dims",
     "eye",
@@ -114,6 +116,8 @@ __all__ = [
     "full",
     "info",
     "jit",
+    "linalg",
+    "linear",
     "matmul",
     "memory",
     "ones",
