@@ -64,8 +64,7 @@ GK_KERNEL void gk_matmul(const gk_matmul_args p) {
                 const int jj = b_n_inner ? id % GK_BN : id / GK_BK;
                 const int kb = b_n_inner ? id / GK_BN : id % GK_BK;
                 const gk_i64 gj = col0 + jj, gkb = k0 + kb;
-                rb[j] =
-                    (gj < p.n && gkb < p.k) ? (acc_t)b[gkb * p.sb_k + gj * p.sb_n] : (acc_t)0;
+                rb[j] = (gj < p.n && gkb < p.k) ? (acc_t)b[gkb * p.sb_k + gj * p.sb_n] : (acc_t)0;
             }
         };
         fetch(0);

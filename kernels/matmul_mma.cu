@@ -154,8 +154,7 @@ __device__ __forceinline__ void gk_load_stage(unsigned stage, const gk_u16* a, c
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(GK_MMA_THREADS)
-    gk_matmul_mma(const gk_matmul_args p) {
+extern "C" __global__ void __launch_bounds__(GK_MMA_THREADS) gk_matmul_mma(const gk_matmul_args p) {
     extern __shared__ __align__(128) unsigned char gk_smem[];
     const unsigned smem = gk_shared_address(gk_smem);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -231,8 +230,8 @@ extern "C" __global__ void __launch_bounds__(GK_MMA_THREADS)
                                          af[i]);
 #else
                     // Lanes 0-15 address rows m 0-15 at k 0, lanes 16-31 the same rows at k 8.
-                    gk_ldmatrix_x4(sa + gk_swizzle<GK_A_W>(mrow + (lane & 15), kk * 2 + (lane >> 4)),
-                                   af[i]);
+                    gk_ldmatrix_x4(
+                        sa + gk_swizzle<GK_A_W>(mrow + (lane & 15), kk * 2 + (lane >> 4)), af[i]);
 #endif
                 }
 #pragma unroll
@@ -242,9 +241,8 @@ extern "C" __global__ void __launch_bounds__(GK_MMA_THREADS)
 #if GK_B_TRANS
                     // Matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15)
                     // stored as rows of n: the mma's column-major b fragment as it lies.
-                    gk_ldmatrix_x4(sb + gk_swizzle<GK_B_W>(ncol + r8 + (j8 >> 1) * 8,
-                                                           kk * 2 + (j8 & 1)),
-                                   r);
+                    gk_ldmatrix_x4(
+                        sb + gk_swizzle<GK_B_W>(ncol + r8 + (j8 >> 1) * 8, kk * 2 + (j8 & 1)), r);
 #else
                     // The same four matrices stored as rows of k: transposed on load.
                     gk_ldmatrix_x4_trans(sb + gk_swizzle<GK_B_W>(kk * 16 + r8 + (j8 & 1) * 8,

@@ -131,12 +131,14 @@ void matmul(const CudaDevice& dev, cu::Function fn, bool tensor_cores, cu::Strea
     if (tensor_cores) {
         // One flat grid dimension: the kernel orders the tiles for L2 reuse itself.
         const int64_t tiles = ((m + GK_MMA_BM - 1) / GK_MMA_BM) * ((n + GK_MMA_BN - 1) / GK_MMA_BN);
-        if (tiles > 0x7fffffff) throw std::invalid_argument("matmul: too many tiles for one launch");
-        dev.launch(fn, {static_cast<unsigned>(tiles), 1, batch_blocks}, {GK_MMA_THREADS}, GK_MMA_SMEM,
-                   s, params);
+        if (tiles > 0x7fffffff)
+            throw std::invalid_argument("matmul: too many tiles for one launch");
+        dev.launch(fn, {static_cast<unsigned>(tiles), 1, batch_blocks}, {GK_MMA_THREADS},
+                   GK_MMA_SMEM, s, params);
         return;
     }
-    if ((m + 127) / 128 > 65535) throw std::invalid_argument("matmul: too many rows for one launch");
+    if ((m + 127) / 128 > 65535)
+        throw std::invalid_argument("matmul: too many rows for one launch");
     const Dim3 grid{static_cast<unsigned>((n + 127) / 128), static_cast<unsigned>((m + 127) / 128),
                     batch_blocks};
     dev.launch(fn, grid, {16, 16}, 0, s, params);

@@ -5,7 +5,7 @@ Without a GPU driver everything runs on the CPU through NumPy, with the same API
 
 __version__ = "0.1.0"
 
-from . import jit, memory
+from . import jit, linalg, memory
 from ._info import info
 from ._runtime import available_backends, use_backend
 from ._runtime import runtime as _current_runtime

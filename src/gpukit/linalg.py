@@ -13,7 +13,7 @@ def dot(a, b) -> GPUArray:
     (a, b), _ = _operands(a, b)
     if not isinstance(a, GPUArray) or not isinstance(b, GPUArray) or a.ndim == 0 or b.ndim == 0:
         return a * b
-    if a.ndim <= 2 and b.ndim <= 2 or b.ndim == 1 or a.ndim == 1:
+    if min(a.ndim, b.ndim) == 1 or max(a.ndim, b.ndim) <= 2:
         # matmul's own semantics coincide with dot's here (for 1-D . N-D: a's one row against
         # every matrix of b is dot's a.shape[:-1] + b.shape[:-2] + b.shape[-1:]).
         return matmul(a, b)
