@@ -1,15 +1,20 @@
 // Batched matrix product out = a @ b (+ bias[n]) for any strides and types, tiled through shared
-// memory: a block of 16x16 threads computes a 128x128 tile of out, each thread an 8x8 grid of it
-// (rows 4 ty + r and 64 + 4 ty + r, columns likewise with tx), read from shared memory as 4-wide
-// vectors. The next k-slice is fetched into registers while the current one is multiplied.
+// memory: a block of 16x16 threads computes a GK_TILE x GK_TILE tile of out, each thread a TM x TM
+// grid of it (TM = GK_TILE / 16: rows 4 ty + r, and 64 + 4 ty + r when TM is 8; columns likewise
+// with tx), read from shared memory as 4-wide vectors. The next k-slice is fetched into registers
+// while the current one is multiplied.
 // Defines: GK_A_T, GK_B_T, GK_OUT_T, GK_ACC_T (float16 accumulates in float, integers wrap in the
-// output type as in NumPy).
+// output type as in NumPy), GK_TILE: 128, or 64 for 8-byte accumulators (whose 8x8 grid per
+// thread would spill registers).
 #include "args.cuh"
 #include "compat.cuh"
 
-#define GK_BM 128
-#define GK_BN 128
+#define GK_BM GK_TILE
+#define GK_BN GK_TILE
 #define GK_BK 8
+#define GK_TM (GK_TILE / 16)
+#define GK_QUADS (GK_TM / 4)            // 4-wide vectors per thread along m (and n)
+#define GK_LOADS (GK_BM * GK_BK / 256)  // elements of each operand a thread fetches per slice
 
 typedef GK_ACC_T acc_t;
 
@@ -19,8 +24,8 @@ struct alignas(4 * sizeof(T)) gk_quad {
     T v[4];
 };
 
-// Rows of 128 + 4 elements: 16-byte aligned quads, and the transposing stores of a's tile (8 k
-// per row of a) land in distinct banks.
+// Rows of GK_BM + 4 elements: aligned quads, and the transposing stores of a's tile (8 k per row
+// of a) land in distinct banks.
 #define GK_QUADS_PER_ROW ((GK_BM + 4) / 4)
 
 GK_KERNEL void gk_matmul(const gk_matmul_args p) {
@@ -46,16 +51,16 @@ GK_KERNEL void gk_matmul(const gk_matmul_args p) {
         const GK_B_T* b = reinterpret_cast<const GK_B_T*>(p.b) + off_b;
         GK_OUT_T* out = reinterpret_cast<GK_OUT_T*>(p.out) + off_o;
 
-        acc_t acc[8][8];
+        acc_t acc[GK_TM][GK_TM];
 #pragma unroll
-        for (int r = 0; r < 8; ++r)
+        for (int r = 0; r < GK_TM; ++r)
 #pragma unroll
-            for (int c = 0; c < 8; ++c) acc[r][c] = (acc_t)0;
+            for (int c = 0; c < GK_TM; ++c) acc[r][c] = (acc_t)0;
 
-        acc_t ra[4], rb[4];
+        acc_t ra[GK_LOADS], rb[GK_LOADS];
         auto fetch = [&](gk_i64 k0) {
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
+            for (int j = 0; j < GK_LOADS; ++j) {
                 const int id = tid + 256 * j;
                 const int i = a_k_inner ? id / GK_BK : id % GK_BM;
                 const int kk = a_k_inner ? id % GK_BK : id / GK_BM;
@@ -70,7 +75,7 @@ GK_KERNEL void gk_matmul(const gk_matmul_args p) {
         fetch(0);
         for (gk_i64 k0 = 0; k0 < p.k; k0 += GK_BK) {
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
+            for (int j = 0; j < GK_LOADS; ++j) {
                 const int id = tid + 256 * j;
                 const int i = a_k_inner ? id / GK_BK : id % GK_BM;
                 const int kk = a_k_inner ? id % GK_BK : id / GK_BM;
@@ -83,31 +88,31 @@ GK_KERNEL void gk_matmul(const gk_matmul_args p) {
             if (k0 + GK_BK < p.k) fetch(k0 + GK_BK);  // in flight while this slice multiplies
 #pragma unroll
             for (int kk = 0; kk < GK_BK; ++kk) {
-                const gk_quad<acc_t> a_lo = as[kk][ty], a_hi = as[kk][16 + ty];
-                const gk_quad<acc_t> b_lo = bs[kk][tx], b_hi = bs[kk][16 + tx];
-                acc_t av[8], bv[8];
+                acc_t av[GK_TM], bv[GK_TM];
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    av[e] = a_lo.v[e];
-                    av[4 + e] = a_hi.v[e];
-                    bv[e] = b_lo.v[e];
-                    bv[4 + e] = b_hi.v[e];
+                for (int q = 0; q < GK_QUADS; ++q) {
+                    const gk_quad<acc_t> aq = as[kk][16 * q + ty], bq = bs[kk][16 * q + tx];
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        av[4 * q + e] = aq.v[e];
+                        bv[4 * q + e] = bq.v[e];
+                    }
                 }
 #pragma unroll
-                for (int r = 0; r < 8; ++r)
+                for (int r = 0; r < GK_TM; ++r)
 #pragma unroll
-                    for (int c = 0; c < 8; ++c) acc[r][c] = (acc_t)(acc[r][c] + av[r] * bv[c]);
+                    for (int c = 0; c < GK_TM; ++c) acc[r][c] = (acc_t)(acc[r][c] + av[r] * bv[c]);
             }
             __syncthreads();
         }
         const GK_OUT_T* bias = reinterpret_cast<const GK_OUT_T*>(p.bias);
 #pragma unroll
-        for (int r = 0; r < 8; ++r) {
-            const gk_i64 gi = row0 + (r < 4 ? 0 : 64) + 4 * ty + (r & 3);
+        for (int r = 0; r < GK_TM; ++r) {
+            const gk_i64 gi = row0 + 64 * (r >> 2) + 4 * ty + (r & 3);
             if (gi >= p.m) continue;
 #pragma unroll
-            for (int c = 0; c < 8; ++c) {
-                const gk_i64 gj = col0 + (c < 4 ? 0 : 64) + 4 * tx + (c & 3);
+            for (int c = 0; c < GK_TM; ++c) {
+                const gk_i64 gj = col0 + 64 * (c >> 2) + 4 * tx + (c & 3);
                 if (gj >= p.n) continue;
                 acc_t v = acc[r][c];
                 if (bias) v = (acc_t)(v + (acc_t)bias[gj * p.s_bias]);

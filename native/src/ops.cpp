@@ -97,11 +97,11 @@ void reduce(const CudaDevice& dev, cu::Function block_fn, cu::Function thread_fn
     }
 }
 
-void matmul(const CudaDevice& dev, cu::Function fn, bool tensor_cores, cu::Stream s, uint64_t a,
-            uint64_t b, uint64_t out, uint64_t bias, int64_t bias_stride, int64_t m, int64_t n,
-            int64_t k, const Dims& a_strides, const Dims& b_strides, const Dims& out_strides,
-            const Dims& batch_shape, const Dims& batch_a, const Dims& batch_b,
-            const Dims& batch_out) {
+void matmul(const CudaDevice& dev, cu::Function fn, bool tensor_cores, int tile, cu::Stream s,
+            uint64_t a, uint64_t b, uint64_t out, uint64_t bias, int64_t bias_stride, int64_t m,
+            int64_t n, int64_t k, const Dims& a_strides, const Dims& b_strides,
+            const Dims& out_strides, const Dims& batch_shape, const Dims& batch_a,
+            const Dims& batch_b, const Dims& batch_out) {
     gk_matmul_args p{};
     p.a = a;
     p.b = b;
@@ -137,9 +137,10 @@ void matmul(const CudaDevice& dev, cu::Function fn, bool tensor_cores, cu::Strea
                    GK_MMA_SMEM, s, params);
         return;
     }
-    if ((m + 127) / 128 > 65535)
-        throw std::invalid_argument("matmul: too many rows for one launch");
-    const Dim3 grid{static_cast<unsigned>((n + 127) / 128), static_cast<unsigned>((m + 127) / 128),
+    // The tiled kernel: blocks of 16x16 threads, each a tile x tile block of out.
+    const int64_t row_tiles = (m + tile - 1) / tile;
+    if (row_tiles > 65535) throw std::invalid_argument("matmul: too many rows for one launch");
+    const Dim3 grid{static_cast<unsigned>((n + tile - 1) / tile), static_cast<unsigned>(row_tiles),
                     batch_blocks};
     dev.launch(fn, grid, {16, 16}, 0, s, params);
 }

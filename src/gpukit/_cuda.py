@@ -334,8 +334,8 @@ class CudaRuntime:
         a_ptr, b_ptr, out_ptr = ptrs[:3]
         bias_ptr = ptrs[3] if bias is not None else 0
         bias_stride = _strides.element_strides(bias, bias.shape)[0] if bias is not None else 0
-        # The tiled kernel's grid has one row of blocks per 128 rows, at most 65535 of them.
-        step = min(row_block or m, 128 * 65535) if m else 1
+        # The tiled kernel's grid has one row of blocks per tile of rows, at most 65535 of them.
+        step = min(row_block or m, _kernels.matmul_tile(out.dtype) * 65535) if m else 1
         if mma is not None:
             a_trans, b_trans = sa[1] != 1, sb[1] != 1
         for r0 in range(0, max(m, 1), step):
@@ -356,6 +356,7 @@ class CudaRuntime:
             self.device.matmul(
                 fn,
                 mma is not None,
+                _kernels.matmul_tile(out.dtype),
                 stream,
                 a_at,
                 b_ptr,

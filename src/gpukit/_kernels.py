@@ -120,6 +120,13 @@ def reduction(name: str, src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
     return "reduce.cu", defines
 
 
+def matmul_tile(out: np.dtype) -> int:
+    """The output tile of kernels/matmul.cu's blocks: 64 for 8-byte accumulators (an 8x8 grid of
+    them per thread spills registers), else 128."""
+    acc_bytes = out.itemsize if is_integral(out) else (8 if out == np.float64 else 4)
+    return 64 if acc_bytes == 8 else 128
+
+
 def matmul(a: np.dtype, b: np.dtype, out: np.dtype) -> tuple[str, tuple]:
     acc = C_TYPES[out] if is_integral(out) else ("double" if out == np.float64 else "float")
     defines = (
@@ -127,6 +134,7 @@ def matmul(a: np.dtype, b: np.dtype, out: np.dtype) -> tuple[str, tuple]:
         f"GK_B_T={C_TYPES[b]}",
         f"GK_OUT_T={C_TYPES[out]}",
         f"GK_ACC_T={acc}",
+        f"GK_TILE={matmul_tile(out)}",
     )
     return "matmul.cu", defines
 
@@ -219,6 +227,7 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         matmul(f32, f32, f32),
         matmul(f16, f16, f16),
         matmul(f64, i64, f64),
+        matmul(i64, i64, i64),
         matmul(b, b, b),
         matmul_mma("f16", False, False, True, False),
         matmul_mma("f16", True, True, True, True),
