@@ -13,7 +13,7 @@ BF16 = pytest.param(
     marks=pytest.mark.skipif(not hasattr(gk, "bfloat16"), reason="needs the dtypes branch"),
 )
 HALVES = ["float16", BF16]
-DTYPES = [*HALVES, "float32", "float64", "int32", "int64"]
+DTYPES = [*HALVES, "float32", "float64", "int8", "uint8", "int32", "int64", "bool"]
 
 
 def _dtype(name) -> np.dtype:
@@ -29,7 +29,7 @@ def _data(rng, shape, name):
 
 def _reference(x, y):
     """np.matmul in float64 (exact for integers), rounded to the operands' result dtype."""
-    if x.dtype.kind in "iu":
+    if x.dtype.kind in "biu":
         return np.matmul(x, y)
     return np.matmul(x.astype(np.float64), y.astype(np.float64))
 
@@ -41,17 +41,18 @@ def _check(got, expected, name, k):
     assert isinstance(got, gk.GPUArray)
     host = got.to_numpy()
     assert host.dtype == dtype and host.shape == np.shape(expected), (host.dtype, host.shape)
-    if dtype.kind in "iu":
+    if dtype.kind in "biu":
         np.testing.assert_array_equal(host, np.asarray(expected).astype(dtype))
         return
     tol = (1e-2 if name == "bfloat16" else TOLERANCE[dtype]) * max(1.0, k**0.5)
     np.testing.assert_allclose(host.astype(np.float64), expected, rtol=tol, atol=tol)
 
 
-# (m, k, n): 1 and odd sizes, k not a multiple of the 32-wide k-slice, more k-slices than the
+# (m, k, n): 1, empty k (zeros) and odd sizes, k not a multiple of the 32-wide k-slice, more k-slices than the
 # 4-stage ring, several 128x128 tiles; multiples of 8 take the tensor-core kernel's 16-byte path.
 SIZES = [
     (1, 1, 1),
+    (5, 0, 9),
     (7, 33, 1),
     (1, 129, 7),
     (33, 7, 129),
