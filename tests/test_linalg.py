@@ -48,8 +48,9 @@ def _check(got, expected, name, k):
     np.testing.assert_allclose(host.astype(np.float64), expected, rtol=tol, atol=tol)
 
 
-# (m, k, n): 1, empty k (zeros) and odd sizes, k not a multiple of the 32-wide k-slice, more k-slices than the
-# 4-stage ring, several 128x128 tiles; multiples of 8 take the tensor-core kernel's 16-byte path.
+# (m, k, n): 1, empty k (zeros) and odd sizes, k not a multiple of the 32-wide k-slice, more
+# k-slices than the 4-stage ring, several 128x128 tiles; multiples of 8 take the tensor-core
+# kernel's 16-byte path.
 SIZES = [
     (1, 1, 1),
     (5, 0, 9),
