@@ -294,7 +294,8 @@ class CudaRuntime:
     def matmul(self, a, b, out, row_block=None, bias=None) -> None:
         """out = a @ b (+ bias along the last axis: 1-D, of out's dtype). `row_block`: launch at
         most that many output rows at a time (each launch computes its rows exactly as one launch
-        would), so that a scheduler can slice the work into short kernels."""
+        would), so that a scheduler can slice the work into short kernels; multiples of 128 keep
+        every launch's tiles full."""
         if row_block is not None and row_block < 1:
             raise ValueError(f"matmul: row_block must be at least 1, got {row_block}")
         mma = self._mma_type(a, b, out)
