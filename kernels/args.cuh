@@ -52,6 +52,16 @@ struct gk_scan_args {
     gk_i64 out_row_stride[GK_MAX_DIMS];
 };
 
+// Tile geometry of kernels/matmul_mma.cu, which its launcher (native/src/ops.cpp) needs too.
+#define GK_MMA_BM 128
+#define GK_MMA_BN 128
+#define GK_MMA_BK 32
+#define GK_MMA_STAGES 4
+#define GK_MMA_THREADS 256
+#define GK_MMA_TILE_BYTES (GK_MMA_BM * GK_MMA_BK * 2)  // one operand's tile in one stage
+#define GK_MMA_SMEM (GK_MMA_STAGES * 2 * GK_MMA_TILE_BYTES)
+
+// Used by kernels/matmul.cu (any types and strides) and kernels/matmul_mma.cu (16-bit floats).
 struct gk_matmul_args {
     gk_u64 a, b, out;
     gk_i64 m, n, k;
@@ -62,6 +72,8 @@ struct gk_matmul_args {
     gk_i64 batch_sa[GK_MAX_BATCH_DIMS];
     gk_i64 batch_sb[GK_MAX_BATCH_DIMS];
     gk_i64 batch_so[GK_MAX_BATCH_DIMS];
+    gk_u64 bias;  // 0: none; else out(m, n) += bias[n * s_bias], bias of out's type
+    gk_i64 s_bias;
 };
 
 // Advanced indexing: out (contiguous, n elements of ndim dims) is gathered from src (or, for

@@ -97,14 +97,17 @@ void reduce(const CudaDevice& dev, cu::Function block_fn, cu::Function thread_fn
     }
 }
 
-void matmul(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t a, uint64_t b,
-            uint64_t out, int64_t m, int64_t n, int64_t k, const Dims& a_strides,
-            const Dims& b_strides, const Dims& out_strides, const Dims& batch_shape,
-            const Dims& batch_a, const Dims& batch_b, const Dims& batch_out) {
+void matmul(const CudaDevice& dev, cu::Function fn, bool tensor_cores, int tile, cu::Stream s,
+            uint64_t a, uint64_t b, uint64_t out, uint64_t bias, int64_t bias_stride, int64_t m,
+            int64_t n, int64_t k, const Dims& a_strides, const Dims& b_strides,
+            const Dims& out_strides, const Dims& batch_shape, const Dims& batch_a,
+            const Dims& batch_b, const Dims& batch_out) {
     gk_matmul_args p{};
     p.a = a;
     p.b = b;
     p.out = out;
+    p.bias = bias;
+    p.s_bias = bias_stride;
     p.m = m;
     p.n = n;
     p.k = k;
@@ -123,10 +126,23 @@ void matmul(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t a, ui
     int64_t batch = 1;
     for (auto d : batch_shape) batch *= d;
     if (m == 0 || n == 0 || batch == 0) return;
-    const Dim3 grid{static_cast<unsigned>((n + 63) / 64), static_cast<unsigned>((m + 63) / 64),
-                    static_cast<unsigned>(std::min<int64_t>(batch, 65535))};
-    if ((m + 63) / 64 > 65535) throw std::invalid_argument("matmul: too many rows for one launch");
-    launch_one(dev, fn, grid, {16, 16}, s, p);
+    const auto batch_blocks = static_cast<unsigned>(std::min<int64_t>(batch, 65535));
+    void* params[] = {&p};
+    if (tensor_cores) {
+        // One flat grid dimension: the kernel orders the tiles for L2 reuse itself.
+        const int64_t tiles = ((m + GK_MMA_BM - 1) / GK_MMA_BM) * ((n + GK_MMA_BN - 1) / GK_MMA_BN);
+        if (tiles > 0x7fffffff)
+            throw std::invalid_argument("matmul: too many tiles for one launch");
+        dev.launch(fn, {static_cast<unsigned>(tiles), 1, batch_blocks}, {GK_MMA_THREADS},
+                   GK_MMA_SMEM, s, params);
+        return;
+    }
+    // The tiled kernel: blocks of 16x16 threads, each a tile x tile block of out.
+    const int64_t row_tiles = (m + tile - 1) / tile;
+    if (row_tiles > 65535) throw std::invalid_argument("matmul: too many rows for one launch");
+    const Dim3 grid{static_cast<unsigned>((n + tile - 1) / tile), static_cast<unsigned>(row_tiles),
+                    batch_blocks};
+    dev.launch(fn, grid, {16, 16}, 0, s, params);
 }
 
 void cumsum(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t in, uint64_t out,

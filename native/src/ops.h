@@ -31,10 +31,14 @@ void reduce(const CudaDevice& dev, cu::Function block_fn, cu::Function thread_fn
             uint64_t in, uint64_t out, const Dims& out_shape, const Dims& out_stride,
             const Dims& red_shape, const Dims& red_stride, double scale);
 
-void matmul(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t a, uint64_t b,
-            uint64_t out, int64_t m, int64_t n, int64_t k, const Dims& a_strides,
-            const Dims& b_strides, const Dims& out_strides, const Dims& batch_shape,
-            const Dims& batch_a, const Dims& batch_b, const Dims& batch_out);
+// out = a @ b (+ bias[n * bias_stride] when bias != 0). `tensor_cores`: fn is gk_matmul_mma
+// (kernels/matmul_mma.cu, its dynamic shared-memory limit already raised to GK_MMA_SMEM), else
+// gk_matmul (kernels/matmul.cu) built with GK_TILE=tile.
+void matmul(const CudaDevice& dev, cu::Function fn, bool tensor_cores, int tile, cu::Stream s,
+            uint64_t a, uint64_t b, uint64_t out, uint64_t bias, int64_t bias_stride, int64_t m,
+            int64_t n, int64_t k, const Dims& a_strides, const Dims& b_strides,
+            const Dims& out_strides, const Dims& batch_shape, const Dims& batch_a,
+            const Dims& batch_b, const Dims& batch_out);
 
 void cumsum(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t in, uint64_t out,
             int64_t n, int64_t in_step, int64_t out_step, const Dims& row_shape,

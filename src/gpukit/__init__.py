@@ -5,7 +5,7 @@ Without a GPU driver everything runs on the CPU through NumPy, with the same API
 
 __version__ = "0.1.0"
 
-from . import jit, memory, nn, random, scheduler
+from . import jit, linalg, memory, nn, random, scheduler
 from ._dtypes import bfloat16
 from ._info import info
 from ._runtime import available_backends, use_backend
@@ -47,6 +47,7 @@ from .errors import (
 from .indexing import flatnonzero, nonzero, take
 from .interop import from_dlpack
 from .kernel import ElementwiseKernel, RawKernel
+from .linalg import dot, linear
 from .reductions import all, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
 from .safetensors import load_safetensors, save_safetensors
 from .scheduler import Scheduler
@@ -106,6 +107,7 @@ __all__ = [
     "broadcast_to",
     "concatenate",
     "cumsum",
+    "dot",
     "empty_like",
     "expand_dims",
     "eye",
@@ -129,6 +131,8 @@ __all__ = [
     "info",
     "jit",
     "load_safetensors",
+    "linalg",
+    "linear",
     "matmul",
     "memory",
     "nn",

@@ -187,9 +187,27 @@ class CpuRuntime(CpuNnOps):
         s, o = self.views(src, out)
         _compute_into(o, lambda dest: np.cumsum(_as_f32(s), axis=axis, out=dest))
 
-    def matmul(self, a, b, out) -> None:
-        va, vb, vo = self.views(a, b, out)
-        _compute_into(vo, lambda dest: np.matmul(_as_f32(va), _as_f32(vb), out=dest))
+    def matmul(self, a, b, out, row_block=None, bias=None) -> None:
+        """out = a @ b (+ bias along the last axis); `row_block`: at most that many output rows
+        per step, as the GPU backends launch it."""
+        if row_block is not None and row_block < 1:
+            raise ValueError(f"matmul: row_block must be at least 1, got {row_block}")
+        va, vb, vo, *vbias = self.views(a, b, out, *([] if bias is None else [bias]))
+        va, vb = _as_f32(va), _as_f32(vb)
+
+        def compute(dest):
+            if va.ndim == 1 or row_block is None or row_block >= va.shape[-2]:
+                np.matmul(va, vb, out=dest)
+            else:
+                b2 = vb if vb.ndim > 1 else vb[:, None]
+                o2 = dest if vb.ndim > 1 else dest[..., None]
+                for r0 in range(0, va.shape[-2], row_block):
+                    rows = slice(r0, r0 + row_block)
+                    np.matmul(va[..., rows, :], b2, out=o2[..., rows, :])
+            if vbias:
+                np.add(dest, _as_f32(vbias[0]), out=dest)
+
+        _compute_into(vo, compute)
 
     def gather(self, src, out, indices, positions, layout, check, scatter=False):
         """out = src[idx] (scatter: src[idx] = out), the index arrays at `positions` of src's

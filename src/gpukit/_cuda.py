@@ -22,6 +22,36 @@ def _integral(dtype) -> bool:
     return dtype.kind in "biu"
 
 
+def _unit_stride_2d(arr) -> bool:
+    """Whether one of the matrix axes of `arr` (the last two; a 1-D array is one row) is
+    contiguous, as the tensor-core kernel's tile loads need."""
+    if arr.ndim == 1:
+        return arr.shape[0] <= 1 or arr.strides[0] == arr.dtype.itemsize
+    rows, cols = arr.shape[-2:]
+    s_rows, s_cols = (s // arr.dtype.itemsize for s in arr.strides[-2:])
+    return cols <= 1 or rows <= 1 or s_cols == 1 or s_rows == 1
+
+
+def _mma_strides(rows: int, cols: int, s_rows: int, s_cols: int) -> list[int]:
+    """A matrix's element strides for the tensor-core kernel, which takes the contiguous one as 1:
+    the stride of a size-1 axis is free, so it is made 1 (or 0) where that helps."""
+    if cols <= 1:
+        s_cols = 1
+    if rows <= 1:
+        s_rows = 1 if s_cols != 1 else 0
+    return [s_rows, s_cols]
+
+
+def _mma_vectorizable(pointers, inner_extents, leading_strides, batch_strides) -> bool:
+    """Whether the tensor-core kernel may copy 16-byte chunks: every pointer 16-byte aligned,
+    each operand's contiguous extent, leading stride and batch stride multiples of 8 elements."""
+    return (
+        all(p % 16 == 0 for p in pointers)
+        and all(e % 8 == 0 for e in inner_extents)
+        and all(s % 8 == 0 for s in (*leading_strides, *batch_strides))
+    )
+
+
 class CudaRuntime(CudaNnOps):
     name = "cuda"
 
@@ -45,6 +75,7 @@ class CudaRuntime(CudaNnOps):
         self._local = _ThreadState()
         self._modules: dict = {}
         self._functions: dict = {}
+        self._mma_ready: set = set()
         self._lock = threading.Lock()
 
     def describe(self) -> str:
@@ -263,8 +294,17 @@ class CudaRuntime(CudaNnOps):
             out_rows,
         )
 
-    def matmul(self, a, b, out) -> None:
-        file, defines = _kernels.matmul(a.dtype, b.dtype, out.dtype)
+    def matmul(self, a, b, out, row_block=None, bias=None) -> None:
+        """out = a @ b (+ bias along the last axis: 1-D, of out's dtype). `row_block`: launch at
+        most that many output rows at a time (each launch computes its rows exactly as one launch
+        would), so that a scheduler can slice the work into short kernels; multiples of 128 keep
+        every launch's tiles full."""
+        if row_block is not None and row_block < 1:
+            raise ValueError(f"matmul: row_block must be at least 1, got {row_block}")
+        mma = self._mma_type(a, b, out)
+        if mma is not None:
+            a = a if _unit_stride_2d(a) else a.copy()
+            b = b if _unit_stride_2d(b) else b.copy()
         a_shape, a_str = list(a.shape), list(_strides.element_strides(a, a.shape))
         b_shape, b_str = list(b.shape), list(_strides.element_strides(b, b.shape))
         if a.ndim == 1:
@@ -289,23 +329,69 @@ class CudaRuntime(CudaNnOps):
         )
         if len(bshape) > 4:
             raise ValueError(f"matmul: at most 4 batch dimensions are supported, got {len(bshape)}")
-        fn = self.function(file, defines, "gk_matmul")
+        sa, sb, so = a_str[-2:], b_str[-2:], o_str[-2:]
+        if mma is not None:
+            sa, sb = _mma_strides(m, k, *sa), _mma_strides(k, n, *sb)
         stream = self.stream
-        self.device.matmul(
-            fn,
-            stream,
-            *self.addresses((a, b, out), stream),
-            m,
-            n,
-            k,
-            a_str[-2:],
-            b_str[-2:],
-            o_str[-2:],
-            bshape,
-            ba,
-            bb,
-            bo,
-        )
+        operands = (a, b, out) if bias is None else (a, b, out, bias)
+        ptrs = self.addresses(operands, stream)
+        a_ptr, b_ptr, out_ptr = ptrs[:3]
+        bias_ptr = ptrs[3] if bias is not None else 0
+        bias_stride = _strides.element_strides(bias, bias.shape)[0] if bias is not None else 0
+        # The tiled kernel's grid has one row of blocks per tile of rows, at most 65535 of them.
+        step = min(row_block or m, _kernels.matmul_tile(out.dtype) * 65535) if m else 1
+        if mma is not None:
+            a_trans, b_trans = sa[1] != 1, sb[1] != 1
+        for r0 in range(0, max(m, 1), step):
+            rows = min(step, m - r0)
+            a_at = a_ptr + r0 * sa[0] * a.dtype.itemsize
+            out_at = out_ptr + r0 * so[0] * out.dtype.itemsize
+            if mma is not None:
+                vec = _mma_vectorizable(
+                    (a_at, b_ptr, out_at),
+                    (rows if a_trans else k, k if b_trans else n),
+                    (sa[1] if a_trans else sa[0], sb[1] if b_trans else sb[0]),
+                    (*ba, *bb),
+                )
+                defines = _kernels.matmul_mma(mma, a_trans, b_trans, vec, bias is not None)[1]
+                fn = self._mma_function(defines)
+            else:
+                fn = self.function(*_kernels.matmul(a.dtype, b.dtype, out.dtype), "gk_matmul")
+            self.device.matmul(
+                fn,
+                mma is not None,
+                _kernels.matmul_tile(out.dtype),
+                stream,
+                a_at,
+                b_ptr,
+                out_at,
+                bias_ptr,
+                bias_stride,
+                rows,
+                n,
+                k,
+                sa,
+                sb,
+                so,
+                bshape,
+                ba,
+                bb,
+                bo,
+            )
+
+    def _mma_type(self, a, b, out) -> str | None:
+        """The tensor-core kernel's element type for this product, or None for the tiled kernel
+        (other dtypes, mixed dtypes, GPUs before sm_80)."""
+        if not (a.dtype == b.dtype == out.dtype) or self.device.compute_capability[0] < 8:
+            return None
+        return _kernels.MMA_TYPES.get(a.dtype.name)
+
+    def _mma_function(self, defines: tuple) -> int:
+        fn = self.function("matmul_mma.cu", defines, "gk_matmul_mma")
+        if fn not in self._mma_ready:  # above the 48 KB of shared memory a launch gets unasked
+            self.device.set_dynamic_shared(fn, _kernels.MATMUL_MMA_SHARED_BYTES)
+            self._mma_ready.add(fn)
+        return fn
 
     def gather(self, src, out, indices, positions, layout, check, scatter=False):
         """out = src[idx] (scatter: src[idx] = out) for int64 index arrays at `positions` of

@@ -128,6 +128,13 @@ def reduction(name: str, src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
     return "reduce.cu", defines
 
 
+def matmul_tile(out: np.dtype) -> int:
+    """The output tile of kernels/matmul.cu's blocks: 64 for 8-byte accumulators (an 8x8 grid of
+    them per thread spills registers), else 128."""
+    acc_bytes = out.itemsize if is_integral(out) else (8 if out == np.float64 else 4)
+    return 64 if acc_bytes == 8 else 128
+
+
 def matmul(a: np.dtype, b: np.dtype, out: np.dtype) -> tuple[str, tuple]:
     acc = C_TYPES[out] if is_integral(out) else ("double" if out == np.float64 else "float")
     defines = (
@@ -135,8 +142,31 @@ def matmul(a: np.dtype, b: np.dtype, out: np.dtype) -> tuple[str, tuple]:
         f"GK_B_T={C_TYPES[b]}",
         f"GK_OUT_T={C_TYPES[out]}",
         f"GK_ACC_T={acc}",
+        f"GK_TILE={matmul_tile(out)}",
     )
     return "matmul.cu", defines
+
+
+# Dtypes (by name) the tensor-core kernel multiplies, and the mma element type of each.
+MMA_TYPES = {"float16": "f16", "bfloat16": "bf16"}
+# Dynamic shared memory of kernels/matmul_mma.cu: GK_MMA_SMEM in kernels/args.cuh.
+MATMUL_MMA_SHARED_BYTES = 4 * 2 * 128 * 32 * 2
+
+
+def matmul_mma(
+    mma_type: str, a_trans: bool, b_trans: bool, vec: bool, bias: bool
+) -> tuple[str, tuple]:
+    """The tensor-core matmul (sm_80+) over 16-bit operands of `mma_type` ("f16" or "bf16");
+    `a_trans` / `b_trans`: the operand is the .T of a row-major matrix; `vec`: 16-byte copies
+    (aligned operands, leading dimensions multiples of 8); `bias`: fused bias along n."""
+    defines = (
+        f"GK_MMA_TYPE={mma_type}",
+        f"GK_A_TRANS={int(a_trans)}",
+        f"GK_B_TRANS={int(b_trans)}",
+        f"GK_MMA_VEC={int(vec)}",
+        f"GK_BIAS={int(bias)}",
+    )
+    return "matmul_mma.cu", defines
 
 
 def cumsum(src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
@@ -208,6 +238,7 @@ KERNEL_NAMES = {
     "elementwise.cu": ("gk_ew_contig", "gk_ew_strided"),
     "reduce.cu": ("gk_reduce_block", "gk_reduce_thread"),
     "matmul.cu": ("gk_matmul",),
+    "matmul_mma.cu": ("gk_matmul_mma",),
     "fill.cu": ("gk_arange",),
     "scan.cu": ("gk_cumsum",),
     "gather.cu": ("gk_gather", "gk_scatter"),
@@ -231,6 +262,10 @@ KERNEL_NAMES = {
 }
 
 
+# Files that use NVIDIA-only instructions (inline PTX), with the oldest architecture they need.
+CUDA_MIN_ARCH = {"matmul_mma.cu": 80}
+
+
 def kernels_of(file: str, defines: tuple) -> tuple[str, ...]:
     """The kernels an instance defines (three-input elementwise ops have no contiguous one)."""
     if file == "elementwise.cu" and "GK_NIN=3" in defines:
@@ -240,14 +275,15 @@ def kernels_of(file: str, defines: tuple) -> tuple[str, ...]:
     return KERNEL_NAMES[file]
 
 
-def representative_instances() -> list[tuple[str, tuple]]:
+def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple[str, tuple]]:
     """A few instances of every built-in kernel file, covering each C type: what `jit.warmup()`
-    precompiles and what the compile tests build for every architecture."""
+    precompiles and what the compile tests build for every architecture. `target` "hip" leaves out
+    the NVIDIA-only files; for "cuda", those that need an architecture newer than `arch`."""
     f16, f32, f64, i64, b = (
         np.dtype(t) for t in ("float16", "float32", "float64", "int64", "bool")
     )
     u8, i32, bf16 = np.dtype("uint8"), np.dtype("int32"), bfloat16
-    return [
+    instances = [
         elementwise("add", f32, f32, (f32, f32)),
         elementwise("multiply", f16, f16, (f16, None)),
         elementwise("true_divide", f64, f64, (i64, i64)),
@@ -273,6 +309,14 @@ def representative_instances() -> list[tuple[str, tuple]]:
         matmul(f32, f32, f32),
         matmul(f16, f16, f16),
         matmul(f64, i64, f64),
+        matmul(i64, i64, i64),
+        matmul(b, b, b),
+        matmul_mma("f16", False, False, True, False),
+        matmul_mma("f16", True, True, True, True),
+        matmul_mma("f16", False, True, False, True),
+        matmul_mma("f16", True, False, False, False),
+        matmul_mma("bf16", False, False, True, True),
+        matmul_mma("bf16", False, True, True, False),
         cumsum(i32, i64),
         cumsum(f16, f16),
         arange(f32),
@@ -338,3 +382,6 @@ def representative_instances() -> list[tuple[str, tuple]]:
         attention("bfloat16", 64, "additive"),
         attention("bfloat16", 256, "bool"),
     ]
+    if target == "hip":
+        return [x for x in instances if x[0] not in CUDA_MIN_ARCH]
+    return [x for x in instances if CUDA_MIN_ARCH.get(x[0], 0) <= arch]

@@ -218,7 +218,8 @@ def warmup(progress: bool = True) -> int:
     rt = runtime()
     if not hasattr(rt, "function"):
         return 0
-    instances = _kernels.representative_instances()
+    major, minor = rt.device.compute_capability
+    instances = _kernels.representative_instances("cuda", major * 10 + minor)
     start = time.perf_counter()
     for i, (file, defines) in enumerate(instances):
         for name in _kernels.kernels_of(file, defines):
