@@ -1,0 +1,65 @@
+"""GPT-2: learned positions, LayerNorm, fused qkv projection, tanh GELU, tied output layer.
+Its Conv1D weights are (in, out); they are transposed once at load to (out, in) for `linear`."""
+
+from __future__ import annotations
+
+from .. import nn
+from ..linalg import linear
+from ..views import ascontiguousarray
+from .base import CausalLM
+
+
+class GPT2LMHeadModel(CausalLM):
+    prefixes = ("transformer.",)
+
+    def __init__(self, config, weights):
+        super().__init__(config, weights)
+        self.wte = self.weight("wte.weight")
+        self.wpe = self.weight("wpe.weight")
+        self.lm_head = self.weight("lm_head.weight", optional=True)
+        if self.lm_head is None:
+            self.lm_head = self.wte
+        self.layers = [self._layer(i) for i in range(config.num_layers)]
+        self.ln_f = (self.weight("ln_f.weight"), self.weight("ln_f.bias"))
+
+    def _layer(self, i: int) -> dict:
+        p = f"h.{i}."
+
+        def conv1d(name):
+            return ascontiguousarray(self.weight(p + name + ".weight").T), self.weight(p + name + ".bias")
+
+        return {
+            "ln_1": (self.weight(p + "ln_1.weight"), self.weight(p + "ln_1.bias")),
+            "ln_2": (self.weight(p + "ln_2.weight"), self.weight(p + "ln_2.bias")),
+            "qkv": conv1d("attn.c_attn"),
+            "proj": conv1d("attn.c_proj"),
+            "fc": conv1d("mlp.c_fc"),
+            "fc_proj": conv1d("mlp.c_proj"),
+        }
+
+    def forward(self, ids, cache, last_only: bool):
+        c = self.config
+        start, s = cache.length, ids.shape[1]
+        if start + s > c.max_positions:
+            raise ValueError(f"GPT-2 has {c.max_positions} positions; {start + s} were asked for")
+        eps = c.norm_eps
+        h = nn.embedding(ids, self.wte) + self.wpe[start : start + s]
+        for i, layer in enumerate(self.layers):
+            a = nn.layer_norm(h, *layer["ln_1"], eps=eps)
+            h = h + self._attention(i, layer, a, cache)
+            m = nn.layer_norm(h, *layer["ln_2"], eps=eps)
+            m = nn.gelu(linear(m, *layer["fc"]), approximate="tanh")
+            h = h + linear(m, *layer["fc_proj"])
+        cache.advance(s)
+        if last_only:
+            h = h[:, -1:]
+        return linear(nn.layer_norm(h, *self.ln_f, eps=eps), self.lm_head)
+
+    def _attention(self, i, layer, x, cache):
+        c = self.config
+        b, s, _ = x.shape
+        qkv = linear(x, *layer["qkv"]).reshape(b, s, 3, c.num_heads, c.head_dim)
+        q, k, v = (qkv[:, :, j].transpose(0, 2, 1, 3) for j in range(3))
+        keys, values = cache.update(i, k, v)
+        o = nn.scaled_dot_product_attention(q, keys, values, is_causal=True)
+        return linear(o.transpose(0, 2, 1, 3).reshape(b, s, c.hidden_size), *layer["proj"])
