@@ -5,7 +5,7 @@ Without a GPU driver everything runs on the CPU through NumPy, with the same API
 
 __version__ = "0.1.0"
 
-from . import jit, linalg, memory, nn, random, scheduler
+from . import jit, linalg, memory, models, nn, random, scheduler
 from ._dtypes import bfloat16
 from ._info import info
 from ._runtime import available_backends, use_backend
@@ -135,6 +135,7 @@ __all__ = [
     "linear",
     "matmul",
     "memory",
+    "models",
     "nn",
     "ones",
     "reduce",

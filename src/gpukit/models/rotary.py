@@ -31,7 +31,8 @@ def inverse_frequencies(head_dim: int, theta: float, scaling: dict | None) -> np
 
 
 class RotaryTable:
-    """cos/sin of shape (positions, head_dim) in the "half" layout (the two halves repeat)."""
+    """cos/sin of shape (positions, head_dim / 2): one angle per rotated pair, as gpukit.nn.rope
+    takes them."""
 
     def __init__(self, head_dim: int, theta: float, scaling: dict | None, dtype):
         self.inv_freq = inverse_frequencies(head_dim, theta, scaling)
@@ -41,8 +42,7 @@ class RotaryTable:
     def _grow(self, n: int) -> None:
         size = 1 << max(6, (n - 1).bit_length())
         # float32 like transformers, then the model's dtype.
-        freqs = np.outer(np.arange(size, dtype=np.float32), self.inv_freq.astype(np.float32))
-        angles = np.concatenate([freqs, freqs], axis=-1)
+        angles = np.outer(np.arange(size, dtype=np.float32), self.inv_freq.astype(np.float32))
         self.cos = _array.asarray(np.cos(angles).astype(self.dtype))
         self.sin = _array.asarray(np.sin(angles).astype(self.dtype))
 
