@@ -54,22 +54,13 @@ def gk_critical(a, b, seconds):
     return latencies
 
 
-def gk_flood_step(a, b):
-    rows = gk.scheduler.slice_rows()
-    if rows:  # beside guaranteed work: short launches, each bounded by the pacer
-        for i in range(0, a.shape[0], rows):
-            gk.matmul(a[i : i + rows], b)
-    else:
-        gk.matmul(a, b)
-
-
 def gk_flood(a, b, stop, result):
     """Matmuls until `stop`; result[:] = (completed, seconds)."""
     queued = collections.deque()
     done = 0
     start = time.perf_counter()
     while not stop.is_set():
-        gk_flood_step(a, b)
+        gk.matmul(a, b)  # sliced into row blocks by the runtime while should_slice()
         queued.append(gk.Event(timing=False).record())
         if len(queued) > FLOOD_IN_FLIGHT:
             queued.popleft().synchronize()

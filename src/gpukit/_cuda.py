@@ -301,6 +301,8 @@ class CudaRuntime(CudaNnOps):
         every launch's tiles full."""
         if row_block is not None and row_block < 1:
             raise ValueError(f"matmul: row_block must be at least 1, got {row_block}")
+        if row_block is None:  # best-effort work beside guaranteed work launches in row slices
+            row_block = _core.slice_rows() or None
         mma = self._mma_type(a, b, out)
         if mma is not None:
             a = a if _unit_stride_2d(a) else a.copy()
