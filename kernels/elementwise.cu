@@ -175,8 +175,10 @@ struct gk_where {
 struct gk_clip {
     template <typename T>
     __device__ T operator()(T a, T lo, T hi) const {
+        // NumPy's minimum(maximum(a, lo), hi): hi wins when hi < lo, and a NaN anywhere wins.
         if (a != a) return a;
-        return a < lo ? lo : (a > hi ? hi : a);
+        const T r = (a < lo || lo != lo) ? lo : a;
+        return (r > hi || hi != hi) ? hi : r;
     }
 };
 
