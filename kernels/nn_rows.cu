@@ -110,9 +110,10 @@ __device__ inline void gk_softmax_impl(const gk_rows_args& a) {
         });
         const acc_t m = ms.a;
         if (LOG) {
-            const acc_t shift = m + gkm_log(ms.b);
+            // (x - m) - log(s), not x - (m + log(s)): m + log(s) would round at m's scale.
+            const acc_t log_sum = gkm_log(ms.b);
             gk_map(in, out, a.n, a.in_step, a.out_step, first, width,
-                   [&](gk_i64, acc_t x) { return x - shift; });
+                   [&](gk_i64, acc_t x) { return (x - m) - log_sum; });
         } else {
             const acc_t inv = (acc_t)1 / ms.b;
             gk_map(in, out, a.n, a.in_step, a.out_step, first, width,
@@ -149,10 +150,9 @@ GK_KERNEL void gk_layer_norm_rows(const gk_rows_args a) {
         const acc_t mean_shift = sums.a / n;
         acc_t var = (sums.b - sums.a * mean_shift) / n;
         var = var > (acc_t)0 ? var : (acc_t)0;
-        const acc_t mean = x0 + mean_shift;
         const acc_t rstd = gkm_rsqrt(var + (acc_t)a.eps);
         gk_map(in, out, a.n, a.in_step, a.out_step, first, width, [&](gk_i64 i, acc_t x) {
-            acc_t y = (x - mean) * rstd;
+            acc_t y = ((x - x0) - mean_shift) * rstd;  // x0 + mean_shift would round at x0's scale
             if (weight) y *= (acc_t)weight[i];
             if (bias) y += (acc_t)bias[i];
             return y;

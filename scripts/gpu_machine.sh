@@ -20,15 +20,21 @@ prepare() {
 }
 
 run() {
-    local out="${OUT:-$PWD/.gpu/out}" site=/tmp/gpukit-site
+    local out="${OUT:-$PWD/.gpu/out}" site=/tmp/gpukit-site build=/tmp/gpukit-build
     mkdir -p "$out"
     [ -f .gpu/_core.abi3.so ] || { echo "missing .gpu/_core.abi3.so: run '$0 prepare' here first"; exit 2; }
     export PYTHONUNBUFFERED=1
+    # The copied tree's file times cannot be trusted for incremental builds: rebuild from scratch
+    # whenever the native sources or kernels changed since the last build on this machine.
+    local key
+    key=$(find CMakeLists.txt pyproject.toml cmake native kernels -type f | sort | xargs cat | sha1sum)
+    [ "$(cat "$build/source-key" 2>/dev/null)" == "$key" ] || rm -rf "$build"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
     python3 -m pip install --quiet --no-build-isolation --no-deps --no-index --target "$site" \
         -C cmake.define.GPUKIT_CORE_PREBUILT="$PWD/.gpu/_core.abi3.so" \
-        -C build-dir=/tmp/gpukit-build . >"$out/build.log" 2>&1 \
+        -C build-dir="$build" . >"$out/build.log" 2>&1 \
         || { tail -50 "$out/build.log"; exit 1; }
+    echo "$key" >"$build/source-key"
     export PYTHONPATH="$site"
     python3 -c "import gpukit; print(gpukit.info())" | tee "$out/info.txt"
     local status=0

@@ -185,7 +185,10 @@ class CpuRuntime(CpuNnOps):
 
     def cumsum(self, src, axis: int, out) -> None:
         s, o = self.views(src, out)
-        _compute_into(o, lambda dest: np.cumsum(_as_f32(s), axis=axis, out=dest))
+        if o.dtype in (np.float16, bfloat16):  # 16-bit floats accumulate in float32, as on GPUs
+            np.copyto(o, np.cumsum(_as_f32(s), axis=axis, dtype=np.float32), casting="unsafe")
+        else:
+            np.cumsum(s, axis=axis, out=o)
 
     def matmul(self, a, b, out, row_block=None, bias=None) -> None:
         """out = a @ b (+ bias along the last axis); `row_block`: at most that many output rows
