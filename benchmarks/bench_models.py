@@ -73,7 +73,9 @@ def main():
 
         def hf_generate(n):
             with torch.no_grad():
-                out = hf.generate(tp, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0)
+                out = hf.generate(
+                    tp, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0
+                )
             torch.cuda.synchronize()
             return out
 
@@ -84,7 +86,8 @@ def main():
         print(f"{'measure':44s} {'gpukit':>10s} {'transformers':>12s}")
         print(f"{'decode, batch 1 (tokens/s)':44s} {ours_tps:10.1f} {hf_tps:12.1f}")
         print(f"{'load from page cache to GPU (GB/s)':44s} {size / load_s / 1e9:10.2f}")
-        print(f"{'weights read per token at that rate (GB/s)':44s} {ours_tps * size / 1e9:10.1f} {hf_tps * size / 1e9:12.1f}")
+        label = "weights read per token at that rate (GB/s)"
+        print(f"{label:44s} {ours_tps * size / 1e9:10.1f} {hf_tps * size / 1e9:12.1f}")
         print(f"same 16 greedy tokens as transformers: {same}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -16,7 +16,9 @@ import gpukit as gk
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("model_dir")
     ap.add_argument("--prompt", help="text (needs the tokenizers package and tokenizer.json)")
     ap.add_argument("--ids", help="comma-separated prompt token ids")
@@ -34,7 +36,9 @@ def main():
         try:
             from tokenizers import Tokenizer
         except ImportError:
-            raise SystemExit("--prompt needs the tokenizers package (pip install tokenizers); or pass --ids")
+            raise SystemExit(
+                "--prompt needs the tokenizers package (pip install tokenizers); or pass --ids"
+            ) from None
         if not os.path.exists(tokenizer_file):
             raise SystemExit(f"{tokenizer_file} not found; pass --ids instead")
         tokenizer = Tokenizer.from_file(tokenizer_file)
@@ -58,7 +62,8 @@ def main():
     elapsed = time.perf_counter() - start
     new = out[len(ids) :]
     print(tokenizer.decode(out.tolist()) if tokenizer else " ".join(map(str, out)))
-    print(f"{len(new)} new tokens in {elapsed:.2f} s ({len(new) / elapsed:.1f} tokens/s incl. prefill)")
+    rate = len(new) / elapsed
+    print(f"{len(new)} new tokens in {elapsed:.2f} s ({rate:.1f} tokens/s incl. prefill)")
 
 
 if __name__ == "__main__":

@@ -96,7 +96,9 @@ def write_model(folder, config: dict, rng, dtype="float32") -> dict:
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(config, f)
-    gk.save_safetensors({k: gk.asarray(v) for k, v in weights.items()}, os.path.join(folder, "model.safetensors"))
+    gk.save_safetensors(
+        {k: gk.asarray(v) for k, v in weights.items()}, os.path.join(folder, "model.safetensors")
+    )
     return {k: v.astype(np.float64) for k, v in weights.items()}
 
 
@@ -149,7 +151,11 @@ def llama_logits(c: dict, w: dict, ids: np.ndarray) -> np.ndarray:
         h = h + o.transpose(0, 2, 1, 3).reshape(b, s, -1) @ w[p + "self_attn.o_proj.weight"].T
         m = _rms_norm(h, w[p + "post_attention_layernorm.weight"], eps)
         g = m @ w[p + "mlp.gate_proj.weight"].T
-        h = h + (g / (1 + np.exp(-g)) * (m @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
+        h = (
+            h
+            + (g / (1 + np.exp(-g)) * (m @ w[p + "mlp.up_proj.weight"].T))
+            @ w[p + "mlp.down_proj.weight"].T
+        )
     head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
     return _rms_norm(h, w["model.norm.weight"], eps) @ head.T
 
@@ -166,11 +172,14 @@ def gpt2_logits(c: dict, w: dict, ids: np.ndarray) -> np.ndarray:
     for i in range(c["n_layer"]):
         p = f"transformer.h.{i}."
 
-        def conv(x, name):
+        def conv(x, name, p=p):
             return x @ w[p + name + ".weight"] + w[p + name + ".bias"]
 
         a = _layer_norm(h, w[p + "ln_1.weight"], w[p + "ln_1.bias"], eps)
-        q, k, v = (t.reshape(b, s, nh, d).transpose(0, 2, 1, 3) for t in np.split(conv(a, "attn.c_attn"), 3, -1))
+        q, k, v = (
+            t.reshape(b, s, nh, d).transpose(0, 2, 1, 3)
+            for t in np.split(conv(a, "attn.c_attn"), 3, -1)
+        )
         h = h + conv(_attention(q, k, v).transpose(0, 2, 1, 3).reshape(b, s, -1), "attn.c_proj")
         m = _layer_norm(h, w[p + "ln_2.weight"], w[p + "ln_2.bias"], eps)
         h = h + conv(gelu(conv(m, "mlp.c_fc")), "mlp.c_proj")

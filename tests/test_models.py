@@ -79,7 +79,7 @@ def test_sampling(backend, rng, tmp_path):
 
 
 def test_bad_model_folders(backend, rng, tmp_path):
-    with pytest.raises(FileNotFoundError, match="config.json"):
+    with pytest.raises(FileNotFoundError, match=r"config\.json"):
         gk.models.from_pretrained(str(tmp_path))
     write_model(str(tmp_path), {**LLAMA, "model_type": "bert"}, rng)
     with pytest.raises(ValueError, match="bert"):
@@ -87,7 +87,7 @@ def test_bad_model_folders(backend, rng, tmp_path):
     cfg = {**LLAMA, "num_hidden_layers": 3}  # the checkpoint has two layers
     write_model(str(tmp_path), LLAMA, rng)
     (tmp_path / "config.json").write_text(__import__("json").dumps(cfg))
-    with pytest.raises(ValueError, match="layers.2"):
+    with pytest.raises(ValueError, match=r"layers\.2"):
         gk.models.from_pretrained(str(tmp_path), progress=False)
 
 
@@ -104,7 +104,9 @@ def _hf_model(family, tmp_path):
         "llama": lambda: transformers.LlamaConfig(**common, tie_word_embeddings=False),
         "qwen2": lambda: transformers.Qwen2Config(**common, tie_word_embeddings=True),
         "mistral": lambda: transformers.MistralConfig(**common, sliding_window=6),
-        "gpt2": lambda: transformers.GPT2Config(vocab_size=128, n_embd=64, n_layer=2, n_head=4, n_positions=64),
+        "gpt2": lambda: transformers.GPT2Config(
+            vocab_size=128, n_embd=64, n_layer=2, n_head=4, n_positions=64
+        ),
     }
     config = configs[family]()
     config.attn_implementation = "eager"
@@ -132,7 +134,18 @@ def test_matches_transformers(backend, rng, tmp_path, family):
     assert_matches(ours(ids), ref.astype(np.float32), scale=50)
     prompt = rng.integers(0, 128, size=(1, 5))
     with torch.no_grad():
-        hf_tokens = hf.generate(
-            torch.from_numpy(prompt), max_new_tokens=8, do_sample=False, pad_token_id=0
-        ).numpy()
-    np.testing.assert_array_equal(ours.generate(prompt, 8), hf_tokens)
+        hf_out = hf.generate(
+            torch.from_numpy(prompt),
+            max_new_tokens=8,
+            do_sample=False,
+            pad_token_id=0,
+            output_scores=True,
+            return_dict_in_generate=True,
+        )
+    tokens, hf_tokens = ours.generate(prompt, 8), hf_out.sequences.numpy()
+    # Tiny random models have near-ties in their logits; past one, both continuations are right.
+    for step, scores in enumerate(hf_out.scores):
+        second, best = np.sort(scores[0].double().numpy())[-2:]
+        if best - second < 1e-4 * max(1.0, abs(best)):
+            break
+        assert tokens[0, 5 + step] == hf_tokens[0, 5 + step], (step, tokens, hf_tokens)

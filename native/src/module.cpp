@@ -6,8 +6,8 @@
 #include "errors.h"
 #include "host_allocator.h"
 #include "kernel_sources.h"
-#include "safetensors_header.h"
 #include "pacer.h"
+#include "safetensors_header.h"
 #include "shared_library.h"
 
 namespace py = pybind11;

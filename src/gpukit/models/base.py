@@ -32,7 +32,9 @@ class CausalLM:
     def weight(self, name: str, optional: bool = False):
         w = self.weights.get(name)
         if w is None and not optional:
-            raise ValueError(f"the checkpoint has no tensor {name!r} (a {self.config.model_type} model needs it)")
+            raise ValueError(
+                f"the checkpoint has no tensor {name!r} (a {self.config.model_type} model needs it)"
+            )
         return w
 
     def new_cache(self, batch: int, capacity: int = 256) -> KVCache:
@@ -67,7 +69,7 @@ class CausalLM:
         cache = self.new_cache(ids.shape[0], ids.shape[1] + max_new_tokens)
         pieces, finished = [ids], np.zeros(ids.shape[0], dtype=bool)
         step_ids = ids
-        for step in range(max_new_tokens):
+        for _ in range(max_new_tokens):
             logits = self.forward(_array.asarray(step_ids), cache, last_only=True)
             new = sample(logits[:, -1], temperature, top_k, top_p, rng)
             if eos_token_id is not None:

@@ -47,7 +47,9 @@ def from_dict(raw: dict) -> ModelConfig:
     model_type = raw.get("model_type")
     if model_type not in FAMILIES:
         known = ", ".join(sorted(FAMILIES))
-        raise ValueError(f"config.json: model_type {model_type!r} is not supported (known: {known})")
+        raise ValueError(
+            f"config.json: model_type {model_type!r} is not supported (known: {known})"
+        )
     dtype = raw.get("dtype") or raw.get("torch_dtype")
     if FAMILIES[model_type] == "gpt2":
         hidden, heads = raw["n_embd"], raw["n_head"]
@@ -98,7 +100,9 @@ def load(folder: str) -> ModelConfig:
         with open(path, encoding="utf-8") as f:
             raw = json.load(f)
     except FileNotFoundError:
-        raise FileNotFoundError(f"{folder}: no config.json (expected a Hugging Face model folder)")
+        raise FileNotFoundError(
+            f"{folder}: no config.json (expected a Hugging Face model folder)"
+        ) from None
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not valid JSON: {e}") from e
     try:

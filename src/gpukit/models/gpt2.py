@@ -26,7 +26,9 @@ class GPT2LMHeadModel(CausalLM):
         p = f"h.{i}."
 
         def conv1d(name):
-            return ascontiguousarray(self.weight(p + name + ".weight").T), self.weight(p + name + ".bias")
+            return ascontiguousarray(self.weight(p + name + ".weight").T), self.weight(
+                p + name + ".bias"
+            )
 
         return {
             "ln_1": (self.weight(p + "ln_1.weight"), self.weight(p + "ln_1.bias")),

@@ -47,5 +47,3 @@ class KVCache:
 
     def advance(self, s: int) -> None:
         self.length += s
-
-

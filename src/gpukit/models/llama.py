@@ -57,7 +57,9 @@ class LlamaForCausalLM(CausalLM):
             h = h + self._attention(i, layer, a, cos, sin, cache)
             m = nn.rms_norm(h, layer["mlp_norm"], c.norm_eps)
             gate = nn.silu(linear(m, layer["gate"], layer["gate_bias"]))
-            h = h + linear(gate * linear(m, layer["up"], layer["up_bias"]), layer["down"], layer["down_bias"])
+            h = h + linear(
+                gate * linear(m, layer["up"], layer["up_bias"]), layer["down"], layer["down_bias"]
+            )
         cache.advance(s)
         if last_only:
             h = h[:, -1:]
@@ -85,7 +87,9 @@ def _sliding_window_attention(q, keys, values, window):
     if window is None or total <= window:
         return nn.scaled_dot_product_attention(q, keys, values, is_causal=True)
     if s == 1:
-        return nn.scaled_dot_product_attention(q, keys[:, :, total - window :], values[:, :, total - window :])
+        return nn.scaled_dot_product_attention(
+            q, keys[:, :, total - window :], values[:, :, total - window :]
+        )
     i = np.arange(total - s, total)[:, None]
     j = np.arange(total)[None, :]
     mask = _array.asarray((j <= i) & (j > i - window))

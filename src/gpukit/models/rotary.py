@@ -27,7 +27,9 @@ def inverse_frequencies(head_dim: int, theta: float, scaling: dict | None) -> np
         smoothed = (1 - smooth) * scaled / factor + smooth * scaled
         medium = (wavelen >= old_len / high) & (wavelen <= old_len / low)
         return np.where(medium, smoothed, scaled)
-    raise NotImplementedError(f"rope scaling {kind!r} is not supported (default, linear, llama3 are)")
+    raise NotImplementedError(
+        f"rope scaling {kind!r} is not supported (default, linear, llama3 are)"
+    )
 
 
 class RotaryTable:
