@@ -81,14 +81,24 @@ def main():
 
         ours_tps = decode_tokens_per_s(ours_generate)
         hf_tps = decode_tokens_per_s(hf_generate)
-        same = np.array_equal(ours_generate(16), hf_generate(16).cpu().numpy())
+        ours_tokens, hf_tokens = ours_generate(16)[0], hf_generate(16).cpu().numpy()[0]
+        agree = int(np.argmin(np.append(ours_tokens == hf_tokens, False)))
+        with torch.no_grad():
+            hf_logits = hf(tp).logits[0, -1].float().cpu().numpy()
+        ours_logits = ours(prompt).astype("float32").to_numpy()[0, -1]
+        second, best = np.sort(hf_logits)[-2:]
         print(f"\nbackend: cuda, LLaMA-shaped model, {params / 1e9:.2f}B parameters, {dtype}")
         print(f"{'measure':44s} {'gpukit':>10s} {'transformers':>12s}")
         print(f"{'decode, batch 1 (tokens/s)':44s} {ours_tps:10.1f} {hf_tps:12.1f}")
         print(f"{'load from page cache to GPU (GB/s)':44s} {size / load_s / 1e9:10.2f}")
         label = "weights read per token at that rate (GB/s)"
         print(f"{label:44s} {ours_tps * size / 1e9:10.1f} {hf_tps * size / 1e9:12.1f}")
-        print(f"same 16 greedy tokens as transformers: {same}")
+        print(
+            f"prompt's last logits: max |gpukit - transformers| "
+            f"{np.abs(ours_logits - hf_logits).max():.4f} (logits std {hf_logits.std():.3f}, "
+            f"transformers' top-2 margin {best - second:.4f})"
+        )
+        print(f"greedy tokens equal to transformers' for the first {agree} of {len(hf_tokens)}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

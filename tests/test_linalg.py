@@ -8,11 +8,7 @@ from conftest import TOLERANCE, random_array
 
 import gpukit as gk
 
-BF16 = pytest.param(
-    "bfloat16",
-    marks=pytest.mark.skipif(not hasattr(gk, "bfloat16"), reason="needs the dtypes branch"),
-)
-HALVES = ["float16", BF16]
+HALVES = ["float16", "bfloat16"]
 DTYPES = [*HALVES, "float32", "float64", "int8", "uint8", "int32", "int64", "bool"]
 
 
@@ -178,6 +174,25 @@ def test_linear_matches_numpy(backend, rng, name, x_shape, with_bias):
         expected = expected + bias.astype(np.float64)
     got = gk.linalg.linear(gk.asarray(x), gk.asarray(w), None if bias is None else gk.asarray(bias))
     _check(got, expected, name, x_shape[-1])
+
+
+@pytest.mark.parametrize("name", [*HALVES, "float32", "float64"])
+@pytest.mark.parametrize(
+    "x_shape,out_features",
+    [((1, 2048), 5632), ((2, 1, 520), 33), ((3, 2, 64), 7), ((8, 7), 9), ((1, 1), 1), ((9, 64), 5)],
+)
+def test_linear_of_a_few_rows_as_in_decoding(backend, rng, name, x_shape, out_features):
+    # Up to 8 rows (a batch of single rows included) take the skinny kernel on the GPU: 16-byte
+    # loads where k allows (2048, 520, 64), element loads where not (7, 1); 9 rows do not.
+    x = _data(rng, x_shape, name)
+    w = _data(rng, (out_features, x_shape[-1]), name)
+    bias = _data(rng, (out_features,), name)
+    got = gk.linear(gk.asarray(x), gk.asarray(w), gk.asarray(bias))
+    expected = x.astype(np.float64) @ w.astype(np.float64).T + bias.astype(np.float64)
+    _check(got, expected, name, x_shape[-1])
+    wide = _data(rng, (*x_shape[:-1], 2 * x_shape[-1]), name)  # rows of a with k stride 2
+    got = gk.asarray(wide)[..., ::2] @ gk.asarray(w).T
+    _check(got, wide[..., ::2].astype(np.float64) @ w.astype(np.float64).T, name, x_shape[-1])
 
 
 def test_linear_with_a_strided_or_promoting_bias(backend, rng):

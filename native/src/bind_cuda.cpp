@@ -190,6 +190,13 @@ void bind_cuda(py::module_& m) {
                  ops::matmul(d, handle<cu::Function>(f), tensor_cores, tile, handle<cu::Stream>(s),
                              a, b, out, bias, bias_stride, m, n, k, sa, sb, so, batch, ba, bb, bo);
              })
+        .def("matmul_skinny",
+             [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t a, uint64_t b, uint64_t out,
+                uint64_t bias, int64_t bias_stride, int64_t m, int64_t n, int64_t k, const Dims& sa,
+                const Dims& sb, const Dims& so) {
+                 ops::matmul_skinny(d, handle<cu::Function>(f), handle<cu::Stream>(s), a, b, out,
+                                    bias, bias_stride, m, n, k, sa, sb, so);
+             })
         .def("cumsum",
              [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t in, uint64_t out, int64_t n,
                 int64_t in_step, int64_t out_step, const Dims& row_shape, const Dims& in_rows,

@@ -145,6 +145,35 @@ void matmul(const CudaDevice& dev, cu::Function fn, bool tensor_cores, int tile,
     dev.launch(fn, grid, {16, 16}, 0, s, params);
 }
 
+void matmul_skinny(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t a, uint64_t b,
+                   uint64_t out, uint64_t bias, int64_t bias_stride, int64_t m, int64_t n,
+                   int64_t k, const Dims& a_strides, const Dims& b_strides,
+                   const Dims& out_strides) {
+    constexpr int64_t rows = 8, warps = 8;  // GK_SKINNY_M, GK_SKINNY_WARPS
+    if (m > rows) throw std::invalid_argument("matmul_skinny: more than 8 rows");
+    gk_matmul_args p{};
+    p.a = a;
+    p.b = b;
+    p.out = out;
+    p.bias = bias;
+    p.s_bias = bias_stride;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.sa_m = a_strides.at(0);
+    p.sa_k = a_strides.at(1);
+    p.sb_k = b_strides.at(0);
+    p.sb_n = b_strides.at(1);
+    p.so_m = out_strides.at(0);
+    p.so_n = out_strides.at(1);
+    if (m == 0 || n == 0) return;
+    const int64_t blocks = (n + warps - 1) / warps;
+    if (blocks > 0x7fffffff) throw std::invalid_argument("matmul: too many columns for one launch");
+    void* params[] = {&p};
+    dev.launch(fn, {static_cast<unsigned>(blocks)}, {static_cast<unsigned>(warps * 32)}, 0, s,
+               params);
+}
+
 void cumsum(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t in, uint64_t out,
             int64_t n, int64_t in_step, int64_t out_step, const Dims& row_shape,
             const Dims& in_row_stride, const Dims& out_row_stride) {

@@ -40,6 +40,13 @@ void matmul(const CudaDevice& dev, cu::Function fn, bool tensor_cores, int tile,
             const Dims& out_strides, const Dims& batch_shape, const Dims& batch_a,
             const Dims& batch_b, const Dims& batch_out);
 
+// The same product for at most GK_SKINNY_M rows of a and no batch: fn is gk_matmul_skinny
+// (kernels/matmul_skinny.cu), a warp per column of out.
+void matmul_skinny(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t a, uint64_t b,
+                   uint64_t out, uint64_t bias, int64_t bias_stride, int64_t m, int64_t n,
+                   int64_t k, const Dims& a_strides, const Dims& b_strides,
+                   const Dims& out_strides);
+
 void cumsum(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t in, uint64_t out,
             int64_t n, int64_t in_step, int64_t out_step, const Dims& row_shape,
             const Dims& in_row_stride, const Dims& out_row_stride);

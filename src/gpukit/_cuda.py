@@ -32,6 +32,27 @@ def _unit_stride_2d(arr) -> bool:
     return cols <= 1 or rows <= 1 or s_cols == 1 or s_rows == 1
 
 
+def _skinny_rows(a, b, out, m, sa, sb, so, bshape, ba, bb, bo):
+    """(rows, a's row stride, out's row stride, a's k stride) when the product is a few rows of
+    floats times a b with contiguous columns and no batch of b (decode's linear), the batch of a
+    folded into its rows; None when kernels/matmul_skinny.cu does not apply."""
+    if not (a.dtype == b.dtype == out.dtype) or a.dtype.kind not in "fV" or sb[0] != 1:
+        return None
+    if any(bb) or so[1] != 1:
+        return None
+    items = int(np.prod(bshape)) if len(bshape) else 1
+    row_sa, row_so = sa[0], so[0]
+    if items > 1:
+        if len(bshape) != 1:
+            return None
+        if m == 1:
+            row_sa, row_so = ba[0], bo[0]
+        elif ba[0] != m * sa[0] or bo[0] != m * so[0]:
+            return None
+    rows = m * items
+    return (rows, row_sa, row_so, sa[1]) if 0 < rows <= _kernels.SKINNY_ROWS else None
+
+
 def _mma_strides(rows: int, cols: int, s_rows: int, s_cols: int) -> list[int]:
     """A matrix's element strides for the tensor-core kernel, which takes the contiguous one as 1:
     the stride of a size-1 axis is free, so it is made 1 (or 0) where that helps."""
@@ -332,6 +353,10 @@ class CudaRuntime(CudaNnOps):
         if len(bshape) > 4:
             raise ValueError(f"matmul: at most 4 batch dimensions are supported, got {len(bshape)}")
         sa, sb, so = a_str[-2:], b_str[-2:], o_str[-2:]
+        skinny = _skinny_rows(a, b, out, m, sa, sb, so, bshape, ba, bb, bo)
+        if skinny is not None and (row_block is None or row_block >= skinny[0]):
+            self._matmul_skinny(a, b, out, bias, skinny, n, k, sb)
+            return
         if mma is not None:
             sa, sb = _mma_strides(m, k, *sa), _mma_strides(k, n, *sb)
         stream = self.stream
@@ -380,6 +405,34 @@ class CudaRuntime(CudaNnOps):
                 bb,
                 bo,
             )
+
+    def _matmul_skinny(self, a, b, out, bias, skinny, n, k, sb) -> None:
+        rows, row_sa, row_so, sa_k = skinny
+        stream = self.stream
+        ptrs = self.addresses((a, b, out) if bias is None else (a, b, out, bias), stream)
+        v = 16 // a.dtype.itemsize
+        vec = (
+            sa_k == 1
+            and k % v == 0
+            and (rows == 1 or row_sa % v == 0)
+            and (n == 1 or sb[1] % v == 0)
+            and all(p % 16 == 0 for p in ptrs[:2])
+        )
+        fn = self.function(*_kernels.matmul_skinny(a.dtype, vec), "gk_matmul_skinny")
+        bias_stride = _strides.element_strides(bias, bias.shape)[0] if bias is not None else 0
+        self.device.matmul_skinny(
+            fn,
+            stream,
+            *ptrs[:3],
+            ptrs[3] if bias is not None else 0,
+            bias_stride,
+            rows,
+            n,
+            k,
+            [row_sa, sa_k],
+            sb,
+            [row_so, 1],
+        )
 
     def _mma_type(self, a, b, out) -> str | None:
         """The tensor-core kernel's element type for this product, or None for the tiled kernel

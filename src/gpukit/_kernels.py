@@ -147,6 +147,15 @@ def matmul(a: np.dtype, b: np.dtype, out: np.dtype) -> tuple[str, tuple]:
     return "matmul.cu", defines
 
 
+SKINNY_ROWS = 8  # GK_SKINNY_M of kernels/matmul_skinny.cu
+
+
+def matmul_skinny(dtype: np.dtype, vec: bool) -> tuple[str, tuple]:
+    """The product of at most SKINNY_ROWS rows by a b with contiguous columns (decode's linear)."""
+    acc = "double" if dtype == np.float64 else "float"
+    return "matmul_skinny.cu", (f"GK_T={C_TYPES[dtype]}", f"GK_ACC_T={acc}", f"GK_VEC={int(vec)}")
+
+
 # Dtypes (by name) the tensor-core kernel multiplies, and the mma element type of each.
 MMA_TYPES = {"float16": "f16", "bfloat16": "bf16"}
 # Dynamic shared memory of kernels/matmul_mma.cu: GK_MMA_SMEM in kernels/args.cuh.
@@ -238,6 +247,7 @@ KERNEL_NAMES = {
     "elementwise.cu": ("gk_ew_contig", "gk_ew_strided"),
     "reduce.cu": ("gk_reduce_block", "gk_reduce_thread"),
     "matmul.cu": ("gk_matmul",),
+    "matmul_skinny.cu": ("gk_matmul_skinny",),
     "matmul_mma.cu": ("gk_matmul_mma",),
     "fill.cu": ("gk_arange",),
     "scan.cu": ("gk_cumsum",),
@@ -284,6 +294,10 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
     )
     u8, i32, bf16 = np.dtype("uint8"), np.dtype("int32"), bfloat16
     instances = [
+        matmul_skinny(f16, True),
+        matmul_skinny(bf16, True),
+        matmul_skinny(f32, False),
+        matmul_skinny(f64, True),
         elementwise("add", f32, f32, (f32, f32)),
         elementwise("multiply", f16, f16, (f16, None)),
         elementwise("true_divide", f64, f64, (i64, i64)),
