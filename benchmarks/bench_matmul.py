@@ -5,7 +5,7 @@
 - the dense bfloat16 limit of this GPU as torch (cuBLAS) reaches it: its best bfloat16 figure over
   the square sizes and a 16384 square product; gpukit's best bfloat16 figure against it.
 
-gpukit's bfloat16 needs gpukit.bfloat16 (the dtypes branch); cupy has no bfloat16.
+cupy has no bfloat16.
 """
 
 import time
@@ -48,12 +48,7 @@ def host_operands(rng, shape):
 
 
 def gpukit_tflops(x, y, dtype, shape):
-    if dtype == "bfloat16":
-        if not hasattr(gk, "bfloat16"):
-            return None
-        np_dtype = np.dtype(gk.bfloat16)
-    else:
-        np_dtype = np.dtype(dtype)
+    np_dtype = np.dtype(gk.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
     a, b = gk.asarray(x.astype(np_dtype)), gk.asarray(y.astype(np_dtype))
     return tflops(shape, seconds_per_call(lambda: a @ b, gk.synchronize))
 

@@ -38,7 +38,7 @@ def main():
     if gk.backend() != "cuda" or not torch.cuda.is_available():
         print(f"bench_models: needs the cuda backend (have {gk.backend()}); skipped")
         return
-    dtype = "bfloat16" if hasattr(gk, "bfloat16") else "float16"
+    dtype = "bfloat16"
     tdtype = getattr(torch, dtype)
     config = transformers.LlamaConfig(
         vocab_size=32000,

@@ -24,8 +24,7 @@ FLOOD_IN_FLIGHT = 2  # matmuls the flood keeps queued (it synchronizes on older 
 SWITCH_INTERVAL_S = 1e-4
 
 
-def dtype_name():
-    return "bfloat16" if hasattr(gk, "bfloat16") else "float16"
+DTYPE = "bfloat16"
 
 
 def percentiles_us(samples):
@@ -40,7 +39,7 @@ def tflops(count, n, seconds):
 # --- gpukit ---------------------------------------------------------------------------------------
 def gk_operands(n, rng):
     x = rng.standard_normal((n, n)).astype(np.float32) / np.sqrt(n)
-    return gk.asarray(x).astype(dtype_name()), gk.asarray(x.T.copy()).astype(dtype_name())
+    return gk.asarray(x).astype(DTYPE), gk.asarray(x.T.copy()).astype(DTYPE)
 
 
 def gk_critical(a, b, seconds):
@@ -183,7 +182,7 @@ def main():
     gk.matmul(*small), gk.matmul(*big), gk.matmul(big[0][:128], big[1])
     gk.synchronize()
     print(
-        f"dtype {dtype_name()}; critical {CRITICAL_N}^3 matmul + sync; flood {FLOOD_N}^3; "
+        f"dtype {DTYPE}; critical {CRITICAL_N}^3 matmul + sync; flood {FLOOD_N}^3; "
         f"GIL switch interval {SWITCH_INTERVAL_S * 1e6:.0f} us"
     )
 

@@ -12,7 +12,7 @@
 // Defines: GK_T (q, k, v, out), GK_ACC_T (float for 16-bit types), GK_DMAX (32, 64, 128 or 256:
 // the largest head_dim served), GK_MASK (0 none, 1 bool, 2 additive, of type GK_T).
 #include "args.cuh"
-#include "nn_common.cuh"
+#include "warp.cuh"
 
 typedef GK_T T;
 typedef GK_ACC_T acc_t;

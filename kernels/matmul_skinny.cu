@@ -6,7 +6,7 @@
 // Defines: GK_T (a, b, out and bias), GK_ACC_T (float, or double for double), GK_VEC (1: a's rows
 // and b's columns are contiguous, 16-byte aligned, and k is a multiple of 16 bytes of T).
 #include "args.cuh"
-#include "nn_common.cuh"
+#include "warp.cuh"
 
 #define GK_SKINNY_M 8
 #define GK_SKINNY_WARPS 8

@@ -1,7 +1,7 @@
 // gpukit.nn gathers: embedding (rows of a table by integer ids) and rotary position embedding.
 // Defines: GK_T (table / x element type), GK_ACC_T (rope arithmetic), GK_ID_T (embedding ids).
 #include "args.cuh"
-#include "nn_common.cuh"
+#include "warp.cuh"
 
 typedef GK_T T;
 typedef GK_ACC_T acc_t;

@@ -4,7 +4,7 @@
 // second that writes, both with 16-byte loads where the row is contiguous and aligned.
 // Defines: GK_T (input and output), GK_ACC_T (float for 16-bit floats, else GK_T).
 #include "args.cuh"
-#include "nn_common.cuh"
+#include "warp.cuh"
 
 #define GK_BLOCK 256
 

@@ -2,21 +2,11 @@
 // GK_BLOCK elements, each chunk scanned in shared memory (Hillis-Steele) and offset by the carry of
 // the chunks before it. Defines: GK_IN_T, GK_ACC_T (float for float16), GK_OUT_T.
 #include "args.cuh"
-#include "compat.cuh"
+#include "warp.cuh"
 
 #define GK_BLOCK 256
 
 typedef GK_ACC_T acc_t;
-
-__device__ inline gk_i64 gk_row_offset(gk_i64 row, int ndim, const gk_i64* shape,
-                                       const gk_i64* stride) {
-    gk_i64 off = 0;
-    for (int d = ndim - 1; d >= 0; --d) {
-        off += (row % shape[d]) * stride[d];
-        row /= shape[d];
-    }
-    return off;
-}
 
 GK_KERNEL void gk_cumsum(const gk_scan_args a) {
     __shared__ acc_t buf[GK_BLOCK];
@@ -24,8 +14,8 @@ GK_KERNEL void gk_cumsum(const gk_scan_args a) {
     GK_OUT_T* out = reinterpret_cast<GK_OUT_T*>(a.out);
     const int t = threadIdx.x;
     for (gk_i64 row = blockIdx.x; row < a.n_rows; row += gridDim.x) {
-        const gk_i64 in_base = gk_row_offset(row, a.row_ndim, a.row_shape, a.in_row_stride);
-        const gk_i64 out_base = gk_row_offset(row, a.row_ndim, a.row_shape, a.out_row_stride);
+        const gk_i64 in_base = gk_nd_offset(row, a.row_ndim, a.row_shape, a.in_row_stride);
+        const gk_i64 out_base = gk_nd_offset(row, a.row_ndim, a.row_shape, a.out_row_stride);
         acc_t carry = (acc_t)0;
         for (gk_i64 start = 0; start < a.n; start += GK_BLOCK) {
             const gk_i64 i = start + t;

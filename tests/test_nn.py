@@ -9,11 +9,7 @@ from conftest import TOLERANCE, random_array
 import gpukit as gk
 from gpukit import nn
 
-BF16 = pytest.param(
-    "bfloat16",
-    marks=pytest.mark.skipif(not hasattr(gk, "bfloat16"), reason="needs the dtypes branch"),
-)
-FLOATS = ["float16", "float32", "float64", BF16]
+FLOATS = ["float16", "float32", "float64", "bfloat16"]
 
 
 def _tol(dtype) -> float:

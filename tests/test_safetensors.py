@@ -125,8 +125,6 @@ def test_load_rejects_bad_arguments(backend, tmp_path):
 
 
 def test_bfloat16_round_trip(backend, tmp_path, rng):
-    if not hasattr(gk, "bfloat16"):
-        pytest.skip("gpukit.bfloat16 does not exist yet (the dtypes work adds it)")
     values = rng.standard_normal((5, 3)).astype(gk.bfloat16)
     path = tmp_path / "bf16.safetensors"
     gk.save_safetensors({"w": values}, path)

@@ -13,11 +13,6 @@ namespace gpukit {
 namespace {
 
 template <typename H>
-H handle(uint64_t v) {
-    return reinterpret_cast<H>(v);
-}
-
-template <typename H>
 uint64_t to_int(H h) {
     return reinterpret_cast<uint64_t>(h);
 }

@@ -9,14 +9,6 @@
 namespace py = pybind11;
 
 namespace gpukit {
-namespace {
-
-template <typename H>
-H handle(uint64_t v) {
-    return reinterpret_cast<H>(v);
-}
-
-}  // namespace
 
 void bind_nn(py::module_& m) {
     using ops::Dims;

@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
-#include <string>
 
-extern "C" {
-#include "args.cuh"
-}
+#include "launch_util.h"
 
 namespace gpukit::nn_ops {
 namespace {
+
+using launch_util::copy_dims;
+using launch_util::launch_one;
 
 constexpr unsigned kBlock = 256;
 constexpr int64_t kLanes = 32;
@@ -21,22 +21,6 @@ constexpr int kStaticSharedLimit = 48 * 1024;
 unsigned grid_for(const CudaDevice& dev, int64_t blocks) {
     return static_cast<unsigned>(
         std::clamp<int64_t>(blocks, 1, int64_t{std::max(dev.sm_count(), 1)} * 32));
-}
-
-void copy_dims(const Dims& from, gk_i64* to, size_t capacity, const char* what) {
-    if (from.size() > capacity) {
-        throw std::invalid_argument(std::string(what) + " has " + std::to_string(from.size()) +
-                                    " dimensions; at most " + std::to_string(capacity) +
-                                    " are supported");
-    }
-    std::copy(from.begin(), from.end(), to);
-}
-
-template <typename Args>
-void launch_one(const CudaDevice& dev, cu::Function fn, Dim3 grid, Dim3 block, unsigned shared,
-                cu::Stream s, Args& args) {
-    void* params[] = {&args};
-    dev.launch(fn, grid, block, shared, s, params);
 }
 
 int64_t warps_for(int64_t rows_per_kv_head) {
@@ -68,7 +52,7 @@ void rows(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t in, uin
     a.group = n <= 1024 ? static_cast<gk_i32>(kLanes) : static_cast<gk_i32>(kBlock);
     const int64_t rows_per_block = kBlock / a.group;
     const int64_t blocks = (a.n_rows + rows_per_block - 1) / rows_per_block;
-    launch_one(dev, fn, {grid_for(dev, blocks)}, {kBlock}, 0, s, a);
+    launch_one(dev, fn, {grid_for(dev, blocks)}, {kBlock}, s, a);
 }
 
 void embedding(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t ids, uint64_t table,
@@ -77,7 +61,7 @@ void embedding(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t id
     if (n_ids == 0 || dim == 0) return;
     gk_embed_args a{ids, table, out, error, n_ids, num, dim, row_stride, col_stride};
     const int64_t per_block = kBlock / kLanes;
-    launch_one(dev, fn, {grid_for(dev, (n_ids + per_block - 1) / per_block)}, {kBlock}, 0, s, a);
+    launch_one(dev, fn, {grid_for(dev, (n_ids + per_block - 1) / per_block)}, {kBlock}, s, a);
 }
 
 void rope(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t x, uint64_t cos,
@@ -103,7 +87,7 @@ void rope(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_t x, uint
     copy_dims(cos_strides, a.cos_stride, GK_MAX_DIMS, "rope input");
     copy_dims(sin_strides, a.sin_stride, GK_MAX_DIMS, "rope input");
     const int64_t pairs = a.n_rows * half;
-    launch_one(dev, fn, {grid_for(dev, (pairs + kBlock - 1) / kBlock)}, {kBlock}, 0, s, a);
+    launch_one(dev, fn, {grid_for(dev, (pairs + kBlock - 1) / kBlock)}, {kBlock}, s, a);
 }
 
 int64_t attention_block_rows(int64_t rows_per_kv_head) {
@@ -164,12 +148,12 @@ void attention(const CudaDevice& dev, cu::Function fn, cu::Function combine_fn, 
     }
     const Dim3 grid{static_cast<unsigned>(m_blocks), static_cast<unsigned>(bh),
                     static_cast<unsigned>(n_splits)};
-    launch_one(dev, fn, grid, {static_cast<unsigned>(warps * kLanes)},
-               static_cast<unsigned>(shared), s, a);
+    launch_one(dev, fn, grid, {static_cast<unsigned>(warps * kLanes)}, s, a,
+               static_cast<unsigned>(shared));
     if (n_splits > 1) {
         const int64_t per_block = kBlock / kLanes;
         launch_one(dev, combine_fn, {grid_for(dev, (rows + per_block - 1) / per_block)}, {kBlock},
-                   0, s, a);
+                   s, a);
     }
 }
 

@@ -2,14 +2,14 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <string>
 
-extern "C" {
-#include "args.cuh"
-}
+#include "launch_util.h"
 
 namespace gpukit::ops {
 namespace {
+
+using launch_util::copy_dims;
+using launch_util::launch_one;
 
 constexpr unsigned kBlock = 256;
 
@@ -19,20 +19,25 @@ unsigned blocks_for(const CudaDevice& dev, int64_t threads) {
     return static_cast<unsigned>(std::min<int64_t>(wanted, int64_t{dev.sm_count()} * 32));
 }
 
-void copy_dims(const Dims& from, gk_i64* to, size_t capacity, const char* what) {
-    if (from.size() > capacity) {
-        throw std::invalid_argument(std::string(what) + " has " + std::to_string(from.size()) +
-                                    " dimensions; at most " + std::to_string(capacity) +
-                                    " are supported");
-    }
-    std::copy(from.begin(), from.end(), to);
-}
-
-template <typename Args>
-void launch_one(const CudaDevice& dev, cu::Function fn, Dim3 grid, Dim3 block, cu::Stream s,
-                Args& args) {
-    void* params[] = {&args};
-    dev.launch(fn, grid, block, 0, s, params);
+gk_matmul_args matmul_args(uint64_t a, uint64_t b, uint64_t out, uint64_t bias, int64_t bias_stride,
+                           int64_t m, int64_t n, int64_t k, const Dims& a_strides,
+                           const Dims& b_strides, const Dims& out_strides) {
+    gk_matmul_args p{};
+    p.a = a;
+    p.b = b;
+    p.out = out;
+    p.bias = bias;
+    p.s_bias = bias_stride;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.sa_m = a_strides.at(0);
+    p.sa_k = a_strides.at(1);
+    p.sb_k = b_strides.at(0);
+    p.sb_n = b_strides.at(1);
+    p.so_m = out_strides.at(0);
+    p.so_n = out_strides.at(1);
+    return p;
 }
 
 }  // namespace
@@ -102,21 +107,8 @@ void matmul(const CudaDevice& dev, cu::Function fn, bool tensor_cores, int tile,
             int64_t n, int64_t k, const Dims& a_strides, const Dims& b_strides,
             const Dims& out_strides, const Dims& batch_shape, const Dims& batch_a,
             const Dims& batch_b, const Dims& batch_out) {
-    gk_matmul_args p{};
-    p.a = a;
-    p.b = b;
-    p.out = out;
-    p.bias = bias;
-    p.s_bias = bias_stride;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    p.sa_m = a_strides.at(0);
-    p.sa_k = a_strides.at(1);
-    p.sb_k = b_strides.at(0);
-    p.sb_n = b_strides.at(1);
-    p.so_m = out_strides.at(0);
-    p.so_n = out_strides.at(1);
+    gk_matmul_args p =
+        matmul_args(a, b, out, bias, bias_stride, m, n, k, a_strides, b_strides, out_strides);
     p.batch_ndim = static_cast<gk_i32>(batch_shape.size());
     std::fill(std::begin(p.batch_shape), std::end(p.batch_shape), 1);
     copy_dims(batch_shape, p.batch_shape, GK_MAX_BATCH_DIMS, "matmul batch");
@@ -151,21 +143,8 @@ void matmul_skinny(const CudaDevice& dev, cu::Function fn, cu::Stream s, uint64_
                    const Dims& out_strides) {
     constexpr int64_t rows = 8, warps = 8;  // GK_SKINNY_M, GK_SKINNY_WARPS
     if (m > rows) throw std::invalid_argument("matmul_skinny: more than 8 rows");
-    gk_matmul_args p{};
-    p.a = a;
-    p.b = b;
-    p.out = out;
-    p.bias = bias;
-    p.s_bias = bias_stride;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    p.sa_m = a_strides.at(0);
-    p.sa_k = a_strides.at(1);
-    p.sb_k = b_strides.at(0);
-    p.sb_n = b_strides.at(1);
-    p.so_m = out_strides.at(0);
-    p.so_n = out_strides.at(1);
+    gk_matmul_args p =
+        matmul_args(a, b, out, bias, bias_stride, m, n, k, a_strides, b_strides, out_strides);
     if (m == 0 || n == 0) return;
     const int64_t blocks = (n + warps - 1) / warps;
     if (blocks > 0x7fffffff) throw std::invalid_argument("matmul: too many columns for one launch");

@@ -208,11 +208,9 @@ def philox(out: np.dtype) -> tuple[str, tuple]:
 
 def _nn_types(dtype) -> tuple[str, str]:
     """(element C type, accumulator C type) of a gpukit.nn kernel over `dtype`: 16-bit floats
-    accumulate in float. `dtype` may be the name "bfloat16" (before gpukit has that dtype)."""
-    c_type = C_TYPES.get(dtype) if isinstance(dtype, np.dtype) else None
-    if c_type is None and str(dtype) == "bfloat16":
-        c_type = "gk_bf16"
-    if c_type is None:
+    accumulate in float."""
+    c_type = C_TYPES.get(dtype)
+    if c_type is None or not (dtype.kind == "f" or dtype == bfloat16):
         raise TypeError(f"gpukit.nn has no kernels for {dtype}")
     return c_type, "double" if c_type == "double" else "float"
 
@@ -389,12 +387,12 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         attention(f32, 64, "bool"),
         attention(f16, 256, "additive"),
         attention(f64, 32, "none"),
-        nn_rows("bfloat16"),
-        embedding(i64, "bfloat16"),
-        rope("bfloat16"),
-        attention("bfloat16", 128, "none"),
-        attention("bfloat16", 64, "additive"),
-        attention("bfloat16", 256, "bool"),
+        nn_rows(bf16),
+        embedding(i64, bf16),
+        rope(bf16),
+        attention(bf16, 128, "none"),
+        attention(bf16, 64, "additive"),
+        attention(bf16, 256, "bool"),
     ]
     if target == "hip":
         return [x for x in instances if x[0] not in CUDA_MIN_ARCH]

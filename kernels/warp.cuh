@@ -1,5 +1,5 @@
-// Helpers shared by the gpukit.nn kernels: 32-lane group reductions (a CUDA warp; half a
-// wavefront on AMD, where width-32 shuffles stay inside each half), exp2, vector types.
+// Helpers shared by kernels: 32-lane group reductions (a CUDA warp; half a wavefront on AMD, where
+// width-32 shuffles stay inside each half), exp2, 16-byte vector types, row offsets.
 #pragma once
 #include "compat.cuh"
 
