@@ -49,7 +49,10 @@ def main():
         raise SystemExit("give --prompt or --ids")
 
     print(f"backend: {gk.backend()}")
-    model = gk.models.from_pretrained(args.model_dir, dtype=args.dtype)
+    try:
+        model = gk.models.from_pretrained(args.model_dir, dtype=args.dtype)
+    except (OSError, ValueError, TypeError, NotImplementedError) as e:  # a bad model folder
+        raise SystemExit(f"generate.py: {e}") from None
     start = time.perf_counter()
     out = model.generate(
         np.array([ids]),
