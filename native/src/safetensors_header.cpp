@@ -28,38 +28,42 @@ class Parser {
         Header header;
         std::set<std::string> seen;
         skip_space();
-        expect('{');
-        skip_space();
-        if (peek() != '}') {
-            for (;;) {
-                skip_space();
-                const size_t key_at = offset();
-                std::string key = string();
-                if (!seen.insert(key).second) fail_at(key_at, "duplicate key " + quoted(key));
-                skip_space();
-                expect(':');
-                skip_space();
-                if (key == "__metadata__") {
-                    header.metadata = string_map();
-                } else {
-                    TensorEntry t = tensor(key);
-                    header.tensors.push_back(std::move(t));
-                }
-                skip_space();
-                if (peek() == ',') {
-                    ++p_;
-                    continue;
-                }
-                break;
+        members([&](const std::string& key, size_t key_at) {
+            if (!seen.insert(key).second) fail_at(key_at, "duplicate key " + quoted(key));
+            if (key == "__metadata__") {
+                header.metadata = string_map();
+            } else {
+                header.tensors.push_back(tensor(key));
             }
-        }
-        expect('}');
+        });
         skip_space();  // the writer pads the header with spaces to a multiple of 8 bytes
         if (p_ != end_) fail("unexpected data after the header's JSON object");
         return header;
     }
 
    private:
+    // Walks a JSON object, calling member(key, key_at) with the parser at each member's value.
+    template <typename F>
+    void members(F member) {
+        expect('{');
+        skip_space();
+        if (peek() != '}') {
+            for (;;) {
+                skip_space();
+                const size_t key_at = offset();
+                const std::string key = string();
+                skip_space();
+                expect(':');
+                skip_space();
+                member(key, key_at);
+                skip_space();
+                if (peek() != ',') break;
+                ++p_;
+            }
+        }
+        expect('}');
+    }
+
     size_t offset() const { return base_ + static_cast<size_t>(p_ - text_); }
 
     [[noreturn]] void fail_at(size_t at, const std::string& what) const {
@@ -270,33 +274,12 @@ class Parser {
 
     std::map<std::string, std::string> string_map() {
         std::map<std::string, std::string> out;
-        expect('{');
-        skip_space();
-        if (peek() == '}') {
-            ++p_;
-            return out;
-        }
-        for (;;) {
-            skip_space();
-            const size_t key_at = offset();
-            std::string key = string();
-            skip_space();
-            expect(':');
-            skip_space();
+        members([&](const std::string& key, size_t key_at) {
             if (peek() != '"')
                 fail("__metadata__ values must be strings, found " + describe_here());
-            std::string value = string();
-            if (!out.emplace(std::move(key), std::move(value)).second) {
-                fail_at(key_at, "duplicate __metadata__ key");
-            }
-            skip_space();
-            if (peek() == ',') {
-                ++p_;
-                continue;
-            }
-            expect('}');
-            return out;
-        }
+            if (!out.emplace(key, string()).second) fail_at(key_at, "duplicate __metadata__ key");
+        });
+        return out;
     }
 
     TensorEntry tensor(const std::string& name) {
@@ -306,48 +289,31 @@ class Parser {
         const size_t start = offset();
         if (peek() != '{')
             fail("tensor " + quoted(name) + ": expected an object, found " + describe_here());
-        ++p_;
-        skip_space();
-        if (peek() != '}') {
-            for (;;) {
-                skip_space();
-                const size_t key_at = offset();
-                const std::string key = string();
-                skip_space();
-                expect(':');
-                skip_space();
-                bool* seen = nullptr;
-                if (key == "dtype") {
-                    seen = &has_dtype;
-                    t.dtype = string();
-                } else if (key == "shape") {
-                    seen = &has_shape;
-                    t.shape = integer_array();
-                } else if (key == "data_offsets") {
-                    seen = &has_offsets;
-                    const size_t at = offset();
-                    const auto offsets = integer_array();
-                    if (offsets.size() != 2) {
-                        fail_at(at, "tensor " + quoted(name) +
-                                        ": data_offsets must hold 2 integers, not " +
-                                        std::to_string(offsets.size()));
-                    }
-                    t.begin = offsets[0];
-                    t.end = offsets[1];
-                } else {
-                    fail_at(key_at, "tensor " + quoted(name) + ": unknown field " + quoted(key));
+        members([&](const std::string& key, size_t key_at) {
+            bool* seen = nullptr;
+            if (key == "dtype") {
+                seen = &has_dtype;
+                t.dtype = string();
+            } else if (key == "shape") {
+                seen = &has_shape;
+                t.shape = integer_array();
+            } else if (key == "data_offsets") {
+                seen = &has_offsets;
+                const size_t at = offset();
+                const auto offsets = integer_array();
+                if (offsets.size() != 2) {
+                    fail_at(at, "tensor " + quoted(name) +
+                                    ": data_offsets must hold 2 integers, not " +
+                                    std::to_string(offsets.size()));
                 }
-                if (seen_twice(*seen))
-                    fail_at(key_at, "tensor " + quoted(name) + ": duplicate field " + quoted(key));
-                skip_space();
-                if (peek() == ',') {
-                    ++p_;
-                    continue;
-                }
-                break;
+                t.begin = offsets[0];
+                t.end = offsets[1];
+            } else {
+                fail_at(key_at, "tensor " + quoted(name) + ": unknown field " + quoted(key));
             }
-        }
-        expect('}');
+            if (seen_twice(*seen))
+                fail_at(key_at, "tensor " + quoted(name) + ": duplicate field " + quoted(key));
+        });
         if (!has_dtype || !has_shape || !has_offsets) {
             const char* missing = !has_dtype ? "dtype" : !has_shape ? "shape" : "data_offsets";
             fail_at(start, "tensor " + quoted(name) + ": missing field '" + missing + "'");
