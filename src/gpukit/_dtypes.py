@@ -37,6 +37,11 @@ SUPPORTED = tuple(
 _SUPPORTED_SET = frozenset(SUPPORTED)
 
 
+def is_floating(dtype: np.dtype) -> bool:
+    """Whether `dtype` is a floating-point dtype, bfloat16 included (NumPy's kind "f" is not)."""
+    return dtype.kind == "f" or dtype == bfloat16
+
+
 def normalize(dtype) -> np.dtype:
     """np.dtype for anything NumPy accepts, or TypeError for dtypes gpukit does not support."""
     try:
@@ -69,7 +74,7 @@ def _resolve(name: str, operands: tuple) -> tuple[np.dtype, np.dtype]:
 
 def _bf16_partner(arrays) -> np.dtype:
     """The float dtype that bfloat16 arrays meet `arrays` in (PyTorch's promotion)."""
-    floats = {d for d in arrays if d.kind == "f" or d == bfloat16}
+    floats = {d for d in arrays if is_floating(d)}
     if np.dtype("float64") in floats:
         return np.dtype("float64")
     if _F32 in floats or _F16 in floats:

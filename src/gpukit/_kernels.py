@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._dtypes import bfloat16
+from ._dtypes import bfloat16, is_floating
 from ._philox import uniform_bits
 
 C_TYPES = {
@@ -210,7 +210,7 @@ def _nn_types(dtype) -> tuple[str, str]:
     """(element C type, accumulator C type) of a gpukit.nn kernel over `dtype`: 16-bit floats
     accumulate in float."""
     c_type = C_TYPES.get(dtype)
-    if c_type is None or not (dtype.kind == "f" or dtype == bfloat16):
+    if c_type is None or not is_floating(dtype):
         raise TypeError(f"gpukit.nn has no kernels for {dtype}")
     return c_type, "double" if c_type == "double" else "float"
 

@@ -23,7 +23,7 @@ from .memory import current_quota
 
 INDEX_NAME = "model.safetensors.index.json"
 
-# Format dtype -> NumPy dtype name; BF16 is added when gpukit supports bfloat16.
+# Format dtype -> NumPy dtype name.
 _NUMPY_NAMES = {
     "BOOL": "bool",
     "U8": "uint8",
@@ -51,20 +51,9 @@ _WRITE_RANK = {
 
 
 def _gpukit_dtype(fmt: str) -> np.dtype | None:
-    """The gpukit dtype of a format dtype name, or None when gpukit has none. Looked up at each
-    call: bfloat16 exists once gpukit defines `gpukit.bfloat16`."""
+    """The gpukit dtype of a format dtype name, or None when gpukit has none."""
     name = _NUMPY_NAMES.get(fmt)
-    found = next((d for d in _dtypes.SUPPORTED if d.name == name), None)
-    if found is None and fmt == "BF16":
-        import gpukit
-
-        bf16 = getattr(gpukit, "bfloat16", None)
-        found = None if bf16 is None else np.dtype(bf16)
-    return found
-
-
-def _is_floating(dtype: np.dtype) -> bool:
-    return dtype.kind == "f" or dtype.name == "bfloat16"
+    return next((d for d in _dtypes.SUPPORTED if d.name == name), None)
 
 
 def _runtime_of(device):
@@ -188,10 +177,8 @@ def _read(entries: list[_Entry], rt, evictable: bool, progress) -> dict[str, GPU
 
 def _float_dtype(dtype) -> np.dtype:
     dt = np.dtype(dtype)
-    if not _is_floating(dt):
+    if not _dtypes.is_floating(dt):
         raise TypeError(f"dtype= must be a floating-point dtype, not {dt.name}")
-    if dt.name == "bfloat16":
-        return dt  # gpukit.bfloat16, which _dtypes may not list yet
     return _dtypes.normalize(dt)
 
 
@@ -200,7 +187,7 @@ def _convert(arrays: dict[str, GPUArray], dtype) -> dict[str, GPUArray]:
         return arrays
     dtype = _float_dtype(dtype)
     for name, a in arrays.items():
-        if _is_floating(a.dtype) and a.dtype != dtype:
+        if _dtypes.is_floating(a.dtype) and a.dtype != dtype:
             evictable = a.evictable
             arrays[name] = converted = a.astype(dtype)
             converted.evictable = evictable

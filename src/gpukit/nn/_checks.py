@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
+from .._dtypes import is_floating
 from ..array import GPUArray, _operands, asarray
-
-
-def is_float(dtype) -> bool:
-    return dtype.kind == "f" or dtype.name == "bfloat16"
 
 
 def float_array(x, func: str, what: str = "x", rt=None) -> GPUArray:
@@ -14,7 +11,7 @@ def float_array(x, func: str, what: str = "x", rt=None) -> GPUArray:
     if not isinstance(x, GPUArray):
         (x,), found = _operands(x)
         x = x if isinstance(x, GPUArray) else asarray(x, rt=rt or found)
-    if not is_float(x.dtype):
+    if not is_floating(x.dtype):
         raise TypeError(f"{func}: {what} must be a float array, got {x.dtype.name}")
     return x
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from .. import _shapes
+from .. import _dtypes, _shapes
 from ..array import GPUArray, _operands, asarray, empty
-from ._checks import float_array, is_float, same_device
+from ._checks import float_array, same_device
 
 MAX_HEAD_DIM = 256
 
@@ -16,7 +16,7 @@ def _mask(mask, q: GPUArray, full: tuple) -> GPUArray:
         (mask,), _ = _operands(mask)
         mask = mask if isinstance(mask, GPUArray) else asarray(mask, rt=q._rt)
     same_device("scaled_dot_product_attention", q, mask)
-    if mask.dtype.kind != "b" and not is_float(mask.dtype):
+    if mask.dtype.kind != "b" and not _dtypes.is_floating(mask.dtype):
         raise TypeError(
             "scaled_dot_product_attention: mask must be boolean (True: attend) or a float "
             f"(added to the scores), got {mask.dtype.name}"

@@ -17,7 +17,7 @@ def rope_cache(seq_len: int, dim: int, base: float = 10000.0, dtype="float32"):
     if seq_len < 0:
         raise ValueError(f"rope_cache: seq_len must be >= 0, got {seq_len}")
     dtype = _dtypes.normalize(dtype)
-    if not (dtype.kind == "f" or dtype.name == "bfloat16"):
+    if not _dtypes.is_floating(dtype):
         raise TypeError(f"rope_cache: dtype must be a float dtype, got {dtype.name}")
     inv_freq = float(base) ** (-np.arange(0, dim, 2, dtype=np.float64) / dim)
     angles = np.outer(np.arange(seq_len, dtype=np.float64), inv_freq)
