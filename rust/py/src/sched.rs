@@ -157,6 +157,7 @@ impl Scheduler {
             limit,
             timeout: timeout.map(Duration::from_secs_f64),
             reject,
+            within: None,
         };
         let s = &self.inner;
         if inline {
