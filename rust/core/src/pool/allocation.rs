@@ -66,11 +66,8 @@ impl Pool {
         if let Some(id) = self.allocate_from_own_shard(&req, stream, evictable) {
             return Ok(id);
         }
-        let block = match self.take_cached(req.size, stream, req.shard) {
-            Some(block) => Ok(block),
-            None => self.device_block(req.size, stream, nbytes, &[]),
-        };
-        match block {
+        // Other shards' cached blocks first, then the backend.
+        match self.device_block(req.size, stream, nbytes, &[]) {
             Ok(block) => Ok(self.register(&req, block, stream, evictable)),
             Err(e) => {
                 self.abandon(&req);

@@ -100,7 +100,8 @@ impl Pool {
         }
         let mut fresh = Vec::new();
         for s in waiting {
-            let event = match lock(&self.fences.spare_events).pop() {
+            let spare = lock(&self.fences.spare_events).pop(); // unlocked before any call
+            let event = match spare {
                 Some(e) => e,
                 None => match self.table.event_create() {
                     Ok(e) => e,

@@ -13,7 +13,7 @@ use super::lru::LruKey;
 use super::shard::{shard_of, Found, Shard, SHARDS};
 use super::stats::bump;
 use super::threads::Me;
-use super::{BufferId, Pool, PoolError, Stream};
+use super::{lock, BufferId, Pool, PoolError, Stream};
 
 impl Pool {
     /// The fast path of `device_ptrs`, for when every buffer is resident and not moving (the
@@ -111,7 +111,7 @@ impl Pool {
         };
         drop(shard);
         if charged && class != size {
-            super::lock(&self.quotas).resize(id, size, class);
+            lock(&self.quotas).resize(id, size, class);
         }
         bump(&self.gauges.restores, 1);
         self.gauges.spilled_now.fetch_sub(size, Relaxed);
