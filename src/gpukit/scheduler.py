@@ -116,6 +116,8 @@ class Scheduler:
                 f"device {device} is not the current device ({rt.device.ordinal}); "
                 "only the current device can be scheduled"
             )
+        if not isinstance(workers, int) or isinstance(workers, bool):
+            raise TypeError(f"workers must be an int, not {type(workers).__name__}")
         if workers < 1:
             raise ValueError(f"a scheduler needs at least one worker, not {workers}")
         self._rt = rt

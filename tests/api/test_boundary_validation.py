@@ -67,10 +67,13 @@ def test_a_zero_timeout_fails_only_when_there_is_no_room(sched):
         ({"slice_rows": 0}, ValueError, "slice_rows"),
         ({"slice_rows": 2**63}, OverflowError, "slice_rows"),
         ({"slice_rows": "256"}, TypeError, "slice_rows"),
+        ({"workers": 0}, ValueError, "at least one worker"),
+        ({"workers": 1.5}, TypeError, "workers"),
+        ({"workers": "2"}, TypeError, "workers"),
     ],
 )
 def test_bad_scheduler_settings_are_named(backend, kwargs, exc, match):
-    _raises(exc, match, gk.Scheduler, workers=1, **kwargs)
+    _raises(exc, match, gk.Scheduler, **{"workers": 1, **kwargs})
 
 
 @pytest.mark.parametrize(
