@@ -1,11 +1,12 @@
 """The memory pool (issue 4), against torch and cupy in the same run:
 
 - alloc + free of a 1 MiB array from Python (gpukit.empty / torch.empty / cupy.empty), and of the
-  bare pool buffer;
+  bare pool buffer; the same from 8 threads at once (wall time of the whole run over all calls);
 - oversubscription: evictable arrays worth 1.5x the pool limit, each touched in least recently
   used order (the worst case: every touch spills one array and restores another).
 """
 
+import threading
 import time
 
 import numpy as np
@@ -44,6 +45,29 @@ def oversubscription(limit_bytes, array_bytes):
     return count, restores, elapsed, ok
 
 
+def threaded_us(step, threads=8, iters=20000):
+    """`step` called `iters` times on each of `threads` threads started together: wall time of
+    the whole run per call, in microseconds (best of 3)."""
+    best = float("inf")
+    for _ in range(3):
+        barrier = threading.Barrier(threads + 1)
+
+        def work(barrier=barrier):
+            barrier.wait()
+            for _ in range(iters):
+                step()
+
+        workers = [threading.Thread(target=work) for _ in range(threads)]
+        for w in workers:
+            w.start()
+        barrier.wait()
+        start = time.perf_counter()
+        for w in workers:
+            w.join()
+        best = min(best, (time.perf_counter() - start) / (threads * iters) * 1e6)
+    return best
+
+
 def main():
     print(gk.info())
     rows = []
@@ -52,22 +76,28 @@ def main():
     pool = gk._current_runtime().pool
     stream = gk._current_runtime().stream
     bare = per_op_us(lambda: pool.allocate(MiB, stream))
-    torch_us = cupy_us = None
+    ours8 = threaded_us(lambda: gk.empty((n,), "float32"))
+    bare8 = threaded_us(lambda: pool.allocate(MiB, stream))
+    torch_us = cupy_us = torch8 = cupy8 = None
     try:
         import torch
 
         torch.empty(n, device="cuda")
         torch_us = per_op_us(lambda: torch.empty(n, device="cuda"))
+        torch8 = threaded_us(lambda: torch.empty(n, device="cuda"))
     except Exception as e:  # torch is only there to compare against
         print("torch unavailable:", e)
     try:
         import cupy
 
         cupy_us = per_op_us(lambda: cupy.empty(n, dtype=cupy.float32))
+        cupy8 = threaded_us(lambda: cupy.empty(n, dtype=cupy.float32))
     except Exception as e:
         print("cupy unavailable:", e)
     rows.append(("alloc + free, 1 MiB array (us)", ours, torch_us, cupy_us))
     rows.append(("  bare pool buffer alloc + free, 1 MiB (us)", bare, None, None))
+    rows.append(("alloc + free, 1 MiB array, 8 threads at once (us)", ours8, torch8, cupy8))
+    rows.append(("  bare pool buffer, 8 threads at once (us)", bare8, None, None))
 
     limit = 4 << 30 if gk.backend() == "cuda" else 64 * MiB
     size = 256 * MiB if gk.backend() == "cuda" else 4 * MiB

@@ -80,9 +80,11 @@ def current_quota():
 @contextlib.contextmanager
 def quota(limit):
     """Within the block, this thread's new arrays may hold at most `limit` bytes together; past
-    it, allocating raises OutOfMemoryError (other threads are unaffected)."""
+    it, allocating raises OutOfMemoryError (other threads are unaffected). Opened inside another
+    quota or a scheduler task, it only narrows that one: its arrays count there too, also after
+    the block ends."""
     pool = runtime().pool
-    qid = pool.create_quota(parse_size(limit))
+    qid = pool.create_quota(parse_size(limit), parent=current_quota())
     previous = current_quota()
     _local.quota = qid
     try:

@@ -28,6 +28,7 @@ import traceback
 
 from . import _core, _runtime, memory
 from .errors import TaskRejectedError, TaskTimeoutError
+from .memory import current_quota
 from .streams import Stream
 
 QOS_CLASSES = ("guaranteed", "burstable", "best_effort")
@@ -115,6 +116,8 @@ class Scheduler:
                 f"device {device} is not the current device ({rt.device.ordinal}); "
                 "only the current device can be scheduled"
             )
+        if not isinstance(workers, int) or isinstance(workers, bool):
+            raise TypeError(f"workers must be an int, not {type(workers).__name__}")
         if workers < 1:
             raise ValueError(f"a scheduler needs at least one worker, not {workers}")
         self._rt = rt
@@ -175,7 +178,8 @@ class Scheduler:
         **kwargs,
     ) -> concurrent.futures.Future:
         """Runs `fn(*args, **kwargs)` as a task on a worker thread; a Future of its result.
-        `timeout`: seconds it may wait in its queue. admission="reject": fail at once
+        `timeout`: seconds it may wait in its queue (None or inf: no limit; NaN or negative:
+        ValueError). admission="reject": fail at once
         (TaskRejectedError) instead of waiting when it does not fit."""
         if admission not in ("wait", "reject"):
             raise ValueError(f"admission must be 'wait' or 'reject', not {admission!r}")
@@ -203,12 +207,20 @@ class Scheduler:
         self, qos="burstable", memory=None, limit=None, name=None, timeout=None, admission="wait"
     ):
         """Runs the block as a task on the calling thread: waits for admission, then the block's
-        allocations count against the task's quota and its ops run on the task's stream."""
+        allocations count against the task's quota and its ops run on the task's stream. Inside
+        another task or a `gpukit.memory.quota` block, they count against that one too."""
         if admission not in ("wait", "reject"):
             raise ValueError(f"admission must be 'wait' or 'reject', not {admission!r}")
         request, cap = self._spec(qos, memory, limit)
         task = self._core.submit(
-            name or "task", qos, request, cap, timeout, admission == "reject", inline=True
+            name or "task",
+            qos,
+            request,
+            cap,
+            timeout,
+            admission == "reject",
+            inline=True,
+            within=current_quota(),  # inside a task or quota: it only narrows that one
         )
         with self._lock:
             self._remember(task)

@@ -7,6 +7,3 @@ pub mod table;
 
 #[cfg(test)]
 pub(crate) mod test_table;
-
-#[cfg(test)]
-mod pool_tests;

@@ -4,7 +4,7 @@
 use std::alloc::{alloc, dealloc, Layout};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::table::{AllocatorTable, RawAllocatorTable, TABLE_VERSION};
@@ -17,6 +17,9 @@ pub struct HostDevice {
     live: Mutex<HashMap<u64, u64>>,
     /// What event queries answer: tests hold work "in flight" by setting it false.
     pub events_complete: AtomicBool,
+    /// Called by every event query (tests check what a query may do, e.g. call the pool).
+    pub on_query: Mutex<Option<Box<dyn Fn() + Send>>>,
+    pub queries: AtomicU64,
 }
 
 impl HostDevice {
@@ -92,7 +95,12 @@ unsafe extern "C" fn event_noop(_: *mut c_void, _: u64, _: u64) -> i32 {
 }
 
 unsafe extern "C" fn event_query(ctx: *mut c_void, _: u64) -> i32 {
-    if device(ctx).events_complete.load(Ordering::SeqCst) {
+    let dev = device(ctx);
+    dev.queries.fetch_add(1, Ordering::SeqCst);
+    if let Some(hook) = dev.on_query.lock().unwrap().as_ref() {
+        hook();
+    }
+    if dev.events_complete.load(Ordering::SeqCst) {
         0
     } else {
         1
@@ -116,6 +124,8 @@ pub fn host_table(capacity: u64) -> (AllocatorTable, &'static HostDevice) {
         capacity,
         live: Mutex::new(HashMap::new()),
         events_complete: AtomicBool::new(true),
+        on_query: Mutex::new(None),
+        queries: AtomicU64::new(0),
     }));
     let raw = Box::leak(Box::new(RawAllocatorTable {
         version: TABLE_VERSION,

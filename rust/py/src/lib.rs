@@ -1,10 +1,11 @@
 //! The `gpukit._core` extension module: Python's view of the Rust pool.
 
+mod args;
 mod sched;
 
 use std::sync::Arc;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods, PyDict, PyTuple};
 
@@ -95,40 +96,63 @@ impl Pool {
 
     /// A buffer of at least `nbytes` bytes for work on `stream`; it returns to the pool when the
     /// last reference goes. `quota` (from create_quota) is charged; `evictable` buffers may be
-    /// spilled to host memory under pressure.
-    #[pyo3(signature = (nbytes, stream=0, quota=None, evictable=false))]
+    /// spilled to host memory under pressure. `nbytes`, `stream` and `quota` are ints from 0 to
+    /// 2**64 - 1 (else ValueError or OverflowError); a request no device can hold raises
+    /// OutOfMemoryError.
+    #[pyo3(signature = (nbytes, stream=None, quota=None, evictable=false))]
     fn allocate(
         &self,
         py: Python<'_>,
-        nbytes: u64,
-        stream: u64,
-        quota: Option<u64>,
+        nbytes: &Bound<'_, PyAny>,
+        stream: Option<&Bound<'_, PyAny>>,
+        quota: Option<&Bound<'_, PyAny>>,
         evictable: bool,
     ) -> PyResult<Buffer> {
-        let id = self.run(py, |p| p.allocate(nbytes, stream, quota, evictable))?;
+        let nbytes = args::unsigned("nbytes", nbytes)?;
+        let stream = args::optional_unsigned("stream", stream)?.unwrap_or(0);
+        let quota = args::optional_unsigned("quota", quota)?;
+        let pool = &self.inner;
+        // A cache hit needs no backend call: it runs without giving up the GIL.
+        let id = match pool.allocate_cached(nbytes, stream, quota, evictable) {
+            Some(found) => found.map_err(|e| to_py_err(pool, e))?,
+            None => self.run(py, |p| p.allocate(nbytes, stream, quota, evictable))?,
+        };
         Ok(Buffer {
-            pool: self.inner.clone(),
+            pool: pool.clone(),
             id,
             nbytes,
         })
     }
 
-    /// Device addresses of `buffers` (a tuple) for work about to be queued on `stream`;
-    /// spilled ones are restored first. They stay pinned until this thread's next call.
+    /// Device addresses of `buffers` (a tuple of this pool's Buffers and ExternalBuffers) for
+    /// work about to be queued on `stream`; spilled ones are restored first. They stay pinned
+    /// until this thread's next call.
     fn device_ptrs<'py>(
         &self,
         py: Python<'py>,
         buffers: &Bound<'py, PyTuple>,
-        stream: u64,
+        stream: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTuple>> {
+        let stream = args::unsigned("stream", stream)?;
         let mut ids = Vec::with_capacity(buffers.len());
         // (position, address) of external buffers: memory the pool neither moves nor frees.
         let mut external = Vec::new();
         for (i, b) in buffers.iter().enumerate() {
             if let Ok(buffer) = b.cast::<Buffer>() {
-                ids.push(buffer.get().id);
+                let buffer = buffer.get();
+                if !Arc::ptr_eq(&buffer.pool, &self.inner) {
+                    return Err(PyValueError::new_err(format!(
+                        "buffers[{i}] belongs to another pool (another device or backend)"
+                    )));
+                }
+                ids.push(buffer.id);
+            } else if let Ok(ext) = b.cast::<ExternalBuffer>() {
+                external.push((i, ext.get().ptr));
             } else {
-                external.push((i, b.cast::<ExternalBuffer>()?.get().ptr));
+                return Err(PyTypeError::new_err(format!(
+                    "buffers[{i}] must be a gpukit._core.Buffer or ExternalBuffer, not {}",
+                    b.get_type().name()?
+                )));
             }
         }
         let pool = &self.inner;
@@ -155,24 +179,43 @@ impl Pool {
     }
 
     #[setter]
-    fn set_limit(&self, limit: Option<u64>) {
-        self.inner.set_limit(limit);
+    fn set_limit(&self, limit: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        self.inner
+            .set_limit(args::optional_unsigned("limit", limit)?);
+        Ok(())
     }
 
-    /// A quota of `limit` bytes; allocations charged to it fail past it (and only those).
-    fn create_quota(&self, limit: u64) -> u64 {
-        self.inner.create_quota(limit)
+    /// A quota of `limit` bytes; allocations charged to it fail past it (and only those). With
+    /// `parent` (a quota id), it is opened inside that quota: every byte charged to it is
+    /// charged to the parent too, so it can only narrow it. A parent this pool does not know
+    /// (another device's quota: quota ids are unique across pools) does not constrain it.
+    #[pyo3(signature = (limit, parent=None))]
+    fn create_quota(
+        &self,
+        limit: &Bound<'_, PyAny>,
+        parent: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let limit = args::unsigned("limit", limit)?;
+        let parent = args::optional_unsigned("parent", parent)?;
+        let pool = &self.inner;
+        Ok(parent
+            .and_then(|p| pool.create_nested_quota(limit, p))
+            .unwrap_or_else(|| pool.create_quota(limit)))
     }
 
     /// (limit, bytes in use) of a quota.
-    fn quota_usage(&self, quota: u64) -> PyResult<(u64, u64)> {
+    fn quota_usage(&self, quota: &Bound<'_, PyAny>) -> PyResult<(u64, u64)> {
+        let quota = args::unsigned("quota", quota)?;
         self.inner
             .quota_usage(quota)
             .ok_or_else(|| PyValueError::new_err(format!("no quota {quota}")))
     }
 
-    fn drop_quota(&self, quota: u64) {
-        self.inner.drop_quota(quota);
+    /// Forgets a quota. Its buffers stay valid; for a quota opened inside another, they count
+    /// against that one from now on.
+    fn drop_quota(&self, quota: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.inner.drop_quota(args::unsigned("quota", quota)?);
+        Ok(())
     }
 
     /// Starts peak_allocated_bytes and peak_reserved_bytes afresh from the current values.
@@ -215,7 +258,8 @@ struct Buffer {
 #[pymethods]
 impl Buffer {
     /// The device address for work on `stream` (restoring the buffer if it was spilled).
-    fn device_ptr(&self, py: Python<'_>, stream: u64) -> PyResult<u64> {
+    fn device_ptr(&self, py: Python<'_>, stream: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let stream = args::unsigned("stream", stream)?;
         let (pool, ids) = (&self.pool, [self.id]);
         if let Some(ptrs) = pool.resident_ptrs(&ids, stream) {
             return Ok(ptrs[0]);
@@ -283,13 +327,18 @@ struct ExternalBuffer {
 #[pymethods]
 impl ExternalBuffer {
     #[new]
-    fn new(ptr: u64, nbytes: u64, owner: Py<PyAny>) -> Self {
-        Self { ptr, nbytes, owner }
+    fn new(ptr: &Bound<'_, PyAny>, nbytes: &Bound<'_, PyAny>, owner: Py<PyAny>) -> PyResult<Self> {
+        Ok(Self {
+            ptr: args::unsigned("ptr", ptr)?,
+            nbytes: args::unsigned("nbytes", nbytes)?,
+            owner,
+        })
     }
 
     /// The address, the same for every stream (the owner orders its own work).
-    fn device_ptr(&self, _stream: u64) -> u64 {
-        self.ptr
+    fn device_ptr(&self, stream: &Bound<'_, PyAny>) -> PyResult<u64> {
+        args::unsigned("stream", stream)?;
+        Ok(self.ptr)
     }
 
     #[getter]

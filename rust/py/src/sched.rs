@@ -1,9 +1,10 @@
 //! Python's view of the Rust scheduler (gpukit.scheduler builds the public API on it).
 
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use crate::args;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 
@@ -120,43 +121,80 @@ struct Scheduler {
     inner: Arc<CoreScheduler>,
 }
 
+impl Scheduler {
+    /// The task, if it is one of this scheduler's.
+    fn own<'a>(&self, task: &'a Task) -> PyResult<&'a Arc<CoreTask>> {
+        if self.inner.owns(&task.inner) {
+            Ok(&task.inner)
+        } else {
+            Err(PyValueError::new_err(format!(
+                "task {} ({:?}) belongs to another scheduler",
+                task.inner.id, task.inner.spec.name
+            )))
+        }
+    }
+}
+
 #[pymethods]
 impl Scheduler {
+    /// A scheduler handing out `memory` bytes of `pool` (0 to 2**64 - 1); `pace_bound` (>= 1)
+    /// best-effort launches in flight while guaranteed work runs; `slice_rows` (>= 1) rows per
+    /// launch advised for long best-effort ops meanwhile.
     #[new]
-    #[pyo3(signature = (pool, capacity, pace_bound=1, slice_rows=256))]
-    fn new(pool: &Pool, capacity: u64, pace_bound: usize, slice_rows: i64) -> Self {
-        Self {
+    #[pyo3(signature = (pool, memory, pace_bound=None, slice_rows=None))]
+    fn new(
+        pool: &Pool,
+        memory: &Bound<'_, PyAny>,
+        pace_bound: Option<&Bound<'_, PyAny>>,
+        slice_rows: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let capacity = args::unsigned("memory", memory)?;
+        let pace_bound = match pace_bound {
+            Some(v) => args::at_least_one("pace_bound", v, u32::MAX)? as usize,
+            None => 1,
+        };
+        let slice_rows = match slice_rows {
+            Some(v) => args::at_least_one("slice_rows", v, i64::MAX)?,
+            None => 256,
+        };
+        Ok(Self {
             inner: Arc::new(CoreScheduler::new(
                 pool.inner.clone(),
                 capacity,
                 pace_bound,
                 slice_rows,
             )),
-        }
+        })
     }
 
-    /// Queues a task for a worker (`next`). With `reject`, one that is not admitted at once ends
-    /// failed ("rejected").
-    #[pyo3(signature = (name, qos, request, limit, timeout=None, reject=false, inline=false))]
+    /// Queues a task for a worker (`next`). `memory` is the bytes reserved, `limit` the most it
+    /// may hold (0 to 2**64 - 1 each). `timeout`: seconds it may wait in its queue (None or inf:
+    /// no limit; NaN or negative: ValueError). With `reject`, one that is not admitted at once
+    /// ends failed ("rejected"). `inline`: the calling thread runs it (waits for admission
+    /// here). `within`: the quota current where it is entered; the task's bytes count against
+    /// that quota too, so it can only narrow it.
+    #[pyo3(signature = (name, qos, memory, limit, timeout=None, reject=false, inline=false, within=None))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
         py: Python<'_>,
         name: String,
         qos: &str,
-        request: u64,
-        limit: u64,
-        timeout: Option<f64>,
+        memory: &Bound<'_, PyAny>,
+        limit: &Bound<'_, PyAny>,
+        timeout: Option<&Bound<'_, PyAny>>,
         reject: bool,
         inline: bool,
+        within: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Task> {
         let spec = TaskSpec {
             name,
             class: class(qos)?,
-            request,
-            limit,
-            timeout: timeout.map(Duration::from_secs_f64),
+            request: args::unsigned("memory", memory)?,
+            limit: args::unsigned("limit", limit)?,
+            timeout: args::seconds("timeout", timeout)?,
             reject,
+            within: args::optional_unsigned("within", within)?,
         };
         let s = &self.inner;
         if inline {
@@ -168,27 +206,34 @@ impl Scheduler {
     }
 
     /// For a worker: ("run", task) to run, ("ended", task) that ended in the queue, ("idle",
-    /// None) after `wait` seconds, or ("exit", None) once shut down with nothing left.
-    fn next(&self, py: Python<'_>, wait: f64) -> (&'static str, Option<Task>) {
+    /// None) after `wait` seconds (None or inf: no limit), or ("exit", None) once shut down with
+    /// nothing left.
+    fn next(
+        &self,
+        py: Python<'_>,
+        wait: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(&'static str, Option<Task>)> {
+        let wait = args::seconds("wait", wait)?.unwrap_or(Duration::MAX);
         let s = &self.inner;
-        match py.detach(|| s.next(Duration::from_secs_f64(wait))) {
+        Ok(match py.detach(|| s.next(wait)) {
             Next::Run(t) => ("run", Some(wrap(t))),
             Next::Ended(t) => ("ended", Some(wrap(t))),
             Next::Idle => ("idle", None),
             Next::Exit => ("exit", None),
-        }
+        })
     }
 
     /// Ends a running task; `error` is its exception's text, None when it completed.
     #[pyo3(signature = (task, error=None))]
-    fn finish(&self, py: Python<'_>, task: &Task, error: Option<String>) {
-        let (s, t) = (&self.inner, &task.inner);
+    fn finish(&self, py: Python<'_>, task: &Task, error: Option<String>) -> PyResult<()> {
+        let (s, t) = (&self.inner, self.own(task)?);
         py.detach(|| s.finish(t, error));
+        Ok(())
     }
 
     /// Cancels a task that has not started; False if it runs or ended already.
-    fn cancel(&self, task: &Task) -> bool {
-        self.inner.cancel(&task.inner)
+    fn cancel(&self, task: &Task) -> PyResult<bool> {
+        Ok(self.inner.cancel(self.own(task)?))
     }
 
     /// Stops taking tasks; with `cancel_pending`, cancels those not yet running (returned).
@@ -200,16 +245,19 @@ impl Scheduler {
             .collect()
     }
 
-    /// Waits until every task has ended (or `timeout` seconds pass); True if all ended.
+    /// Waits until every task has ended (or `timeout` seconds pass; None or inf: no limit);
+    /// True if all ended.
     #[pyo3(signature = (timeout=None))]
-    fn wait_idle(&self, py: Python<'_>, timeout: Option<f64>) -> bool {
+    fn wait_idle(&self, py: Python<'_>, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        let timeout = args::seconds("timeout", timeout)?;
         let s = &self.inner;
-        py.detach(|| s.wait_idle(timeout.map(Duration::from_secs_f64)))
+        Ok(py.detach(|| s.wait_idle(timeout)))
     }
 
     /// Makes `task` the calling thread's current task for launch pacing (until `exit_task`).
-    fn enter_task(&self, task: &Task) {
-        pacer::enter(task.inner.clone(), self.inner.pacer().clone());
+    fn enter_task(&self, task: &Task) -> PyResult<()> {
+        pacer::enter(self.own(task)?.clone(), self.inner.pacer().clone());
+        Ok(())
     }
 
     fn exit_task(&self) {
@@ -246,9 +294,17 @@ impl Scheduler {
     }
 }
 
-/// The stream priority of a QoS class within a device's (least, greatest) range.
+/// The stream priority of a QoS class within a device's (least, greatest) range (32-bit ints).
 #[pyfunction]
-fn stream_priority(qos: &str, least: i32, greatest: i32) -> PyResult<i32> {
+fn stream_priority(
+    qos: &str,
+    least: &Bound<'_, PyAny>,
+    greatest: &Bound<'_, PyAny>,
+) -> PyResult<i32> {
+    let (least, greatest) = (
+        args::int32("least", least)?,
+        args::int32("greatest", greatest)?,
+    );
     Ok(class(qos)?.stream_priority(least, greatest))
 }
 

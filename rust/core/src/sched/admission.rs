@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use crate::pool::{Pool, QuotaId};
+use crate::pool::{Pool, QuotaId, QuotaSpec};
 
 pub struct Admission {
     pool: Arc<Pool>,
@@ -19,7 +19,12 @@ pub struct Admission {
 
 impl Admission {
     pub fn new(pool: Arc<Pool>, capacity: u64) -> Self {
-        let shared = pool.create_quota(capacity);
+        let shared = pool.create_quota_with(QuotaSpec {
+            limit: capacity,
+            reserved: capacity,
+            shared: true,
+            ..QuotaSpec::default()
+        });
         Self {
             pool,
             shared,
@@ -65,17 +70,31 @@ impl Admission {
     }
 
     pub fn release(&mut self, request: u64) {
-        self.reserved -= request;
+        debug_assert!(request <= self.reserved, "released more than was reserved");
+        self.reserved = self.reserved.saturating_sub(request);
         let grown = self
             .pool
             .try_set_quota_limit(self.shared, self.capacity - self.reserved);
         debug_assert!(grown, "growing a limit always succeeds");
     }
 
-    /// A quota for an admitted task: `limit` bytes, `reserved` of them its own.
-    pub fn task_quota(&self, limit: u64, reserved: u64, spill_rank: u8) -> QuotaId {
-        self.pool
-            .create_child_quota(limit, reserved, Some(self.shared), spill_rank)
+    /// A quota for an admitted task: `limit` bytes, `reserved` of them its own, all of them
+    /// also counted against `within` (the quota current where it was entered) if given.
+    pub fn task_quota(
+        &self,
+        limit: u64,
+        reserved: u64,
+        spill_rank: u8,
+        within: Option<QuotaId>,
+    ) -> QuotaId {
+        self.pool.create_quota_with(QuotaSpec {
+            limit,
+            reserved,
+            parent: Some(self.shared),
+            within,
+            spill_rank,
+            shared: false,
+        })
     }
 }
 

@@ -19,7 +19,7 @@ mod tests;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::pool::Pool;
@@ -96,6 +96,20 @@ pub struct Scheduler {
     ready: Ready,
     pacer: Arc<PacerShared>,
     next_id: AtomicU64,
+    /// Tells this scheduler's tasks from another's.
+    uid: u64,
+}
+
+static NEXT_SCHEDULER: AtomicU64 = AtomicU64::new(1);
+
+fn wait<'a, T>(c: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    c.wait(guard).unwrap_or_else(|e| e.into_inner())
+}
+
+fn wait_timeout<'a, T>(c: &Condvar, guard: MutexGuard<'a, T>, d: Duration) -> MutexGuard<'a, T> {
+    c.wait_timeout(guard, d)
+        .unwrap_or_else(|e| e.into_inner())
+        .0
 }
 
 impl Scheduler {
@@ -117,7 +131,13 @@ impl Scheduler {
             changed: Condvar::new(),
             ready: Ready::default(),
             next_id: AtomicU64::new(0),
+            uid: NEXT_SCHEDULER.fetch_add(1, Ordering::Relaxed),
         }
+    }
+
+    /// Whether `task` was submitted to this scheduler.
+    pub fn owns(&self, task: &Task) -> bool {
+        task.scheduler == self.uid
     }
 
     pub fn pacer(&self) -> &Arc<PacerShared> {
@@ -153,7 +173,7 @@ impl Scheduler {
             return Err(SchedError::ShutDown);
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
-        Ok(Arc::new(Task::new(id, spec, inline)))
+        Ok(Arc::new(Task::new(id, spec, inline).owned_by(self.uid)))
     }
 
     /// Queues a task for a worker. With `spec.reject`, a task that is not admitted at once comes
@@ -203,8 +223,8 @@ impl Scheduler {
                     self.expire_locked(&mut inner, now);
                     continue;
                 }
-                Some(d) => inner = self.changed.wait_timeout(inner, d - now).unwrap().0,
-                None => inner = self.changed.wait(inner).unwrap(),
+                Some(d) => inner = wait_timeout(&self.changed, inner, d - now),
+                None => inner = wait(&self.changed, inner),
             }
         }
         drop(inner);
@@ -229,10 +249,12 @@ impl Scheduler {
                     break;
                 }
                 let task = inner.pending.pop(class).expect("head exists");
-                let quota =
-                    inner
-                        .admission
-                        .task_quota(task.spec.limit, request, task.class().spill_rank());
+                let quota = inner.admission.task_quota(
+                    task.spec.limit,
+                    request,
+                    task.class().spill_rank(),
+                    task.spec.within,
+                );
                 self.pool.set_quota_owner(
                     quota,
                     format!(
@@ -307,7 +329,8 @@ impl Scheduler {
     /// For a worker: the next task to run, or news of one that ended in the queue. Waits up to
     /// `wait`.
     pub fn next(&self, wait: Duration) -> Next {
-        let until = Instant::now() + wait;
+        // A wait too long to represent has no end.
+        let until = Instant::now().checked_add(wait);
         loop {
             let now = Instant::now();
             let (next_deadline, exit) = {
@@ -325,8 +348,12 @@ impl Scheduler {
                 self.ready.wake(); // pass the news to the next worker
                 return Next::Exit;
             }
-            let stop = next_deadline.map_or(until, |d| d.min(until));
-            match self.ready.pop(stop.saturating_duration_since(now)) {
+            let stop = match (next_deadline, until) {
+                (Some(d), Some(u)) => Some(d.min(u)),
+                (d, u) => d.or(u),
+            };
+            let wait = stop.map_or(Duration::MAX, |s| s.saturating_duration_since(now));
+            match self.ready.pop(wait) {
                 Popped::Task(t) => {
                     if t.transition(TaskState::Admitted, TaskState::Running) {
                         self.started(&t);
@@ -334,7 +361,9 @@ impl Scheduler {
                     } // cancelled while it waited: take the next one
                 }
                 Popped::Woken => continue,
-                Popped::TimedOut if Instant::now() >= until => return Next::Idle,
+                Popped::TimedOut if until.is_some_and(|u| Instant::now() >= u) => {
+                    return Next::Idle
+                }
                 Popped::TimedOut => continue, // a deadline: expire it above
             }
         }
@@ -342,6 +371,9 @@ impl Scheduler {
 
     /// Ends a running task: `error` is None when it completed.
     pub fn finish(&self, task: &Task, error: Option<String>) {
+        if !self.owns(task) {
+            return;
+        }
         let (to, outcome) = match error {
             None => (TaskState::Completed, Outcome::Completed),
             Some(e) => (TaskState::Failed, Outcome::Error(e)),
@@ -363,6 +395,9 @@ impl Scheduler {
 
     /// Cancels a task that has not started; false if it is running or ended already.
     pub fn cancel(&self, task: &Arc<Task>) -> bool {
+        if !self.owns(task) {
+            return false;
+        }
         let mut inner = lock(&self.inner);
         let state = task.state();
         if !matches!(state, TaskState::Pending | TaskState::Admitted) {
@@ -402,7 +437,7 @@ impl Scheduler {
 
     /// Waits until every task has ended, or `timeout` passes; true if all ended.
     pub fn wait_idle(&self, timeout: Option<Duration>) -> bool {
-        let until = timeout.map(|t| Instant::now() + t);
+        let until = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut inner = lock(&self.inner);
         while !inner.live.is_empty() {
             match until {
@@ -411,9 +446,9 @@ impl Scheduler {
                     if now >= u {
                         return false;
                     }
-                    inner = self.changed.wait_timeout(inner, u - now).unwrap().0;
+                    inner = wait_timeout(&self.changed, inner, u - now);
                 }
-                None => inner = self.changed.wait(inner).unwrap(),
+                None => inner = wait(&self.changed, inner),
             }
         }
         true

@@ -172,7 +172,7 @@ pub extern "C" fn wait_launch(_stream: u64) {
         let mut spins = 0u32;
         while p.must_wait() {
             // Slices are tens of microseconds: spin briefly, then give the core away.
-            spins += 1;
+            spins = spins.saturating_add(1);
             if spins < 64 {
                 std::hint::spin_loop();
             } else {

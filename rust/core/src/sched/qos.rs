@@ -38,7 +38,10 @@ impl QosClass {
     pub fn stream_priority(self, least: i32, greatest: i32) -> i32 {
         match self {
             QosClass::Guaranteed => greatest,
-            QosClass::Burstable => least + (greatest - least) / 2,
+            // The midpoint, in i64: the range may span all of i32.
+            QosClass::Burstable => {
+                (i64::from(least) + (i64::from(greatest) - i64::from(least)) / 2) as i32
+            }
             QosClass::BestEffort => least,
         }
     }
@@ -85,6 +88,8 @@ mod tests {
         assert_eq!(QosClass::Burstable.stream_priority(0, -5), -2);
         assert_eq!(QosClass::BestEffort.stream_priority(0, -5), 0);
         assert_eq!(QosClass::Burstable.stream_priority(0, 0), 0);
+        assert_eq!(QosClass::Burstable.stream_priority(i32::MIN, i32::MAX), -1);
+        assert_eq!(QosClass::Burstable.stream_priority(i32::MAX, i32::MIN), 0);
     }
 
     #[test]

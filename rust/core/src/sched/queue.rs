@@ -118,7 +118,7 @@ impl Ready {
 
     /// The next admitted task, highest class first; waits up to `timeout` for one.
     pub fn pop(&self, timeout: Duration) -> Popped {
-        let deadline = Instant::now() + timeout;
+        let deadline = Instant::now().checked_add(timeout);
         loop {
             for rx in &self.rx {
                 if let Ok(t) = rx.try_recv() {
@@ -134,10 +134,16 @@ impl Ready {
             }
             sel.recv(&self.wake_rx);
             // Ready means "something arrived"; the loop then takes it in class order.
-            if sel
-                .ready_timeout(deadline.saturating_duration_since(Instant::now()))
-                .is_err()
-            {
+            let ready = match deadline {
+                Some(d) => sel
+                    .ready_timeout(d.saturating_duration_since(Instant::now()))
+                    .is_ok(),
+                None => {
+                    sel.ready();
+                    true
+                }
+            };
+            if !ready {
                 return Popped::TimedOut;
             }
         }

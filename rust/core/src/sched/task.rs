@@ -92,6 +92,9 @@ pub struct TaskSpec {
     pub timeout: Option<Duration>,
     /// Fail at once, rather than wait, when it does not fit at submission.
     pub reject: bool,
+    /// The quota current where the task was entered (a task run inside another task or
+    /// quota): the task's bytes count against it too, so it can only narrow it.
+    pub within: Option<QuotaId>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -108,6 +111,8 @@ pub struct Task {
     pub deadline: Option<Instant>,
     /// Run by the submitting thread (`Scheduler::begin`), not handed to a worker.
     pub inline: bool,
+    /// The scheduler it was submitted to (`Scheduler::owns`).
+    pub scheduler: u64,
     state: AtomicU8,
     times: Mutex<Times>,
     quota: Mutex<Option<QuotaId>>,
@@ -137,10 +142,12 @@ impl Task {
         let submitted = Instant::now();
         Self {
             id,
-            deadline: spec.timeout.map(|t| submitted + t),
+            // A timeout too long to represent is no deadline.
+            deadline: spec.timeout.and_then(|t| submitted.checked_add(t)),
             spec,
             submitted,
             inline,
+            scheduler: 0,
             state: AtomicU8::new(TaskState::Pending as u8),
             times: Mutex::new(Times::default()),
             quota: Mutex::new(None),
@@ -149,6 +156,11 @@ impl Task {
             throttled_ns: AtomicU64::new(0),
             memory_peak: AtomicU64::new(0),
         }
+    }
+
+    pub(crate) fn owned_by(mut self, scheduler: u64) -> Self {
+        self.scheduler = scheduler;
+        self
     }
 
     pub fn class(&self) -> QosClass {
@@ -233,6 +245,7 @@ mod tests {
             limit: 2,
             timeout: None,
             reject: false,
+            within: None,
         }
     }
 

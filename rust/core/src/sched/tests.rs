@@ -27,6 +27,7 @@ fn spec(class: QosClass, request: u64, limit: u64) -> TaskSpec {
         limit,
         timeout: None,
         reject: false,
+        within: None,
     }
 }
 
@@ -354,4 +355,99 @@ fn best_effort_memory_spills_before_older_guaranteed_memory() {
     for id in [older, newer, extra] {
         pool.release(id).unwrap();
     }
+}
+
+#[test]
+fn a_task_entered_inside_a_quota_is_capped_by_it_and_counted_by_the_scheduler() {
+    let (s, _) = scheduler(100 * MIB);
+    let pool = s.pool().clone();
+    let outer = pool.create_quota(10 * MIB);
+    let mut sp = spec(QosClass::Burstable, 4 * MIB, 64 * MIB);
+    sp.within = Some(outer);
+    let t = s.begin(sp).unwrap();
+    assert_eq!(t.state(), TaskState::Running);
+    let q = t.quota();
+    let err = pool.allocate(12 * MIB, 1, q, false).unwrap_err();
+    assert!(
+        matches!(err, PoolError::QuotaExceeded { limit, .. } if limit == 10 * MIB),
+        "{err}"
+    );
+    let a = pool.allocate(6 * MIB, 1, q, false).unwrap();
+    assert_eq!(pool.quota_usage(outer).unwrap().1, 6 * MIB);
+    assert_eq!(
+        s.gauges().burst_used,
+        2 * MIB,
+        "beyond its 4 MiB reservation"
+    );
+    s.finish(&t, None);
+    // Its result outlives it: charged to the unreserved memory, no longer to the quota.
+    assert_eq!(pool.quota_usage(outer).unwrap().1, 0);
+    assert_eq!(s.gauges().burst_used, 6 * MIB);
+    pool.release(a).unwrap();
+    assert_eq!(s.gauges().burst_used, 0);
+}
+
+#[test]
+fn a_task_entered_inside_a_task_only_narrows_it() {
+    let (s, _) = scheduler(100 * MIB);
+    let pool = s.pool().clone();
+    let outer = s
+        .begin(spec(QosClass::Guaranteed, 16 * MIB, 16 * MIB))
+        .unwrap();
+    let mut sp = spec(QosClass::BestEffort, 0, 64 * MIB);
+    sp.within = outer.quota();
+    let inner = s.begin(sp).unwrap();
+    let err = pool
+        .allocate(20 * MIB, 1, inner.quota(), false)
+        .unwrap_err();
+    assert!(err.to_string().contains("guaranteed-16777216"), "{err}");
+    let a = pool.allocate(10 * MIB, 1, inner.quota(), false).unwrap();
+    // The outer task sees the bytes against its limit; the scheduler counts them once.
+    assert_eq!(
+        pool.quota_usage(outer.quota().unwrap()).unwrap().1,
+        10 * MIB
+    );
+    assert_eq!(s.gauges().burst_used, 10 * MIB);
+    let b = pool.allocate(6 * MIB, 1, outer.quota(), false).unwrap();
+    assert!(
+        pool.allocate(MIB, 1, inner.quota(), false).is_err(),
+        "16 MiB held"
+    );
+    s.finish(&inner, None);
+    s.finish(&outer, None);
+    for id in [a, b] {
+        pool.release(id).unwrap();
+    }
+    let g = s.gauges();
+    assert_eq!((g.reserved, g.burst_used), (0, 0));
+}
+
+#[test]
+fn a_task_of_another_scheduler_is_left_alone() {
+    let (s, _) = scheduler(100 * MIB);
+    let (other, _) = scheduler(100 * MIB);
+    let t = s.submit(spec(QosClass::Guaranteed, MIB, MIB)).unwrap();
+    assert!(!other.cancel(&t));
+    let running = run_next(&s);
+    other.finish(&running, None);
+    assert_eq!(running.state(), TaskState::Running);
+    s.finish(&running, None);
+    assert_eq!(running.state(), TaskState::Completed);
+    assert_eq!(other.gauges().reserved, 0);
+}
+
+#[test]
+fn waits_too_long_to_represent_mean_no_deadline() {
+    let (s, _) = scheduler(10 * MIB);
+    let _held = s
+        .submit(spec(QosClass::Guaranteed, 10 * MIB, 10 * MIB))
+        .unwrap();
+    let mut sp = spec(QosClass::Guaranteed, MIB, MIB);
+    sp.timeout = Some(Duration::MAX);
+    let t = s.submit(sp).unwrap();
+    assert_eq!(t.deadline, None);
+    assert!(!s.wait_idle(Some(Duration::from_millis(1))));
+    assert!(!s.wait_idle(Some(Duration::ZERO)));
+    // A worker with a huge wait returns as soon as there is work.
+    assert!(matches!(s.next(Duration::MAX), Next::Run(_)));
 }

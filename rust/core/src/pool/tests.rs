@@ -304,3 +304,166 @@ fn random_work_from_threads_keeps_every_invariant() {
     pool.empty_cache().unwrap();
     assert_eq!(dev.live_bytes(), 0);
 }
+
+#[test]
+fn event_queries_run_with_no_pool_lock_held() {
+    // A query that calls back into the pool would deadlock if any pool lock were held.
+    let (table, dev) = host_table(1 << 30);
+    let pool = Arc::new(Pool::new(table));
+    let weak = Arc::downgrade(&pool);
+    *dev.on_query.lock().unwrap() = Some(Box::new(move || {
+        if let Some(pool) = weak.upgrade() {
+            let _ = (pool.stats(), pool.cached_bytes(), pool.quota_usage(1));
+        }
+    }));
+    let done = std::sync::mpsc::channel();
+    let worker = {
+        let pool = pool.clone();
+        std::thread::spawn(move || {
+            let a = pool.allocate(4 << 20, S1, None, false).unwrap();
+            let pa = ptr(&pool, a, S1);
+            pool.release(a).unwrap();
+            // Another stream misses its own lists: the block freed on S1 is fenced and queried.
+            let b = pool.allocate(4 << 20, S2, None, false).unwrap();
+            let reused = ptr(&pool, b, S2) == pa;
+            done.0.send(reused).unwrap();
+        })
+    };
+    let reused = done
+        .1
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("an event query waited for a pool lock");
+    worker.join().unwrap();
+    assert!(
+        dev.queries.load(Ordering::SeqCst) > 0,
+        "the fence was queried"
+    );
+    assert!(reused, "reused on S2 once S1's fence completed");
+    *dev.on_query.lock().unwrap() = None;
+}
+
+#[test]
+fn a_fence_covers_only_blocks_freed_before_it() {
+    let (table, dev) = host_table(1 << 30);
+    let pool = Pool::new(table);
+    let a = pool.allocate(4 << 20, S1, None, false).unwrap();
+    let pa = ptr(&pool, a, S1);
+    pool.release(a).unwrap();
+    dev.events_complete.store(false, Ordering::SeqCst);
+    let b = pool.allocate(4 << 20, S2, None, false).unwrap(); // fences S1, still running
+    assert_ne!(ptr(&pool, b, S2), pa);
+    dev.events_complete.store(true, Ordering::SeqCst);
+    let c = pool.allocate(4 << 20, S2, None, false).unwrap(); // the fence completed
+    assert_eq!(ptr(&pool, c, S2), pa);
+}
+
+#[test]
+fn the_spill_victim_is_the_least_recently_used_of_all_threads() {
+    let (table, _) = host_table(1 << 30);
+    let pool = Arc::new(Pool::new(table));
+    let size = 4 << 20;
+    pool.set_limit(Some(4 * size));
+    // Four evictable buffers, each made by its own thread (so each lives in another shard).
+    let ids: Vec<BufferId> = (0..4)
+        .map(|_| {
+            let pool = pool.clone();
+            std::thread::spawn(move || pool.allocate(size, S1, None, true).unwrap())
+                .join()
+                .unwrap()
+        })
+        .collect();
+    for &i in &[2, 0, 3, 1] {
+        ptr(&pool, ids[i], S1); // use order: 2, 0, 3, 1
+    }
+    let mut extras = Vec::new();
+    for expected in [2, 0, 3] {
+        let resident_before: Vec<bool> = ids.iter().map(|&id| pool.is_resident(id)).collect();
+        extras.push(pool.allocate(size, S1, None, false).unwrap());
+        let spilled: Vec<usize> = (0..4)
+            .filter(|&i| resident_before[i] && !pool.is_resident(ids[i]))
+            .collect();
+        assert_eq!(spilled, vec![expected]);
+    }
+    assert!(pool.is_resident(ids[1]));
+}
+
+#[test]
+fn impossible_sizes_are_out_of_memory_not_a_panic() {
+    let (table, _) = host_table(1 << 30);
+    let pool = Pool::new(table);
+    for n in [u64::MAX, u64::MAX - 511, 1 << 63, (1 << 62) + 1] {
+        match pool.allocate(n, S1, None, false) {
+            Err(PoolError::OutOfMemory { requested, .. }) => assert_eq!(requested, n),
+            other => panic!("{n}: expected out of memory, got {other:?}"),
+        }
+    }
+    // The largest request that passes the size check only fails at the backend.
+    assert!(matches!(
+        pool.allocate(1 << 62, S1, None, false),
+        Err(PoolError::OutOfMemory { .. })
+    ));
+    assert_eq!(pool.stats().allocated, 0);
+}
+
+/// CPU time of the calling thread, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer; the clock id is a constant the kernel knows.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Alloc + free of 1 MiB from 1 and from 8 threads at once, on the host table (`cargo test
+/// --release -p gpukit-core -- --nocapture eight_threads` prints the figures). Per call (an
+/// allocation or a free), best of five rounds: the wall time of the slowest thread, and the CPU
+/// time the threads spent (where fewer cores than threads are free, the wall time includes
+/// waiting for a core; the CPU time does not, and grows only with contention). Checks that
+/// everything comes back; timings are only reported.
+#[test]
+fn eight_threads_allocate_and_free_at_once() {
+    let (table, dev) = host_table(1 << 40);
+    let pool = Arc::new(Pool::new(table));
+    let iters: u32 = if cfg!(debug_assertions) { 500 } else { 200_000 };
+    let mut calls = 0u64;
+    for threads in [1u64, 8] {
+        let (mut wall, mut cpu) = (f64::INFINITY, f64::INFINITY);
+        for _ in 0..5 {
+            let start = Arc::new(std::sync::Barrier::new(threads as usize));
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    let (pool, start) = (pool.clone(), start.clone());
+                    std::thread::spawn(move || {
+                        let warm = pool.allocate(1 << 20, S1, None, false).unwrap();
+                        pool.release(warm).unwrap();
+                        start.wait();
+                        let (t, c) = (std::time::Instant::now(), thread_cpu_ns());
+                        for _ in 0..iters {
+                            let id = pool.allocate(1 << 20, S1, None, false).unwrap();
+                            pool.release(id).unwrap();
+                        }
+                        let calls = 2.0 * f64::from(iters);
+                        let wall = t.elapsed().as_nanos() as f64 / calls;
+                        (wall, (thread_cpu_ns() - c) as f64 / calls)
+                    })
+                })
+                .collect();
+            let times: Vec<(f64, f64)> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+            wall = wall.min(times.iter().map(|t| t.0).fold(0.0, f64::max));
+            cpu = cpu.min(times.iter().map(|t| t.1).sum::<f64>() / threads as f64);
+            calls += threads * (u64::from(iters) + 1);
+        }
+        println!(
+            "alloc+free 1 MiB, {threads} thread(s) at once: {wall:.0} ns wall, {cpu:.0} ns CPU \
+             per call ({} cores here)",
+            std::thread::available_parallelism().map_or(0, |n| n.get())
+        );
+    }
+    let s = pool.stats();
+    assert_eq!(s.allocated, 0);
+    assert_eq!(s.allocations, calls);
+    pool.empty_cache().unwrap();
+    assert_eq!(dev.live_bytes(), 0);
+}
