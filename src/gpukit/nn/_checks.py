@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from .._dtypes import is_floating
-from ..array import GPUArray, _operands, asarray
+from ..array import GPUArray, asarray, operands
+from ..base.dtypes import is_floating
 
 
 def float_array(x, func: str, what: str = "x", rt=None) -> GPUArray:
     """`x` as a GPUArray (NumPy data is copied to the device) of a float dtype, else TypeError."""
     if not isinstance(x, GPUArray):
-        (x,), found = _operands(x)
+        (x,), found = operands(x)
         x = x if isinstance(x, GPUArray) else asarray(x, rt=rt or found)
     if not is_floating(x.dtype):
         raise TypeError(f"{func}: {what} must be a float array, got {x.dtype.name}")

@@ -5,18 +5,25 @@ from __future__ import annotations
 
 import operator
 
-from .. import _shapes
-from ..array import GPUArray, empty
+from ..array import GPUArray
+from ..base import shapes as _shapes
 from ._checks import float_array, vector_like
+from ._plans import contiguous, describe, layout, result, run
 
 
 def _rows(kind: str, x: GPUArray, axis: int, weight=None, bias=None, eps=0.0) -> GPUArray:
-    out = empty(x.shape, x.dtype, x._rt)
-    if x.ndim == 0:  # a single element is a row of one
-        x._rt.nn_rows(kind, x.reshape(1), 0, out.reshape(1), weight, bias, eps)
-    elif x.size:
-        x._rt.nn_rows(kind, x, axis, out, weight, bias, eps)
-    return out
+    rt = x._rt
+    src = x.reshape(1) if x.ndim == 0 else x  # a single element is a row of one
+    out = contiguous(x.dtype, src.shape)
+    key = ("nn_rows", rt, kind, axis, *describe(src, weight, bias))
+    params = [p for p in (weight, bias) if p is not None]
+
+    def make():
+        w, b = (None if p is None else layout(p) for p in (weight, bias))
+        return rt.plan_nn_rows(kind, layout(src), axis, out, w, b)
+
+    buf = run(key, make, rt, src, *params, float(eps))
+    return result(buf, contiguous(x.dtype, x.shape), rt)
 
 
 def _axis(axis, x: GPUArray) -> int:
