@@ -7,14 +7,14 @@
 #include "types.cuh"
 
 // Elementwise over broadcast, strided operands (operand 0 is the output).
-#define GK_EW_ARGS(F, A, M)                          \
-    F(gk_i64, n)                                     \
-    F(gk_i32, ndim) /* of shape/stride */            \
-    F(gk_i32, unused)                                \
-    A(gk_i64, shape, GK_MAX_DIMS)                    \
-    M(gk_i64, stride, GK_MAX_OPERANDS, GK_MAX_DIMS)  \
-    A(gk_u64, ptr, GK_MAX_OPERANDS)                  \
-    A(double, scalar_f, GK_MAX_OPERANDS)             \
+#define GK_EW_ARGS(F, A, M)                         \
+    F(gk_i64, n)                                    \
+    F(gk_i32, ndim) /* of shape/stride */           \
+    F(gk_i32, unused)                               \
+    A(gk_i64, shape, GK_MAX_DIMS)                   \
+    M(gk_i64, stride, GK_MAX_OPERANDS, GK_MAX_DIMS) \
+    A(gk_u64, ptr, GK_MAX_OPERANDS)                 \
+    A(double, scalar_f, GK_MAX_OPERANDS)            \
     A(gk_i64, scalar_i, GK_MAX_OPERANDS)
 
 // The contiguous elementwise kernel's smaller block (a shorter launch): slots as in gk_ew_args.
@@ -53,26 +53,26 @@
 
 // kernels/matmul.cu (any types and strides), matmul_mma.cu (16-bit floats), matmul_skinny.cu.
 // bias 0: none; else out(m, n) += bias[n * s_bias], bias of out's type.
-#define GK_MATMUL_ARGS(F, A, M)                 \
-    F(gk_u64, a)                                \
-    F(gk_u64, b)                                \
-    F(gk_u64, out)                              \
-    F(gk_i64, m)                                \
-    F(gk_i64, n)                                \
-    F(gk_i64, k)                                \
-    F(gk_i64, sa_m)                             \
-    F(gk_i64, sa_k)                             \
-    F(gk_i64, sb_k)                             \
-    F(gk_i64, sb_n)                             \
-    F(gk_i64, so_m)                             \
-    F(gk_i64, so_n)                             \
-    F(gk_i32, batch_ndim)                       \
-    F(gk_i32, unused)                           \
-    A(gk_i64, batch_shape, GK_MAX_BATCH_DIMS)   \
-    A(gk_i64, batch_sa, GK_MAX_BATCH_DIMS)      \
-    A(gk_i64, batch_sb, GK_MAX_BATCH_DIMS)      \
-    A(gk_i64, batch_so, GK_MAX_BATCH_DIMS)      \
-    F(gk_u64, bias)                             \
+#define GK_MATMUL_ARGS(F, A, M)               \
+    F(gk_u64, a)                              \
+    F(gk_u64, b)                              \
+    F(gk_u64, out)                            \
+    F(gk_i64, m)                              \
+    F(gk_i64, n)                              \
+    F(gk_i64, k)                              \
+    F(gk_i64, sa_m)                           \
+    F(gk_i64, sa_k)                           \
+    F(gk_i64, sb_k)                           \
+    F(gk_i64, sb_n)                           \
+    F(gk_i64, so_m)                           \
+    F(gk_i64, so_n)                           \
+    F(gk_i32, batch_ndim)                     \
+    F(gk_i32, unused)                         \
+    A(gk_i64, batch_shape, GK_MAX_BATCH_DIMS) \
+    A(gk_i64, batch_sa, GK_MAX_BATCH_DIMS)    \
+    A(gk_i64, batch_sb, GK_MAX_BATCH_DIMS)    \
+    A(gk_i64, batch_so, GK_MAX_BATCH_DIMS)    \
+    F(gk_u64, bias)                           \
     F(gk_i64, s_bias)
 
 // Advanced indexing: out (contiguous, n elements of ndim dims) is gathered from src (or, for a
@@ -80,18 +80,18 @@
 // is read at the offset its idx_stride row gives, and moves src by axis_stride[k] per unit of its
 // value (in [-axis_size, axis_size)). err (0: none): an int32, set to k + 1 when array k has a
 // bad index.
-#define GK_GATHER_ARGS(F, A, M)                         \
-    F(gk_u64, src)                                      \
-    F(gk_u64, out)                                      \
-    F(gk_u64, err)                                      \
-    F(gk_i64, n)                                        \
-    F(gk_i32, ndim)                                     \
-    F(gk_i32, n_idx)                                    \
-    A(gk_i64, shape, GK_MAX_DIMS)                       \
-    A(gk_i64, src_stride, GK_MAX_DIMS)                  \
-    A(gk_u64, idx, GK_MAX_DIMS)                         \
-    M(gk_i64, idx_stride, GK_MAX_DIMS, GK_MAX_DIMS)     \
-    A(gk_i64, axis_size, GK_MAX_DIMS)                   \
+#define GK_GATHER_ARGS(F, A, M)                     \
+    F(gk_u64, src)                                  \
+    F(gk_u64, out)                                  \
+    F(gk_u64, err)                                  \
+    F(gk_i64, n)                                    \
+    F(gk_i32, ndim)                                 \
+    F(gk_i32, n_idx)                                \
+    A(gk_i64, shape, GK_MAX_DIMS)                   \
+    A(gk_i64, src_stride, GK_MAX_DIMS)              \
+    A(gk_u64, idx, GK_MAX_DIMS)                     \
+    M(gk_i64, idx_stride, GK_MAX_DIMS, GK_MAX_DIMS) \
+    A(gk_i64, axis_size, GK_MAX_DIMS)               \
     A(gk_i64, axis_stride, GK_MAX_DIMS)
 
 // Stream compaction of a contiguous bool array (nonzero, boolean masks), a tile per block:
@@ -136,52 +136,52 @@
 // along one axis; rows are the other dimensions. The output is contiguous in the input's shape.
 // weight / bias: 0 when absent (length n, contiguous). group: threads per row, GK_LANES or the
 // whole block.
-#define GK_ROWS_ARGS(F, A, M)                         \
-    F(gk_u64, in)                                     \
-    F(gk_u64, out)                                    \
-    F(gk_u64, weight)                                 \
-    F(gk_u64, bias)                                   \
-    F(gk_i64, n_rows)                                 \
-    F(gk_i64, n)                                      \
-    F(gk_i64, in_step) /* strides along the row */    \
-    F(gk_i64, out_step)                               \
-    F(double, eps)                                    \
-    F(gk_i32, row_ndim)                               \
-    F(gk_i32, group)                                  \
-    A(gk_i64, row_shape, GK_MAX_DIMS)                 \
-    A(gk_i64, in_row_stride, GK_MAX_DIMS)             \
+#define GK_ROWS_ARGS(F, A, M)                      \
+    F(gk_u64, in)                                  \
+    F(gk_u64, out)                                 \
+    F(gk_u64, weight)                              \
+    F(gk_u64, bias)                                \
+    F(gk_i64, n_rows)                              \
+    F(gk_i64, n)                                   \
+    F(gk_i64, in_step) /* strides along the row */ \
+    F(gk_i64, out_step)                            \
+    F(double, eps)                                 \
+    F(gk_i32, row_ndim)                            \
+    F(gk_i32, group)                               \
+    A(gk_i64, row_shape, GK_MAX_DIMS)              \
+    A(gk_i64, in_row_stride, GK_MAX_DIMS)          \
     A(gk_i64, out_row_stride, GK_MAX_DIMS)
 
 // embedding: out[i, :] = table[ids[i], :] for contiguous ids; a bad id sets *error (an i32).
-#define GK_EMBED_ARGS(F, A, M)                 \
-    F(gk_u64, ids)                             \
-    F(gk_u64, table)                           \
-    F(gk_u64, out)                             \
-    F(gk_u64, error)                           \
-    F(gk_i64, n_ids)                           \
-    F(gk_i64, num)                             \
-    F(gk_i64, dim)                             \
-    F(gk_i64, row_stride) /* the table's */    \
+#define GK_EMBED_ARGS(F, A, M)              \
+    F(gk_u64, ids)                          \
+    F(gk_u64, table)                        \
+    F(gk_u64, out)                          \
+    F(gk_u64, error)                        \
+    F(gk_i64, n_ids)                        \
+    F(gk_i64, num)                          \
+    F(gk_i64, dim)                          \
+    F(gk_i64, row_stride) /* the table's */ \
     F(gk_i64, col_stride)
 
 // rope over x (leading dims, then head_dim as the last one); cos/sin (one angle per pair of x's
 // last dimension) broadcast over the leading dims. out: contiguous in x's shape; n_rows: product
 // of the leading dims; half = head_dim / 2; *_step: strides along head_dim.
-#define GK_ROPE_ARGS(F, A, M)              \
-    F(gk_u64, x)                           \
-    F(gk_u64, cos)                         \
-    F(gk_u64, sin)                         \
-    F(gk_u64, out)                         \
-    F(gk_i64, n_rows)                      \
-    F(gk_i64, half)                        \
-    F(gk_i64, x_step)                      \
-    F(gk_i64, cos_step)                    \
-    F(gk_i64, sin_step)                    \
-    F(gk_i32, ndim)                        \
-    F(gk_i32, interleaved)                 \
-    A(gk_i64, shape, GK_MAX_DIMS)          \
-    A(gk_i64, x_stride, GK_MAX_DIMS)       \
-    A(gk_i64, cos_stride, GK_MAX_DIMS)     \
+#define GK_ROPE_ARGS(F, A, M)          \
+    F(gk_u64, x)                       \
+    F(gk_u64, cos)                     \
+    F(gk_u64, sin)                     \
+    F(gk_u64, out)                     \
+    F(gk_i64, n_rows)                  \
+    F(gk_i64, half)                    \
+    F(gk_i64, x_step)                  \
+    F(gk_i64, cos_step)                \
+    F(gk_i64, sin_step)                \
+    F(gk_i32, ndim)                    \
+    F(gk_i32, interleaved)             \
+    A(gk_i64, shape, GK_MAX_DIMS)      \
+    A(gk_i64, x_stride, GK_MAX_DIMS)   \
+    A(gk_i64, cos_stride, GK_MAX_DIMS) \
     A(gk_i64, sin_stride, GK_MAX_DIMS)
 
 // Fused attention. q (batch, hq, sq, d), k/v (batch, hkv, skv, d), mask broadcast to
@@ -189,50 +189,50 @@
 // n_splits > 1 the keys are split over blocks: partial sums go to ws_o / ws_ml and
 // gk_attention_combine merges them. tiles_per_split: key tiles per split; scale_log2: the
 // softmax scale times log2(e).
-#define GK_ATTN_ARGS(F, A, M)     \
-    F(gk_u64, q)                  \
-    F(gk_u64, k)                  \
-    F(gk_u64, v)                  \
-    F(gk_u64, out)                \
-    F(gk_u64, mask)               \
-    F(gk_u64, ws_o)               \
-    F(gk_u64, ws_ml)              \
-    F(gk_i64, batch)              \
-    F(gk_i64, hq)                 \
-    F(gk_i64, hkv)                \
-    F(gk_i64, sq)                 \
-    F(gk_i64, skv)                \
-    F(gk_i64, d)                  \
-    A(gk_i64, q_stride, 4)        \
-    A(gk_i64, k_stride, 4)        \
-    A(gk_i64, v_stride, 4)        \
-    A(gk_i64, mask_stride, 4)     \
-    F(gk_i64, tiles_per_split)    \
-    F(double, scale_log2)         \
-    F(gk_i32, causal)             \
+#define GK_ATTN_ARGS(F, A, M)  \
+    F(gk_u64, q)               \
+    F(gk_u64, k)               \
+    F(gk_u64, v)               \
+    F(gk_u64, out)             \
+    F(gk_u64, mask)            \
+    F(gk_u64, ws_o)            \
+    F(gk_u64, ws_ml)           \
+    F(gk_i64, batch)           \
+    F(gk_i64, hq)              \
+    F(gk_i64, hkv)             \
+    F(gk_i64, sq)              \
+    F(gk_i64, skv)             \
+    F(gk_i64, d)               \
+    A(gk_i64, q_stride, 4)     \
+    A(gk_i64, k_stride, 4)     \
+    A(gk_i64, v_stride, 4)     \
+    A(gk_i64, mask_stride, 4)  \
+    F(gk_i64, tiles_per_split) \
+    F(double, scale_log2)      \
+    F(gk_i32, causal)          \
     F(gk_i32, n_splits)
 
 // Every argument block: (struct name, field list).
-#define GK_ARG_STRUCTS(S)                      \
-    S(gk_ew_args, GK_EW_ARGS)                  \
-    S(gk_ew_contig_args, GK_EW_CONTIG_ARGS)    \
-    S(gk_reduce_args, GK_REDUCE_ARGS)          \
-    S(gk_scan_args, GK_SCAN_ARGS)              \
-    S(gk_matmul_args, GK_MATMUL_ARGS)          \
-    S(gk_gather_args, GK_GATHER_ARGS)          \
-    S(gk_compact_args, GK_COMPACT_ARGS)        \
-    S(gk_philox_args, GK_PHILOX_ARGS)          \
-    S(gk_arange_args, GK_ARANGE_ARGS)          \
-    S(gk_rows_args, GK_ROWS_ARGS)              \
-    S(gk_embed_args, GK_EMBED_ARGS)            \
-    S(gk_rope_args, GK_ROPE_ARGS)              \
+#define GK_ARG_STRUCTS(S)                   \
+    S(gk_ew_args, GK_EW_ARGS)               \
+    S(gk_ew_contig_args, GK_EW_CONTIG_ARGS) \
+    S(gk_reduce_args, GK_REDUCE_ARGS)       \
+    S(gk_scan_args, GK_SCAN_ARGS)           \
+    S(gk_matmul_args, GK_MATMUL_ARGS)       \
+    S(gk_gather_args, GK_GATHER_ARGS)       \
+    S(gk_compact_args, GK_COMPACT_ARGS)     \
+    S(gk_philox_args, GK_PHILOX_ARGS)       \
+    S(gk_arange_args, GK_ARANGE_ARGS)       \
+    S(gk_rows_args, GK_ROWS_ARGS)           \
+    S(gk_embed_args, GK_EMBED_ARGS)         \
+    S(gk_rope_args, GK_ROPE_ARGS)           \
     S(gk_attn_args, GK_ATTN_ARGS)
 
 #define GK_ARG_FIELD(T, NAME) T NAME;
 #define GK_ARG_ARRAY(T, NAME, COUNT) T NAME[COUNT];
 #define GK_ARG_MATRIX(T, NAME, ROWS, COLS) T NAME[ROWS][COLS];
-#define GK_ARG_STRUCT(NAME, FIELDS) \
-    struct NAME {                   \
-        FIELDS(GK_ARG_FIELD, GK_ARG_ARRAY, GK_ARG_MATRIX)      \
+#define GK_ARG_STRUCT(NAME, FIELDS)                       \
+    struct NAME {                                         \
+        FIELDS(GK_ARG_FIELD, GK_ARG_ARRAY, GK_ARG_MATRIX) \
     };
 GK_ARG_STRUCTS(GK_ARG_STRUCT)

@@ -1,9 +1,10 @@
 // Coordinates of the true elements of a contiguous bool array (nonzero, boolean-mask indexing),
-// a tile of GK_COMPACT_TILE elements per block, in three launches: gk_count_tiles counts each tile's hits,
-// the counts' running sum is taken (the cumsum kernel), and gk_write_nonzero recounts its tile and
-// writes each hit's coordinates in order: row k of the (ndim, total) int64 output is coordinate k.
-// A tile is staged through shared memory so that global reads are coalesced while each thread
-// owns GK_COMPACT_ITEMS consecutive elements (order is kept by a block-wide exclusive scan).
+// a tile of GK_COMPACT_TILE elements per block, in three launches: gk_count_tiles counts each
+// tile's hits, the counts' running sum is taken (the cumsum kernel), and gk_write_nonzero recounts
+// its tile and writes each hit's coordinates in order: row k of the (ndim, total) int64 output is
+// coordinate k. A tile is staged through shared memory so that global reads are coalesced while
+// each thread owns GK_COMPACT_ITEMS consecutive elements (order is kept by a block-wide exclusive
+// scan).
 #include "args.cuh"
 #include "compat.cuh"
 

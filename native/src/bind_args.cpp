@@ -18,17 +18,17 @@ namespace {
 // (name, C type, byte offset, element bytes, shape: () for a value, (n,) or (rows, cols)).
 #define GK_HOST_FIELD(T, NAME) \
     fields.append(py::make_tuple(#NAME, #T, offsetof(Self, NAME), sizeof(T), py::make_tuple()));
-#define GK_HOST_ARRAY(T, NAME, COUNT)                                                   \
-    fields.append(py::make_tuple(#NAME, #T, offsetof(Self, NAME), sizeof(T), \
-                                 py::make_tuple(COUNT)));
-#define GK_HOST_MATRIX(T, NAME, ROWS, COLS)                                             \
-    fields.append(py::make_tuple(#NAME, #T, offsetof(Self, NAME), sizeof(T), \
-                                 py::make_tuple(ROWS, COLS)));
-#define GK_HOST_STRUCT(NAME, FIELDS)                                                   \
-    {                                                                                 \
-        using Self = NAME;                                                            \
-        py::list fields;                                                              \
-        FIELDS(GK_HOST_FIELD, GK_HOST_ARRAY, GK_HOST_MATRIX)                          \
+#define GK_HOST_ARRAY(T, NAME, COUNT) \
+    fields.append(                    \
+        py::make_tuple(#NAME, #T, offsetof(Self, NAME), sizeof(T), py::make_tuple(COUNT)));
+#define GK_HOST_MATRIX(T, NAME, ROWS, COLS) \
+    fields.append(                          \
+        py::make_tuple(#NAME, #T, offsetof(Self, NAME), sizeof(T), py::make_tuple(ROWS, COLS)));
+#define GK_HOST_STRUCT(NAME, FIELDS)                                                 \
+    {                                                                                \
+        using Self = NAME;                                                           \
+        py::list fields;                                                             \
+        FIELDS(GK_HOST_FIELD, GK_HOST_ARRAY, GK_HOST_MATRIX)                         \
         out[#NAME] = py::make_tuple(sizeof(Self), alignof(Self), py::tuple(fields)); \
     }
 

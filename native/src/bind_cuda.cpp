@@ -1,5 +1,5 @@
-// Python bindings of the CUDA device: streams, events, copies, modules, launch tables. Handles (streams, events, modules,
-// functions) cross into Python as integers.
+// Python bindings of the CUDA device: streams, events, copies, modules, launch tables. Handles
+// (streams, events, modules, functions) cross into Python as integers.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 

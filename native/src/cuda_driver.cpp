@@ -165,8 +165,7 @@ int32_t t_launch(void* ctx, uint64_t f, const uint32_t* grid, const uint32_t* bl
 int32_t t_encode_tensor_map(void* ctx, void* out, const gk_tensor_map_desc* desc,
                             uint64_t address) {
     int32_t code = 0;
-    const int32_t failed =
-        guarded([&] { code = dev(ctx).encode_tensor_map(out, *desc, address); });
+    const int32_t failed = guarded([&] { code = dev(ctx).encode_tensor_map(out, *desc, address); });
     return failed != 0 ? failed : code;
 }
 
@@ -404,10 +403,9 @@ cu::Result CudaDevice::launch_buffer(cu::Function f, const unsigned* grid, const
 cu::Result CudaDevice::encode_tensor_map(void* out, const gk_tensor_map_desc& d,
                                          uint64_t address) const {
     if (api_.cuTensorMapEncodeTiled == nullptr) return cu::ERROR_NOT_SUPPORTED;
-    return api_.cuTensorMapEncodeTiled(
-        out, d.data_type, d.rank, reinterpret_cast<void*>(address), d.global_dim,
-        d.global_strides, d.box_dim, d.element_strides, d.interleave, d.swizzle, d.l2_promotion,
-        d.oob_fill);
+    return api_.cuTensorMapEncodeTiled(out, d.data_type, d.rank, reinterpret_cast<void*>(address),
+                                       d.global_dim, d.global_strides, d.box_dim, d.element_strides,
+                                       d.interleave, d.swizzle, d.l2_promotion, d.oob_fill);
 }
 
 }  // namespace gpukit

@@ -84,8 +84,7 @@ class CudaDevice {
     // The raw launch of a parameter buffer (no pacing: gpukit._core's plans pace themselves).
     cu::Result launch_buffer(cu::Function f, const unsigned* grid, const unsigned* block,
                              unsigned shared, cu::Stream s, const void* args, size_t bytes) const;
-    cu::Result encode_tensor_map(void* out, const gk_tensor_map_desc& desc,
-                                 uint64_t address) const;
+    cu::Result encode_tensor_map(void* out, const gk_tensor_map_desc& desc, uint64_t address) const;
 
     const gk_allocator_table* allocator_table() const { return &table_; }
     const gk_launch_table* launch_table() const { return &launch_table_; }

@@ -8,10 +8,10 @@ the libraries (nn, models, io, interop, streams, memory, scheduler, jit, kernel)
 from . import elementwise as _elementwise_module
 from . import indexing as _indexing
 from . import interop as _interop
-from . import jit, linalg, memory, models, nn, random, reductions, scheduler
+from . import jit, linalg, memory, models, nn, random, scheduler
 from .array import GPUArray, asarray, empty
 from .base.dtypes import bfloat16
-from .base.version import VERSION as __version__
+from .base.version import VERSION
 from .creation import (
     arange,
     empty_like,
@@ -79,6 +79,7 @@ from .views import (
 
 globals().update(_ufuncs)  # exp, maximum, where, ... with NumPy's names
 del _elementwise_module, _indexing, _interop
+__version__ = VERSION
 
 
 def backend() -> str:

@@ -188,8 +188,7 @@ class GPUArray:
             fits = False
         if not fits:
             raise ValueError(
-                f"could not broadcast input array from shape {value.shape} "
-                f"into shape {self.shape}"
+                f"could not broadcast input array from shape {value.shape} into shape {self.shape}"
             )
         if value._buf is self._buf:  # a[1:] = a[:-1]: read everything before writing
             value = value.copy()
@@ -212,7 +211,9 @@ class GPUArray:
             out = Layout(dtype, self.shape, shapes.contiguous_strides(self.shape, dtype.itemsize))
             plan = _remember(key, rt.plan_elementwise(_IDENTITY, dtype, (layout(self),), out, True))
         buf = plan(rt.stream, _quota.quota, self._buf, self._offset)
-        return _wrap(buf, self.shape, dtype, shapes.contiguous_strides(self.shape, dtype.itemsize), rt)
+        return _wrap(
+            buf, self.shape, dtype, shapes.contiguous_strides(self.shape, dtype.itemsize), rt
+        )
 
 
 def _is_basic_entry(k) -> bool:

@@ -137,7 +137,9 @@ def _binary(name: str, a: GPUArray, b) -> GPUArray:
     """a <op> b: a dictionary lookup and the plan when this kind of call was seen before."""
     t = type(b)
     if t is GPUArray:
-        entry = _ENTRIES.get((name, a._rt, a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides))
+        entry = _ENTRIES.get(
+            (name, a._rt, a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides)
+        )
         if entry is not None and b._rt is a._rt and not entry[4]:
             plan, shape, dtype, strides, _ = entry
             rt = a._rt

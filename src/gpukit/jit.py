@@ -54,8 +54,7 @@ def warmup(progress: bool = True) -> int:
     rt = runtime()
     if not rt.capabilities.compiles_kernels:
         return 0
-    major, minor = rt.device.compute_capability
-    instances = kernels.representative_instances("cuda", major * 10 + minor)
+    instances = rt.kernel_instances()
     start = time.perf_counter()
     for i, (file, defines) in enumerate(instances):
         for name in kernels.kernels_of(file, defines):

@@ -42,7 +42,7 @@ def matmul(a, b, *, row_block=None) -> GPUArray:
     """NumPy's matmul (batch dimensions broadcast, 1-D operands promoted). `row_block`: launch
     at most that many output rows at a time (each launch computes its rows exactly as one
     launch would), so that a scheduler can slice the work into short kernels."""
-    (a, b), rt = operands(a, b)
+    (a, b), _ = operands(a, b)
     if not isinstance(a, GPUArray) or not isinstance(b, GPUArray):
         raise ValueError("matmul: scalar operands are not allowed, use * instead")
     if row_block is not None and row_block < 1:

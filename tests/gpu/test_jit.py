@@ -12,9 +12,9 @@ import pytest
 
 import gpukit as gk
 from gpukit import jit
+from gpukit.errors import BackendUnavailableError
 from gpukit.runtime import kernels as _kernels
 from gpukit.runtime.ops import ELEMENTWISE
-from gpukit.errors import BackendUnavailableError
 
 ELF = b"\x7fELF"
 

@@ -33,7 +33,5 @@ def embedding(ids, table) -> GPUArray:
     bad = np.empty(1, np.int32)
     rt.download(bad, flag, 0)  # waits for the lookup, as NumPy's take would raise now
     if bad[0]:
-        raise IndexError(
-            f"embedding: an id is out of range for a table of {table.shape[0]} rows"
-        )
+        raise IndexError(f"embedding: an id is out of range for a table of {table.shape[0]} rows")
     return result(buf, out, rt)

@@ -86,6 +86,6 @@ _WHAT = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def arg_struct(name: str) -> ArgStruct:
     return ArgStruct(name)

@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 from .. import _native
@@ -46,7 +45,9 @@ def builtin_sources() -> dict[str, str]:
 
 
 def _headers() -> list[tuple[str, str]]:
-    return [(name, text) for name, text in sorted(builtin_sources().items()) if name.endswith(".cuh")]
+    return [
+        (name, text) for name, text in sorted(builtin_sources().items()) if name.endswith(".cuh")
+    ]
 
 
 # --- cache --------------------------------------------------------------------------------------

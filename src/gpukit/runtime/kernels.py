@@ -25,6 +25,7 @@ C_TYPES = {
     bfloat16: "gk_bf16",
 }
 
+
 def arith_type(dtype: np.dtype) -> str:
     """The C type arithmetic on `dtype` is done in: float16 and bfloat16 compute in float."""
     return "float" if dtype in (np.float16, bfloat16) else C_TYPES[dtype]

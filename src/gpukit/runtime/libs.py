@@ -25,6 +25,7 @@ def mark_loaded(library: str) -> None:
 def cuda_driver_loaded() -> bool:
     return CUDA_DRIVER in _loaded
 
+
 # Relative to a site-packages directory: CUDA 13 wheels first, then CUDA 12.
 _NVRTC_WHEEL_PATHS = ("nvidia/cu13/lib/libnvrtc.so.13", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
 _NVRTC_TOOLKIT_NAMES = ("libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12")

@@ -158,6 +158,11 @@ class CudaBackend:
             fn = self._functions[key] = self.device.function(module, name)
         return fn
 
+    def kernel_instances(self) -> list:
+        """A few instances of every built-in kernel file that this GPU runs (jit.warmup)."""
+        major, minor = self.device.compute_capability
+        return kernels.representative_instances("cuda", major * 10 + minor)
+
     def compile_function(self, file_name: str, source: str, options, kernel: str) -> int:
         return self.device.function(self.module(file_name, source, options), kernel)
 

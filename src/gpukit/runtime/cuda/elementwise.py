@@ -49,7 +49,9 @@ def emit(b: PlanBuilder, op, loop, inputs, target) -> None:
     in_types = tuple(x.dtype if a else None for (x, _), a in zip(inputs, is_array, strict=True))
     file, defines = kernels.elementwise(op.name, loop, out.dtype, in_types)
     item = out.dtype.itemsize
-    out_el = tuple(0 if d == 1 else st // item for d, st in zip(out.shape, out.strides, strict=True))
+    out_el = tuple(
+        0 if d == 1 else st // item for d, st in zip(out.shape, out.strides, strict=True)
+    )
     arrays = [x for (x, _), a in zip(inputs, is_array, strict=True) if a]
     cshape, el_strides = strides.collapse(
         out.shape, [out_el, *(strides.element_strides(a, out.shape) for a in arrays)]
