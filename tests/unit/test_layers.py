@@ -102,7 +102,7 @@ def test_no_import_cycles():
         path.append(m)
         for t in sorted(g.get(m, ())):
             if state.get(t) == 1:
-                cycle = path[path.index(t) :] + [t]
+                cycle = [*path[path.index(t) :], t]
                 raise AssertionError("import cycle: " + " -> ".join(cycle))
             if t not in state:
                 visit(t)
