@@ -24,12 +24,13 @@ _Buffer = _core.Buffer
 class GPUArray:
     """An array in memory from the gpukit pool. Views share the buffer (`_buf`) at an offset."""
 
-    __slots__ = ("__weakref__", "_buf", "_offset", "_rt", "dtype", "shape", "strides")
+    __slots__ = ("__weakref__", "_buf", "_desc", "_offset", "_rt", "dtype", "shape", "strides")
     # NumPy operators defer to ours (ndarray @ GPUArray runs here and returns a GPUArray).
     __array_ufunc__ = None
 
     def __init__(self, buf, shape, dtype, strides=None, offset=0, rt=None):
         self._buf = buf
+        self._desc = None
         self._offset = offset
         self._rt = rt if rt is not None else runtime()
         self.shape = tuple(shape)
@@ -132,7 +133,7 @@ class GPUArray:
     def _basic_getitem(self, key) -> GPUArray:
         shape, strides, offset = shapes.basic_index(self.shape, self.strides, key)
         a = _new_array(GPUArray)
-        a._buf, a._offset, a._rt = self._buf, self._offset + offset, self._rt
+        a._buf, a._desc, a._offset, a._rt = self._buf, None, self._offset + offset, self._rt
         a.shape, a.dtype, a.strides = shape, self.dtype, strides
         return a
 
@@ -210,7 +211,7 @@ class GPUArray:
         if plan is None:
             out = Layout(dtype, self.shape, shapes.contiguous_strides(self.shape, dtype.itemsize))
             plan = _remember(key, rt.plan_elementwise(_IDENTITY, dtype, (layout(self),), out, True))
-        buf = plan(rt.stream, _quota.quota, self._buf, self._offset)
+        buf = plan(rt.thread.stream, _quota.quota, self._buf, self._offset)
         return _wrap(
             buf, self.shape, dtype, shapes.contiguous_strides(self.shape, dtype.itemsize), rt
         )
@@ -285,7 +286,7 @@ def copy_into(src: GPUArray, out: GPUArray) -> None:
     plan = cached_plan(
         key, lambda: rt.plan_elementwise(_IDENTITY, out.dtype, (layout(src),), layout(out), False)
     )
-    plan(rt.stream, _quota.quota, src._buf, src._offset, out._buf, out._offset)
+    plan(rt.thread.stream, _quota.quota, src._buf, src._offset, out._buf, out._offset)
 
 
 def fill(out: GPUArray, value) -> None:
@@ -297,7 +298,7 @@ def fill(out: GPUArray, value) -> None:
     plan = cached_plan(
         key, lambda: rt.plan_elementwise(_IDENTITY, out.dtype, (kind,), layout(out), False)
     )
-    plan(rt.stream, _quota.quota, value, out._buf, out._offset)
+    plan(rt.thread.stream, _quota.quota, value, out._buf, out._offset)
 
 
 # --- construction -------------------------------------------------------------------------------
@@ -328,7 +329,9 @@ def empty(shape, dtype="float64", rt=None) -> GPUArray:
         found = _layout(shape, dtype)
     shape, dtype, strides, nbytes = found
     rt = rt or runtime()
-    return _wrap(rt.pool.allocate(nbytes, rt.stream, _quota.quota), shape, dtype, strides, rt)
+    return _wrap(
+        rt.pool.allocate(nbytes, rt.thread.stream, _quota.quota), shape, dtype, strides, rt
+    )
 
 
 def operands(*xs):
@@ -361,11 +364,43 @@ def asarray(obj, dtype=None, rt=None) -> GPUArray:
     return out
 
 
-def _wrap(buf, shape, dtype, strides, rt) -> GPUArray:
+def _wrap(buf, shape, dtype, strides, rt, desc=None) -> GPUArray:
     """A GPUArray over a whole new buffer, without __init__'s checks (hot path)."""
     a = _new_array(GPUArray)
     a._buf, a._offset, a._rt, a.shape, a.dtype, a.strides = buf, 0, rt, shape, dtype, strides
+    a._desc = desc
     return a
+
+
+class Desc:
+    """What plans are keyed by for one array: its runtime, dtype, shape and strides, interned so
+    that a plan key hashes and compares by identity."""
+
+    __slots__ = ("dtype", "rt", "shape", "strides")
+
+    def __init__(self, rt, dtype, shape, strides):
+        self.rt, self.dtype, self.shape, self.strides = rt, dtype, shape, strides
+
+
+_DESCS: dict = {}
+
+
+def desc_of(rt, dtype, shape, strides) -> Desc:
+    key = (rt, dtype, shape, strides)
+    d = _DESCS.get(key)
+    if d is None:
+        if len(_DESCS) > 65536:
+            _DESCS.clear()  # descs held by arrays stay valid; new ones are interned afresh
+        d = _DESCS[key] = Desc(rt, dtype, shape, strides)
+    return d
+
+
+def describe(a: GPUArray) -> Desc:
+    """a's Desc (computed once per array)."""
+    d = a._desc
+    if d is None:
+        d = a._desc = desc_of(a._rt, a.dtype, a.shape, a.strides)
+    return d
 
 
 wrap = _wrap

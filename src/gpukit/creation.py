@@ -52,7 +52,7 @@ def _arange(start, step, length: int, dtype) -> GPUArray:
         start, step = int(start), int(step)
     else:
         start, step = float(start), float(step)
-    return wrap(plan(rt.stream, _quota.quota, start, step), shape, dtype, strides, rt)
+    return wrap(plan(rt.thread.stream, _quota.quota, start, step), shape, dtype, strides, rt)
 
 
 def from_numpy(array: np.ndarray) -> GPUArray:

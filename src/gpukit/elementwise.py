@@ -7,7 +7,7 @@ types) and one call of the backend's plan, which allocates the result and launch
 
 from __future__ import annotations
 
-from .array import GPUArray, layout, operands, wrap
+from .array import GPUArray, desc_of, describe, layout, operands, wrap
 from .base import dtypes, shapes
 from .runtime.backend import Layout
 from .runtime.ops import ELEMENTWISE, NUMPY
@@ -15,20 +15,16 @@ from .runtime.quota import local as _quota
 
 _SCALAR_TYPES = (bool, int, float)
 
-# (plan, shape, dtype, strides, checks integer powers) by kind of call: (op, runtime, then per
-# operand its dtype, shape and strides, or a scalar's type).
+# (plan, shape, dtype, strides, checks integer powers, result's Desc) by kind of call: the op,
+# then per operand its Desc (runtime, dtype, shape, strides; see gpukit.array) or a scalar's
+# type.
 _ENTRIES: dict = {}
 _MAX_ENTRIES = 4096
+_new = object.__new__
 
 
-def _key(name, rt, ops) -> tuple:
-    key = [name, rt]
-    for x in ops:
-        if type(x) is GPUArray:
-            key += (x.dtype, x.shape, x.strides)
-        else:
-            key.append(type(x))
-    return tuple(key)
+def _key(name, ops) -> tuple:
+    return (name, *(describe(x) if type(x) is GPUArray else type(x) for x in ops))
 
 
 def _describe(op, ops):
@@ -57,7 +53,8 @@ def _new_entry(key, op, rt, ops):
     loop, dtype, shape = _describe(op, ops)
     strides = shapes.contiguous_strides(shape, dtype.itemsize)
     plan = rt.plan_elementwise(op, loop, _inputs(ops), Layout(dtype, shape, strides), True)
-    entry = (plan, shape, dtype, strides, op.name == "power" and loop.kind in "iu")
+    check = op.name == "power" and loop.kind in "iu"
+    entry = (plan, shape, dtype, strides, check, desc_of(rt, dtype, shape, strides))
     if len(_ENTRIES) >= _MAX_ENTRIES:
         _ENTRIES.clear()
     _ENTRIES[key] = entry
@@ -88,12 +85,12 @@ def elementwise(ufunc_name: str, *operands_, out: GPUArray | None = None) -> GPU
     ops, rt = operands(*operands_)
     if out is not None:
         return _into(op, ops, rt, out)
-    key = _key(ufunc_name, rt, ops)
-    plan, shape, dtype, strides, check = _ENTRIES.get(key) or _new_entry(key, op, rt, ops)
+    key = _key(ufunc_name, ops)
+    plan, shape, dtype, strides, check, desc = _ENTRIES.get(key) or _new_entry(key, op, rt, ops)
     if check:
         _check_integer_power(ops[1])
-    buf = plan(rt.stream, _quota.quota, *_args(ops))
-    return wrap(buf, shape, dtype, strides, rt)
+    buf = plan(rt.thread.stream, _quota.quota, *_args(ops))
+    return wrap(buf, shape, dtype, strides, rt, desc)
 
 
 def _into(op, ops, rt, out: GPUArray) -> GPUArray:
@@ -101,7 +98,7 @@ def _into(op, ops, rt, out: GPUArray) -> GPUArray:
         raise TypeError(f"out must be a GPUArray, not {type(out).__name__}")
     if out._rt is not rt:
         raise ValueError(f"arrays are on different devices: out is on {out.device}")
-    key = ("into", *_key(op.name, rt, ops), out.dtype, out.shape, out.strides)
+    key = ("into", *_key(op.name, ops), describe(out))
     entry = _ENTRIES.get(key)
     if entry is None:
         loop, dtype, shape = _describe(op, ops)
@@ -129,43 +126,51 @@ def _into(op, ops, rt, out: GPUArray) -> GPUArray:
         ):
             out[...] = elementwise(op.name, *ops)
             return out
-    plan(rt.stream, _quota.quota, *_args(ops), out._buf, out._offset)
+    plan(rt.thread.stream, _quota.quota, *_args(ops), out._buf, out._offset)
     return out
 
 
-def _binary(name: str, a: GPUArray, b) -> GPUArray:
-    """a <op> b: a dictionary lookup and the plan when this kind of call was seen before."""
-    t = type(b)
-    if t is GPUArray:
-        entry = _ENTRIES.get(
-            (name, a._rt, a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides)
-        )
-        if entry is not None and b._rt is a._rt and not entry[4]:
-            plan, shape, dtype, strides, _ = entry
-            rt = a._rt
-            buf = plan(rt.stream, _quota.quota, a._buf, a._offset, b._buf, b._offset)
-            return wrap(buf, shape, dtype, strides, rt)
-    elif t is float or t is int or t is bool:
-        entry = _ENTRIES.get((name, a._rt, a.dtype, a.shape, a.strides, t))
-        if entry is not None and not entry[4]:
-            plan, shape, dtype, strides, _ = entry
-            rt = a._rt
-            buf = plan(rt.stream, _quota.quota, a._buf, a._offset, b)
-            return wrap(buf, shape, dtype, strides, rt)
-    return elementwise(name, a, b)
+def _operator(name: str):
+    """a <op> b: one dictionary hit on the kind of call and the plan when it was seen before."""
+
+    def forward(a, b):
+        t = type(b)
+        if t is GPUArray:
+            entry = _ENTRIES.get((name, a._desc or describe(a), b._desc or describe(b)))
+        elif t is float or t is int or t is bool:
+            entry = _ENTRIES.get((name, a._desc or describe(a), t))
+        else:
+            return elementwise(name, a, b)
+        if entry is None or entry[4]:
+            return elementwise(name, a, b)
+        rt = a._rt
+        if t is GPUArray:
+            buf = entry[0](rt.thread.stream, _quota.quota, a._buf, a._offset, b._buf, b._offset)
+        else:
+            buf = entry[0](rt.thread.stream, _quota.quota, a._buf, a._offset, b)
+        out = _new(GPUArray)
+        out._buf, out._offset, out._rt, out._desc = buf, 0, rt, entry[5]
+        out.shape, out.dtype, out.strides = entry[1], entry[2], entry[3]
+        return out
+
+    forward.__name__ = name
+    return forward
 
 
-def _binary_reflected(name: str, a: GPUArray, b) -> GPUArray:
+def _reflected(name: str):
     """b <op> a, for a scalar or array-like b."""
-    t = type(b)
-    if t is float or t is int or t is bool:
-        entry = _ENTRIES.get((name, a._rt, t, a.dtype, a.shape, a.strides))
-        if entry is not None and not entry[4]:
-            plan, shape, dtype, strides, _ = entry
-            rt = a._rt
-            buf = plan(rt.stream, _quota.quota, b, a._buf, a._offset)
-            return wrap(buf, shape, dtype, strides, rt)
-    return elementwise(name, b, a)
+
+    def reflected(a, b):
+        t = type(b)
+        if t is float or t is int or t is bool:
+            entry = _ENTRIES.get((name, t, a._desc or describe(a)))
+            if entry is not None and not entry[4]:
+                rt = a._rt
+                buf = entry[0](rt.thread.stream, _quota.quota, b, a._buf, a._offset)
+                return wrap(buf, entry[1], entry[2], entry[3], rt, entry[5])
+        return elementwise(name, b, a)
+
+    return reflected
 
 
 # --- NumPy's functions and GPUArray's operators, from the op table -------------------------------
@@ -210,12 +215,6 @@ def _install_operators():
     def unary(name):
         return lambda self: elementwise(name, self)
 
-    def forward(name):
-        return lambda self, other: _binary(name, self, other)
-
-    def reflected(name):
-        return lambda self, other: _binary_reflected(name, self, other)
-
     def in_place(name):
         return lambda self, other: elementwise(name, self, other, out=self)
 
@@ -225,9 +224,9 @@ def _install_operators():
         if op.arity == 1:
             setattr(GPUArray, f"__{op.dunder}__", unary(op.name))
             continue
-        setattr(GPUArray, f"__{op.dunder}__", forward(op.name))
+        setattr(GPUArray, f"__{op.dunder}__", _operator(op.name))
         if op.reflected:
-            setattr(GPUArray, f"__r{op.dunder}__", reflected(op.name))
+            setattr(GPUArray, f"__r{op.dunder}__", _reflected(op.name))
             setattr(GPUArray, f"__i{op.dunder}__", in_place(op.name))
     GPUArray.__hash__ = None  # == compares elementwise, as in NumPy
 

@@ -21,6 +21,7 @@ from .runtime.backend import Layout
 from .runtime.quota import local as _quota
 
 _INT64 = np.dtype("int64")
+_new = object.__new__
 
 
 def _classify(k):
@@ -213,11 +214,20 @@ def _gather(adv, indices, check: bool, values: GPUArray | None = None):
         args += (values._buf, values._offset)
     for x in indices:
         args += (x._buf, x._offset)
-    return plan(rt.stream, _quota.quota, *args), out
+    return plan(rt.thread.stream, _quota.quota, *args), out
 
 
 def getitem(a: GPUArray, key) -> GPUArray:
     """a[key] for any key: a view for basic indexing, a new array for advanced indexing."""
+    if type(key) is slice and a.shape:  # the common view, computed here
+        n, step_bytes = a.shape[0], a.strides[0]
+        start, stop, step = key.indices(n)
+        count = len(range(start, stop, step))
+        v = _new(GPUArray)
+        v._buf, v._desc, v._offset, v._rt = a._buf, None, a._offset + start * step_bytes, a._rt
+        v.shape, v.dtype = (count, *a.shape[1:]), a.dtype
+        v.strides = (step_bytes * step, *a.strides[1:])
+        return v
     if is_basic(key):
         return a._basic_getitem(key)
     adv = _Advanced(a, key)

@@ -35,7 +35,7 @@ def _product(a: GPUArray, b: GPUArray, bias, row_block) -> GPUArray:
     args = [a._buf, a._offset, b._buf, b._offset]
     if bias is not None:
         args += (bias._buf, bias._offset)
-    return wrap(plan(rt.stream, _quota.quota, *args), shape, dtype, strides, rt)
+    return wrap(plan(rt.thread.stream, _quota.quota, *args), shape, dtype, strides, rt)
 
 
 def matmul(a, b, *, row_block=None) -> GPUArray:

@@ -96,7 +96,7 @@ class Generator:
             int(params.get("low", 0)) % 2**64,
             int(params.get("range", 0)) % 2**64,
         )
-        return wrap(plan(rt.stream, _quota.quota, *args), shape, dtype, strides, rt)
+        return wrap(plan(rt.thread.stream, _quota.quota, *args), shape, dtype, strides, rt)
 
     def rand(self, *shape, dtype="float64") -> GPUArray:
         """Uniform floats in [0, 1) of `shape`."""

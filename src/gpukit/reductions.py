@@ -42,7 +42,7 @@ def reduce(name: str, a, axis=None, keepdims=False, *, empty_ok=False) -> GPUArr
     kept = shapes.reduced_shape(a.shape, axes, False)
     out = Layout(dtype, kept, shapes.contiguous_strides(kept, dtype.itemsize))
     plan = cached_plan(key, lambda: rt.plan_reduce(name, layout(a), axes, out))
-    return wrap(plan(rt.stream, _quota.quota, a._buf, a._offset), shape, dtype, strides, rt)
+    return wrap(plan(rt.thread.stream, _quota.quota, a._buf, a._offset), shape, dtype, strides, rt)
 
 
 def sum(a, axis=None, keepdims=False) -> GPUArray:
@@ -120,7 +120,9 @@ def cumsum(a, axis=None) -> GPUArray:
     plan = cached_plan(
         key, lambda: rt.plan_cumsum(layout(a), axis, Layout(dtype, a.shape, strides))
     )
-    return wrap(plan(rt.stream, _quota.quota, a._buf, a._offset), a.shape, dtype, strides, rt)
+    return wrap(
+        plan(rt.thread.stream, _quota.quota, a._buf, a._offset), a.shape, dtype, strides, rt
+    )
 
 
 def _method(f):

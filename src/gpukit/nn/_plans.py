@@ -32,7 +32,7 @@ def run(key: tuple, make, rt, *args):
             flat += (a._buf, a._offset)
         else:
             flat.append(a)
-    return plan(rt.stream, _quota.quota, *flat)
+    return plan(rt.thread.stream, _quota.quota, *flat)
 
 
 def result(buf, out: Layout, rt) -> GPUArray:

@@ -74,13 +74,18 @@ def _contiguous(layout: Layout) -> Layout:
     return Layout(layout.dtype, layout.shape, strides)
 
 
+class _Thread:
+    stream = 0  # work is synchronous: there is one stream
+
+
 class CpuBackend:
     kind = "cpu"
     index = 0
     name = "cpu"
     capabilities = CAPABILITIES
     dlpack_device = (1, 0)  # kDLCPU
-    stream = 0  # work is synchronous: there is one stream
+    stream = 0
+    thread = _Thread()
 
     def __init__(self, index: int = 0):
         if index != 0:

@@ -24,8 +24,10 @@ CAPABILITIES = Capabilities(
 
 
 class _ThreadState(threading.local):
-    # A class default: a missing thread-local attribute would cost an exception on every op.
-    stream = None
+    """A thread's current stream (each thread starts on the device's default stream)."""
+
+    def __init__(self, default_stream: int):
+        self.stream = default_stream
 
 
 def device_count() -> int:
@@ -69,7 +71,7 @@ class CudaBackend:
         self.default_stream = self.device.default_stream
         self.sm_count = max(self.device.sm_count, 1)
         self.total_memory = self.device.total_memory
-        self._local = _ThreadState()
+        self.thread = _ThreadState(self.default_stream)
         self._modules: dict = {}
         self._functions: dict = {}
         self._shared_set: dict = {}
@@ -94,11 +96,11 @@ class CudaBackend:
     # --- streams and events -------------------------------------------------------------------
     @property
     def stream(self) -> int:
-        """The calling thread's current stream."""
-        return self._local.stream or self.default_stream
+        """The calling thread's current stream (`thread.stream` on hot paths)."""
+        return self.thread.stream
 
     def set_stream(self, stream: int | None) -> None:
-        self._local.stream = self.default_stream if stream is None else stream
+        self.thread.stream = self.default_stream if stream is None else stream
 
     def synchronize(self, stream: int | None = None) -> None:
         self.device.synchronize(self.stream if stream is None else stream)
