@@ -28,9 +28,11 @@ def test_a_device_by_name_or_ordinal(backend):
 def test_a_missing_ordinal_says_how_many_there_are(backend):
     with pytest.raises(gk.BackendUnavailableError, match=f"{backend}:7"):
         gk.Device(7)
-    with pytest.raises(gk.BackendUnavailableError, match=f"{backend}:7"):
-        with gk.use_backend(f"{backend}:7"):
-            pass
+    with (
+        pytest.raises(gk.BackendUnavailableError, match=f"{backend}:7"),
+        gk.use_backend(f"{backend}:7"),
+    ):
+        pass
 
 
 def test_device_names_are_checked():
