@@ -158,8 +158,15 @@ impl Plan {
     }
 
     /// Fills the slots from `values` and launches everything on `stream`, in order, each launch
-    /// paced by the scheduler (the caller must not hold the GIL: pacing may wait).
-    pub fn run(&self, values: &[Value], stream: u64, table: &LaunchTable) -> Result<(), PlanError> {
+    /// paced by the scheduler: when the pacer holds a launch back, `wait(stream)` is called
+    /// (the caller releases whatever lock it holds, the GIL, around `pacer::wait_launch`).
+    pub fn run(
+        &self,
+        values: &[Value],
+        stream: u64,
+        table: &LaunchTable,
+        wait: &dyn Fn(u64),
+    ) -> Result<(), PlanError> {
         // Every argument is checked before anything launches: a plan runs whole or not at all
         // (short of a backend failure).
         for slot in self.launches.iter().flat_map(|l| &l.slots) {
@@ -174,7 +181,7 @@ impl Plan {
                     write_slot(&mut blob, slot, values, table)?;
                 }
                 if pacer::before_launch(stream) != 0 {
-                    pacer::wait_launch(stream);
+                    wait(stream);
                 }
                 table.launch(launch.function, &launch.geometry, stream, &blob)?;
                 table.check("cuEventRecord (launch pacing)", pacer::after_launch(stream))?;

@@ -84,6 +84,9 @@ fn table() -> (LaunchTable, &'static Recorder) {
     (unsafe { LaunchTable::from_raw(raw) }.unwrap(), rec)
 }
 
+// No scheduler task runs in these tests: the pacer never holds a launch back.
+const NO_WAIT: fn(u64) = |_| unreachable!("the pacer held back a launch of no task");
+
 const GEOMETRY: Geometry = Geometry {
     grid: [3, 1, 1],
     block: [256, 1, 1],
@@ -128,9 +131,14 @@ fn slots_are_filled_in_a_copy_of_each_blob() {
         Value::Address(0x2003),
         Value::Scalar { f: 2.5, i: 2 },
     ];
-    plan.run(&values, 99, &table).unwrap();
-    plan.run(&[values[0], Value::Address(0x5000), values[2]], 99, &table)
-        .unwrap();
+    plan.run(&values, 99, &table, &NO_WAIT).unwrap();
+    plan.run(
+        &[values[0], Value::Address(0x5000), values[2]],
+        99,
+        &table,
+        &NO_WAIT,
+    )
+    .unwrap();
     let launches = rec.launches.lock().unwrap();
     assert_eq!(launches.len(), 2);
     let (function, geometry, stream, blob) = &launches[0];
@@ -169,7 +177,8 @@ fn launches_run_in_order_with_their_own_geometry() {
         1,
     )
     .unwrap();
-    plan.run(&[Value::Address(0x100)], 5, &table).unwrap();
+    plan.run(&[Value::Address(0x100)], 5, &table, &NO_WAIT)
+        .unwrap();
     let launches = rec.launches.lock().unwrap();
     assert_eq!(launches[0].0, 1);
     assert_eq!((launches[1].0, launches[1].1), (2, second));
@@ -189,7 +198,9 @@ fn a_misaligned_operand_is_refused_before_anything_launches() {
         1,
     )
     .unwrap();
-    let err = plan.run(&[Value::Address(0x100)], 0, &table).unwrap_err();
+    let err = plan
+        .run(&[Value::Address(0x100)], 0, &table, &NO_WAIT)
+        .unwrap_err();
     assert_eq!(
         err,
         PlanError::Misaligned {
@@ -230,7 +241,8 @@ fn tensor_maps_are_encoded_once_per_address() {
     )
     .unwrap();
     for base in [0x1000, 0x1000, 0x2000] {
-        plan.run(&[Value::Address(base)], 0, &table).unwrap();
+        plan.run(&[Value::Address(base)], 0, &table, &NO_WAIT)
+            .unwrap();
     }
     assert_eq!(*rec.encodes.lock().unwrap(), 2);
     let launches = rec.launches.lock().unwrap();
@@ -254,7 +266,7 @@ fn launch_errors_carry_the_backend_name() {
         0,
     )
     .unwrap();
-    let PlanError::Backend(e) = plan.run(&[], 0, &table).unwrap_err() else {
+    let PlanError::Backend(e) = plan.run(&[], 0, &table, &NO_WAIT).unwrap_err() else {
         panic!("expected a backend error");
     };
     assert_eq!(
@@ -296,7 +308,7 @@ fn a_scalar_where_an_array_belongs_is_an_error() {
     )
     .unwrap();
     let err = plan
-        .run(&[Value::Scalar { f: 1.0, i: 1 }], 0, &table)
+        .run(&[Value::Scalar { f: 1.0, i: 1 }], 0, &table, &NO_WAIT)
         .unwrap_err();
     assert!(matches!(err, PlanError::WrongValue { arg: 0, .. }));
 }

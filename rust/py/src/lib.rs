@@ -96,17 +96,21 @@ impl Pool {
 
     /// A buffer of at least `nbytes` bytes for work on `stream`; it returns to the pool when the
     /// last reference goes. `quota` (from create_quota) is charged; `evictable` buffers may be
-    /// spilled to host memory under pressure.
+    /// spilled to host memory under pressure. The GIL stays held, as CuPy and PyTorch allocate:
+    /// releasing it per call costs more than a cached allocation when threads contend, and the
+    /// pool never needs Python, so holding it cannot deadlock.
     #[pyo3(signature = (nbytes, stream=0, quota=None, evictable=false))]
     fn allocate(
         &self,
-        py: Python<'_>,
         nbytes: u64,
         stream: u64,
         quota: Option<u64>,
         evictable: bool,
     ) -> PyResult<Buffer> {
-        let id = self.run(py, |p| p.allocate(nbytes, stream, quota, evictable))?;
+        let pool = &self.inner;
+        let id = pool
+            .allocate(nbytes, stream, quota, evictable)
+            .map_err(|e| to_py_err(pool, e))?;
         Ok(Buffer {
             pool: self.inner.clone(),
             id,

@@ -11,6 +11,7 @@ use pyo3::types::{PyBool, PyCapsule, PyCapsuleMethods, PyFloat, PyTuple};
 use gpukit_core::launch::{Geometry, LaunchTable, RawLaunchTable, TensorMapDesc};
 use gpukit_core::plan::{Launch, Plan as CorePlan, PlanError, Slot, SlotKind, Value};
 use gpukit_core::pool::{BufferId, Pool as CorePool, PoolError};
+use gpukit_core::sched::pacer;
 
 use crate::{to_py_err, Buffer, CudaError, DeviceError, ExternalBuffer, HipError, Pool};
 
@@ -142,8 +143,12 @@ impl Plan {
     }
 
     /// Allocates outputs and scratch, resolves every address and launches. Returns the outputs.
+    /// Runs with the GIL held (as CuPy's and PyTorch's launches do): releasing it per call costs
+    /// more than the call when threads contend. Nothing here needs Python, so holding it cannot
+    /// deadlock; only a launch the scheduler's pacer holds back waits without it.
     fn execute(
         &self,
+        py: Python<'_>,
         mut values: Vec<Value>,
         mut ids: Vec<(usize, BufferId)>,
         stream: u64,
@@ -184,7 +189,8 @@ impl Plan {
                 }
             }
             let table = self.table.as_ref().expect("checked when the plan was made");
-            if let Err(e) = self.core.run(&values, stream, table) {
+            let wait = |s: u64| py.detach(|| pacer::wait_launch(s));
+            if let Err(e) = self.core.run(&values, stream, table, &wait) {
                 release(&fresh);
                 return Err(CallError::Plan(e));
             }
@@ -302,8 +308,8 @@ impl Plan {
         if items.next().is_some() {
             return Err(PyTypeError::new_err("too many arguments for the plan"));
         }
-        let outputs = py
-            .detach(|| self.execute(values, ids, stream, quota))
+        let outputs = self
+            .execute(py, values, ids, stream, quota)
             .map_err(|e| match e {
                 CallError::Pool(e) => to_py_err(&self.pool, e),
                 CallError::Plan(e) => self.plan_error(e),
