@@ -50,6 +50,8 @@ def _rows(kind: str, x: GPUArray, axis: int, weight=None, bias=None, eps=0.0) ->
 
 
 def _axis(axis, x: GPUArray) -> int:
+    if axis == -1 and type(axis) is int and x.ndim:
+        return x.ndim - 1
     (axis,) = _shapes.normalize_axes(operator.index(axis), max(x.ndim, 1))
     return axis
 
