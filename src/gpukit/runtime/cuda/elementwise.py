@@ -3,8 +3,6 @@ kernel when every operand is one dense run, else the strided one over merged dim
 
 from __future__ import annotations
 
-import math
-
 from ...base import shapes, strides
 from .. import kernels
 from ..args import CONSTANTS
@@ -107,7 +105,3 @@ def emit_fill_zero(b: PlanBuilder, layout: Layout, arg: int) -> None:
 def emit_copy(b: PlanBuilder, src: Layout, src_arg: int, dst: Layout, dst_arg: int) -> None:
     """Appends dst[...] = src (dtype converted; src broadcast or strided)."""
     emit(b, "identity", dst.dtype, [(src, src_arg)], (dst, dst_arg))
-
-
-def nbytes(layout: Layout) -> int:
-    return math.prod(layout.shape) * layout.dtype.itemsize
