@@ -176,12 +176,15 @@ impl Plan {
         }
         if !self.core.launches().is_empty() {
             let just_ids: Vec<BufferId> = ids.iter().map(|&(_, id)| id).collect();
-            let ptrs = match pool.resident_ptrs(&just_ids, stream) {
-                Some(ptrs) => ptrs,
-                None => pool.device_ptrs(&just_ids, stream).map_err(|e| {
+            let ptrs = if just_ids.is_empty() {
+                Vec::new()
+            } else if let Some(ptrs) = pool.resident_ptrs(&just_ids, stream) {
+                ptrs
+            } else {
+                pool.device_ptrs(&just_ids, stream).map_err(|e| {
                     release(&fresh);
                     CallError::Pool(e)
-                })?,
+                })?
             };
             for (&(at, _), ptr) in ids.iter().zip(ptrs) {
                 if let Value::Address(offset) = values[at] {
