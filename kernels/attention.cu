@@ -17,11 +17,11 @@
 typedef GK_T T;
 typedef GK_ACC_T acc_t;
 
-#define GK_ROWS 4   // query rows per warp
-#define GK_KEYS 32  // keys per tile, one per lane
+#define GK_ROWS GK_ATTN_ROWS  // query rows per warp
+#define GK_KEYS GK_ATTN_KEYS  // keys per tile, one per lane
 #define GK_DCH (GK_DMAX / GK_LANES)
 // k rows in shared memory are padded so that the 32 lanes reading 32 rows hit distinct banks.
-#define GK_KPAD (sizeof(T) < 4 ? 4 / (int)sizeof(T) : 1)
+#define GK_KPAD (sizeof(T) < GK_ATTN_PAD_BYTES ? GK_ATTN_PAD_BYTES / (int)sizeof(T) : 1)
 
 GK_KERNEL void gk_attention(const gk_attn_args a) {
     extern __shared__ __align__(16) unsigned char gk_smem[];

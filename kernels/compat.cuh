@@ -118,6 +118,101 @@ __device__ inline double gkm_pow(double a, double b) { return pow(a, b); }
 __device__ inline float gkm_copysign(float a, float b) { return copysignf(a, b); }
 __device__ inline double gkm_copysign(double a, double b) { return copysign(a, b); }
 
+// Elementwise helpers for ops whose C expression is more than one line (the op table in
+// gpukit/runtime/ops.py names them), with NumPy's semantics in the compute type T.
+template <typename T>
+__device__ inline T gk_invert(T a) {
+    return (T)(~a);
+}
+__device__ inline bool gk_invert(bool a) { return !a; }  // NumPy: ~ on bool is logical not
+
+template <typename T>
+__device__ inline T gk_absolute(T a) {
+    if constexpr (gk_is_float<T>::value) {
+        return gkm_fabs(a);
+    } else {
+        return a < (T)0 ? (T)(-a) : a;
+    }
+}
+
+template <typename T>
+__device__ inline T gk_floor(T a) {
+    if constexpr (gk_is_float<T>::value) return gkm_floor(a);
+    return a;
+}
+
+template <typename T>
+__device__ inline T gk_ceil(T a) {
+    if constexpr (gk_is_float<T>::value) return gkm_ceil(a);
+    return a;
+}
+
+// Python's floor division and modulo (the result takes the divisor's sign), as NumPy computes
+// them; integer division by zero gives 0, as NumPy does (with a warning there).
+template <typename T>
+__device__ inline T gk_floor_divide(T a, T b) {
+    if constexpr (gk_is_float<T>::value) {
+        if (b == (T)0) return a / b;
+        T mod = gkm_fmod(a, b);
+        T div = (a - mod) / b;
+        if (mod != (T)0 && ((b < (T)0) != (mod < (T)0))) div -= (T)1;
+        if (div == (T)0) return gkm_copysign((T)0, a / b);
+        T floordiv = gkm_floor(div);
+        if (div - floordiv > (T)0.5) floordiv += (T)1;
+        return floordiv;
+    } else {
+        if (b == (T)0) return (T)0;
+        T q = (T)(a / b);
+        if ((a % b != 0) && ((a < 0) != (b < 0))) q = (T)(q - 1);
+        return q;
+    }
+}
+
+template <typename T>
+__device__ inline T gk_remainder(T a, T b) {
+    if constexpr (gk_is_float<T>::value) {
+        if (b == (T)0) return gkm_fmod(a, b);
+        T mod = gkm_fmod(a, b);
+        if (mod != (T)0) {
+            if ((b < (T)0) != (mod < (T)0)) mod += b;
+        } else {
+            mod = gkm_copysign((T)0, b);
+        }
+        return mod;
+    } else {
+        if (b == (T)0) return (T)0;
+        T r = (T)(a % b);
+        if (r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b);
+        return r;
+    }
+}
+
+// Integer powers by squaring. A negative integer exponent gives 0 here; gpukit checks exponents
+// and raises ValueError before launching, as NumPy does.
+template <typename T>
+__device__ inline T gk_power(T a, T b) {
+    if constexpr (gk_is_float<T>::value) {
+        return gkm_pow(a, b);
+    } else {
+        if (b < (T)0) return (T)0;
+        T result = (T)1;
+        while (b) {
+            if (b & (T)1) result = (T)(result * a);
+            a = (T)(a * a);
+            b = (T)(b >> 1);
+        }
+        return result;
+    }
+}
+
+// NumPy's minimum(maximum(a, lo), hi): hi wins when hi < lo, and a NaN anywhere wins.
+template <typename T>
+__device__ inline T gk_clip(T a, T lo, T hi) {
+    if (a != a) return a;
+    const T r = (a < lo || lo != lo) ? lo : a;
+    return (r > hi || hi != hi) ? hi : r;
+}
+
 // Limits for reduction identities.
 template <typename T>
 struct gk_limits;

@@ -1,18 +1,15 @@
 // arange: out[i] = start + i * step, computed in double (GK_ARANGE_INT: in 64-bit integers).
+#include "args.cuh"
 #include "compat.cuh"
 
-GK_KERNEL void gk_arange(GK_OUT_T* out, gk_i64 n, double start, double step, gk_i64 istart,
-                         gk_i64 istep) {
+GK_KERNEL void gk_arange(const gk_arange_args a) {
+    GK_OUT_T* out = reinterpret_cast<GK_OUT_T*>(a.out);
     const gk_i64 stride = (gk_i64)gridDim.x * blockDim.x;
-    for (gk_i64 i = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    for (gk_i64 i = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += stride) {
 #if GK_ARANGE_INT
-        (void)start;
-        (void)step;
-        out[i] = (GK_OUT_T)(istart + i * istep);
+        out[i] = (GK_OUT_T)(a.istart + i * a.istep);
 #else
-        (void)istart;
-        (void)istep;
-        out[i] = (GK_OUT_T)(start + (double)i * step);
+        out[i] = (GK_OUT_T)(a.start + (double)i * a.step);
 #endif
     }
 }

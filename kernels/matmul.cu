@@ -12,7 +12,7 @@
 #define GK_BM GK_TILE
 #define GK_BN GK_TILE
 #define GK_BK 8
-#define GK_TM (GK_TILE / 16)
+#define GK_TM (GK_TILE / GK_MATMUL_THREADS)
 #define GK_QUADS (GK_TM / 4)            // 4-wide vectors per thread along m (and n)
 #define GK_LOADS (GK_BM * GK_BK / 256)  // elements of each operand a thread fetches per slice
 

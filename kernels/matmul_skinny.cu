@@ -8,9 +8,6 @@
 #include "args.cuh"
 #include "warp.cuh"
 
-#define GK_SKINNY_M 8
-#define GK_SKINNY_WARPS 8
-
 typedef GK_T T;
 typedef GK_ACC_T acc_t;
 

@@ -6,8 +6,6 @@
 #include "args.cuh"
 #include "warp.cuh"
 
-#define GK_BLOCK 256
-
 typedef GK_T T;
 typedef GK_ACC_T acc_t;
 

@@ -66,7 +66,7 @@ __device__ inline void gk_store(const gk_philox_args& a, gk_i64 e, T v) {
          g += (gk_i64)gridDim.x * blockDim.x)
 
 GK_KERNEL void gk_rand_f(const gk_philox_args a) {
-    GK_GROUPS(4) {
+    GK_GROUPS(GK_PHILOX_PER_GROUP_32) {
         const gk_words r = gk_philox(a, (gk_u64)g);
 #pragma unroll
         for (int j = 0; j < 4; ++j)
@@ -75,7 +75,7 @@ GK_KERNEL void gk_rand_f(const gk_philox_args a) {
 }
 
 GK_KERNEL void gk_rand_d(const gk_philox_args a) {
-    GK_GROUPS(2) {
+    GK_GROUPS(GK_PHILOX_PER_GROUP_64) {
         const gk_words r = gk_philox(a, (gk_u64)g);
         gk_store<double>(a, 2 * g, gk_uniform_d(r.w[0], r.w[1], false));
         gk_store<double>(a, 2 * g + 1, gk_uniform_d(r.w[2], r.w[3], false));
@@ -164,7 +164,7 @@ __device__ inline void gk_box_muller(double u1, double u2, double* z0, double* z
 }
 
 GK_KERNEL void gk_randn_f(const gk_philox_args a) {
-    GK_GROUPS(4) {
+    GK_GROUPS(GK_PHILOX_PER_GROUP_32) {
         const gk_words r = gk_philox(a, (gk_u64)g);
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
@@ -178,7 +178,7 @@ GK_KERNEL void gk_randn_f(const gk_philox_args a) {
 }
 
 GK_KERNEL void gk_randn_d(const gk_philox_args a) {
-    GK_GROUPS(2) {
+    GK_GROUPS(GK_PHILOX_PER_GROUP_64) {
         const gk_words r = gk_philox(a, (gk_u64)g);
         double z0, z1;
         gk_box_muller(gk_uniform_d(r.w[0], r.w[1], true), gk_uniform_d(r.w[2], r.w[3], false), &z0,
@@ -191,7 +191,7 @@ GK_KERNEL void gk_randn_d(const gk_philox_args a) {
 // Integers in [low, low + range) by multiply-shift (Lemire): the high half of draw * range. For
 // range <= 2^32 a 32-bit draw per element (bias below range / 2^32), otherwise a 64-bit draw.
 GK_KERNEL void gk_randint_32(const gk_philox_args a) {
-    GK_GROUPS(4) {
+    GK_GROUPS(GK_PHILOX_PER_GROUP_32) {
         const gk_words r = gk_philox(a, (gk_u64)g);
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
@@ -205,7 +205,7 @@ GK_KERNEL void gk_randint_32(const gk_philox_args a) {
 }
 
 GK_KERNEL void gk_randint_64(const gk_philox_args a) {
-    GK_GROUPS(2) {
+    GK_GROUPS(GK_PHILOX_PER_GROUP_64) {
         const gk_words r = gk_philox(a, (gk_u64)g);
 #pragma unroll
         for (int j = 0; j < 2; ++j) {

@@ -47,8 +47,6 @@ __device__ inline void gk_store(const gk_reduce_args& a, gk_i64 o, acc_t v) {
     reinterpret_cast<GK_OUT_T*>(a.out)[o] = (GK_OUT_T)v;
 }
 
-#define GK_BLOCK 256
-
 #ifndef GK_ARG
 GK_KERNEL void gk_reduce_block(const gk_reduce_args a) {
     __shared__ acc_t partial[GK_BLOCK];

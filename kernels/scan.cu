@@ -4,8 +4,6 @@
 #include "args.cuh"
 #include "warp.cuh"
 
-#define GK_BLOCK 256
-
 typedef GK_ACC_T acc_t;
 
 GK_KERNEL void gk_cumsum(const gk_scan_args a) {

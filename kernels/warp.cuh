@@ -2,8 +2,7 @@
 // width-32 shuffles stay inside each half), exp2, 16-byte vector types, row offsets.
 #pragma once
 #include "compat.cuh"
-
-#define GK_LANES 32
+#include "geometry.cuh"
 
 #ifdef GK_HIP
 template <typename T>

@@ -6,7 +6,8 @@
 #                                            _core, runs the test suite on every backend found
 #                                            (cuda included) and every benchmark
 # With the device tool: run(command="bash scripts/gpu_machine.sh run", carry=[".gpu"]).
-# BENCH=launch,matmul runs only those benchmarks (none: BENCH=none); TESTS=0 skips the suite.
+# BENCH=launch,matmul runs only those benchmarks (none: BENCH=none); TESTS=0 skips the suite;
+# pytest arguments (e.g. tests/api tests/gpu) narrow the suite.
 # Logs go to $OUT (or .gpu/out); the last lines printed are the test summary and benchmark tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +40,7 @@ run() {
     python3 -c "import gpukit; print(gpukit.info())" | tee "$out/info.txt"
     local status=0
     if [ "${TESTS:-1}" != 0 ]; then
-        (cd tests && python3 -m pytest -q -p no:cacheprovider "$@" >"$out/tests.log" 2>&1) || status=$?
+        python3 -m pytest -q -p no:cacheprovider "$@" >"$out/tests.log" 2>&1 || status=$?
     fi
     for bench in benchmarks/bench_*.py; do
         [ -e "$bench" ] || continue

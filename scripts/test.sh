@@ -16,5 +16,6 @@ if ! ldconfig -p | grep -q libamdhip64; then
 fi
 scripts/lint.sh
 cargo test --workspace --locked
-# From tests/, so that the installed package (not src/) is the one imported.
-cd tests && ../.venv/bin/python -m pytest -q "$@"
+# The installed package is the one imported (src/ is not on the path); tests/unit, tests/api,
+# tests/gpu, tests/contract (pyproject's testpaths), or the paths given.
+.venv/bin/python -m pytest -q "$@"

@@ -1,11 +1,10 @@
-// Python bindings of the CUDA device and the op entry points. Handles (streams, events, modules,
-// functions) cross into Python as integers.
+// Python bindings of the CUDA device: streams, events, copies, modules, launch tables. Handles
+// (streams, events, modules, functions) cross into Python as integers.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include "bindings.h"
 #include "cuda_driver.h"
-#include "ops.h"
 
 namespace py = pybind11;
 
@@ -25,29 +24,9 @@ Dim3 dim3_of(const py::tuple& t) {
     return d;
 }
 
-ops::Scalar scalar_of(py::handle v) {
-    ops::Scalar out;
-    if (v.is_none()) return out;
-    if (py::isinstance<py::float_>(v)) {
-        out.f = v.cast<double>();
-        out.i = static_cast<int64_t>(out.f);
-    } else {
-        out.i = v.cast<int64_t>();  // bool and int
-        out.f = static_cast<double>(out.i);
-    }
-    return out;
-}
-
-std::vector<ops::Scalar> scalars_of(const py::tuple& t) {
-    std::vector<ops::Scalar> out;
-    for (py::handle v : t) out.push_back(scalar_of(v));
-    return out;
-}
-
 }  // namespace
 
 void bind_cuda(py::module_& m) {
-    using ops::Dims;
     py::class_<CudaDevice>(m, "CudaDevice")
         .def_static(
             "open",
@@ -77,6 +56,11 @@ void bind_cuda(py::module_& m) {
                                [](const CudaDevice& d) { return to_int(d.default_stream()); })
         .def("memory_info", &CudaDevice::memory_info)
         .def("stream_priority_range", &CudaDevice::stream_priority_range)
+        .def("launch_table",
+             [](const CudaDevice& d) {
+                 auto* t = const_cast<gk_launch_table*>(d.launch_table());
+                 return py::capsule(t, GK_LAUNCH_TABLE_CAPSULE);
+             })
         .def("allocator_table",
              [](const CudaDevice& d) {
                  auto* t = const_cast<gk_allocator_table*>(d.allocator_table());
@@ -152,79 +136,13 @@ void bind_cuda(py::module_& m) {
              [](const CudaDevice& d, uint64_t f, const py::tuple& grid, const py::tuple& block,
                 unsigned shared, uint64_t s, const py::bytes& params) {
                  std::string p = params;
-                 std::vector<char> buf(p.begin(), p.end());
-                 ops::launch_packed(d, handle<cu::Function>(f), dim3_of(grid), dim3_of(block),
-                                    shared, handle<cu::Stream>(s), buf);
-             })
-        .def("elementwise",
-             [](const CudaDevice& d, uint64_t f, uint64_t s, int64_t n,
-                const std::vector<uint64_t>& ptrs, const py::tuple& scalars, const Dims& shape,
-                const std::vector<Dims>& strides) {
-                 ops::elementwise(d, handle<cu::Function>(f), handle<cu::Stream>(s), n, ptrs,
-                                  scalars_of(scalars), shape, strides);
-             })
-        .def("elementwise_contig",
-             [](const CudaDevice& d, uint64_t f, uint64_t s, int64_t n, uint64_t out, uint64_t in0,
-                uint64_t in1, py::handle s0, py::handle s1) {
-                 ops::elementwise_contig(d, handle<cu::Function>(f), handle<cu::Stream>(s), n, out,
-                                         in0, in1, scalar_of(s0), scalar_of(s1));
-             })
-        .def("reduce",
-             [](const CudaDevice& d, uint64_t block_fn, uint64_t thread_fn, uint64_t s, uint64_t in,
-                uint64_t out, const Dims& out_shape, const Dims& out_stride, const Dims& red_shape,
-                const Dims& red_stride, double scale) {
-                 ops::reduce(d, handle<cu::Function>(block_fn), handle<cu::Function>(thread_fn),
-                             handle<cu::Stream>(s), in, out, out_shape, out_stride, red_shape,
-                             red_stride, scale);
-             })
-        .def("matmul",
-             [](const CudaDevice& d, uint64_t f, bool tensor_cores, int tile, uint64_t s,
-                uint64_t a, uint64_t b, uint64_t out, uint64_t bias, int64_t bias_stride, int64_t m,
-                int64_t n, int64_t k, const Dims& sa, const Dims& sb, const Dims& so,
-                const Dims& batch, const Dims& ba, const Dims& bb, const Dims& bo) {
-                 ops::matmul(d, handle<cu::Function>(f), tensor_cores, tile, handle<cu::Stream>(s),
-                             a, b, out, bias, bias_stride, m, n, k, sa, sb, so, batch, ba, bb, bo);
-             })
-        .def("matmul_skinny",
-             [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t a, uint64_t b, uint64_t out,
-                uint64_t bias, int64_t bias_stride, int64_t m, int64_t n, int64_t k, const Dims& sa,
-                const Dims& sb, const Dims& so) {
-                 ops::matmul_skinny(d, handle<cu::Function>(f), handle<cu::Stream>(s), a, b, out,
-                                    bias, bias_stride, m, n, k, sa, sb, so);
-             })
-        .def("cumsum",
-             [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t in, uint64_t out, int64_t n,
-                int64_t in_step, int64_t out_step, const Dims& row_shape, const Dims& in_rows,
-                const Dims& out_rows) {
-                 ops::cumsum(d, handle<cu::Function>(f), handle<cu::Stream>(s), in, out, n, in_step,
-                             out_step, row_shape, in_rows, out_rows);
-             })
-        .def("gather",
-             [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t src, uint64_t out,
-                uint64_t err, const Dims& shape, const Dims& src_stride,
-                const std::vector<uint64_t>& idx, const std::vector<Dims>& idx_strides,
-                const Dims& axis_size, const Dims& axis_stride) {
-                 ops::gather(d, handle<cu::Function>(f), handle<cu::Stream>(s), src, out, err,
-                             shape, src_stride, idx, idx_strides, axis_size, axis_stride);
-             })
-        .def("compact",
-             [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t mask, uint64_t counts,
-                uint64_t prefix, uint64_t out, int64_t n, int64_t total, const Dims& shape) {
-                 ops::compact(d, handle<cu::Function>(f), handle<cu::Stream>(s), mask, counts,
-                              prefix, out, n, total, shape);
-             })
-        .def("philox",
-             [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t out, int64_t n, int per_group,
-                uint64_t seed, uint64_t offset, double lo, double scale, bool affine, uint64_t low,
-                uint64_t range) {
-                 ops::philox(d, handle<cu::Function>(f), handle<cu::Stream>(s), out, n, per_group,
-                             seed, offset, lo, scale, affine, low, range);
-             })
-        .def("arange", [](const CudaDevice& d, uint64_t f, uint64_t s, uint64_t out, int64_t n,
-                          double start, double step, int64_t istart, int64_t istep) {
-            ops::arange(d, handle<cu::Function>(f), handle<cu::Stream>(s), out, n, start, step,
-                        istart, istep);
-        });
+                 size_t size = p.size();
+                 // CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END
+                 void* extra[] = {reinterpret_cast<void*>(1), p.data(), reinterpret_cast<void*>(2),
+                                  &size, nullptr};
+                 d.launch(handle<cu::Function>(f), dim3_of(grid), dim3_of(block), shared,
+                          handle<cu::Stream>(s), nullptr, p.empty() ? nullptr : extra);
+             });
 }
 
 }  // namespace gpukit

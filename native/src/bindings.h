@@ -8,7 +8,7 @@ void bind_cuda(pybind11::module_& m);
 void bind_jit(pybind11::module_& m);
 void bind_safetensors(pybind11::module_& m);
 void bind_dlpack(pybind11::module_& m);
-void bind_nn(pybind11::module_& m);  // after bind_cuda: adds to CudaDevice
+void bind_args(pybind11::module_& m);
 
 // Driver handles (streams, events, modules, functions) cross into Python as integers.
 template <typename H>

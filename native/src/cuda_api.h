@@ -72,6 +72,12 @@ struct Api {
     Result (*cuFuncSetAttribute)(Function, int, int);
     Result (*cuLaunchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, Stream, void**, void**);
+    // CUDA 12+ drivers only: null when the driver lacks it (TMA descriptors are then unavailable).
+    Result (*cuTensorMapEncodeTiled)(void*, unsigned, unsigned, void*, const uint64_t*,
+                                     const uint64_t*, const unsigned*, const unsigned*, unsigned,
+                                     unsigned, unsigned, unsigned);
 };
+
+constexpr Result ERROR_NOT_SUPPORTED = 801;
 
 }  // namespace gpukit::cu

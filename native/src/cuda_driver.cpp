@@ -57,6 +57,8 @@ CudaDriver::CudaDriver(const std::string& library) : lib_(library) {
     lib_.bind(a.cuModuleGetFunction, "cuModuleGetFunction");
     lib_.bind(a.cuFuncSetAttribute, "cuFuncSetAttribute");
     lib_.bind(a.cuLaunchKernel, "cuLaunchKernel");
+    a.cuTensorMapEncodeTiled =
+        reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(lib_.symbol("cuTensorMapEncodeTiled"));
     check(a.cuInit(0), "cuInit");
     check(a.cuDriverGetVersion(&version_), "cuDriverGetVersion");
 }
@@ -150,6 +152,23 @@ int32_t t_event_destroy(void* ctx, uint64_t e) {
 }
 const char* t_error_name(void* ctx, int32_t code) { return dev(ctx).driver().error_name(code); }
 
+// The launch table: C entry points for gpukit._core's plans.
+int32_t t_launch(void* ctx, uint64_t f, const uint32_t* grid, const uint32_t* block,
+                 uint32_t shared, uint64_t stream, const void* args, uint64_t bytes) {
+    int32_t code = 0;
+    const int32_t failed = guarded([&] {
+        code = dev(ctx).launch_buffer(reinterpret_cast<cu::Function>(f), grid, block, shared,
+                                      reinterpret_cast<cu::Stream>(stream), args, bytes);
+    });
+    return failed != 0 ? failed : code;
+}
+int32_t t_encode_tensor_map(void* ctx, void* out, const gk_tensor_map_desc* desc,
+                            uint64_t address) {
+    int32_t code = 0;
+    const int32_t failed = guarded([&] { code = dev(ctx).encode_tensor_map(out, *desc, address); });
+    return failed != 0 ? failed : code;
+}
+
 }  // namespace
 
 // --- device -------------------------------------------------------------------------------------
@@ -208,6 +227,9 @@ CudaDevice::CudaDevice(CudaDriver& driver, int ordinal)
         t_event_destroy,
         t_error_name,
         cu::ERROR_OUT_OF_MEMORY,
+    };
+    launch_table_ = gk_launch_table{
+        GK_LAUNCH_TABLE_VERSION, this, t_launch, t_encode_tensor_map, t_error_name,
     };
 }
 
@@ -364,6 +386,26 @@ void CudaDevice::launch(cu::Function f, Dim3 grid, Dim3 block, unsigned shared, 
                               extra),
           "cuLaunchKernel");
     check(static_cast<cu::Result>(record_after_launch(stream)), "cuEventRecord (launch pacing)");
+}
+
+cu::Result CudaDevice::launch_buffer(cu::Function f, const unsigned* grid, const unsigned* block,
+                                     unsigned shared, cu::Stream s, const void* args,
+                                     size_t bytes) const {
+    make_current();
+    size_t size = bytes;
+    // CU_LAUNCH_PARAM_BUFFER_POINTER, args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END
+    void* extra[] = {reinterpret_cast<void*>(1), const_cast<void*>(args),
+                     reinterpret_cast<void*>(2), &size, nullptr};
+    return api_.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
+                               s, nullptr, bytes == 0 ? nullptr : extra);
+}
+
+cu::Result CudaDevice::encode_tensor_map(void* out, const gk_tensor_map_desc& d,
+                                         uint64_t address) const {
+    if (api_.cuTensorMapEncodeTiled == nullptr) return cu::ERROR_NOT_SUPPORTED;
+    return api_.cuTensorMapEncodeTiled(out, d.data_type, d.rank, reinterpret_cast<void*>(address),
+                                       d.global_dim, d.global_strides, d.box_dim, d.element_strides,
+                                       d.interleave, d.swizzle, d.l2_promotion, d.oob_fill);
 }
 
 }  // namespace gpukit

@@ -8,6 +8,7 @@
 
 #include "cuda_api.h"
 #include "gpukit/allocator_table.h"
+#include "gpukit/launch_table.h"
 #include "shared_library.h"
 
 namespace gpukit {
@@ -80,7 +81,13 @@ class CudaDevice {
     void launch(cu::Function f, Dim3 grid, Dim3 block, unsigned shared, cu::Stream s, void** args,
                 void** extra = nullptr) const;
 
+    // The raw launch of a parameter buffer (no pacing: gpukit._core's plans pace themselves).
+    cu::Result launch_buffer(cu::Function f, const unsigned* grid, const unsigned* block,
+                             unsigned shared, cu::Stream s, const void* args, size_t bytes) const;
+    cu::Result encode_tensor_map(void* out, const gk_tensor_map_desc& desc, uint64_t address) const;
+
     const gk_allocator_table* allocator_table() const { return &table_; }
+    const gk_launch_table* launch_table() const { return &launch_table_; }
     const CudaDriver& driver() const { return driver_; }
 
    private:
@@ -97,6 +104,7 @@ class CudaDevice {
     int cc_major_ = 0, cc_minor_ = 0, sm_count_ = 0, l2_bytes_ = 0, smem_optin_ = 0;
     size_t total_memory_ = 0;
     gk_allocator_table table_{};
+    gk_launch_table launch_table_{};
 };
 
 }  // namespace gpukit

@@ -90,5 +90,5 @@ PYBIND11_MODULE(_native, m) {
     gpukit::bind_jit(m);
     gpukit::bind_safetensors(m);
     gpukit::bind_dlpack(m);
-    gpukit::bind_nn(m);
+    gpukit::bind_args(m);
 }

@@ -1,23 +1,17 @@
 """gpukit: NumPy-like arrays on the GPU, kernels compiled at run time, a Rust memory pool.
 
-Without a GPU driver everything runs on the CPU through NumPy, with the same API.
-"""
+Without a GPU driver everything runs on the CPU through NumPy, with the same API. Layers, each
+importing only those below it: gpukit.base (dtypes, shapes, sizes; gpukit.errors), gpukit.runtime
+(backends, op table, kernels, JIT, plans), the front end (gpukit.array and the op modules), and
+the libraries (nn, models, io, interop, streams, memory, scheduler, jit, kernel)."""
 
-__version__ = "0.1.0"
-
+from . import elementwise as _elementwise_module
+from . import indexing as _indexing
+from . import interop as _interop
 from . import jit, linalg, memory, models, nn, random, scheduler
-from ._dtypes import bfloat16
-from ._info import info
-from ._runtime import available_backends, use_backend
-from ._runtime import runtime as _current_runtime
-from .array import (
-    GPUArray,
-    asarray,
-    elementwise,
-    empty,
-    matmul,
-    reduce,
-)
+from .array import GPUArray, asarray, empty
+from .base.dtypes import bfloat16
+from .base.version import VERSION
 from .creation import (
     arange,
     empty_like,
@@ -32,6 +26,8 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .elementwise import FUNCTIONS as _ufuncs
+from .elementwise import elementwise
 from .errors import (
     BackendUnavailableError,
     CompileError,
@@ -45,15 +41,30 @@ from .errors import (
     TaskTimeoutError,
 )
 from .indexing import flatnonzero, nonzero, take
+from .info import info
 from .interop import from_dlpack
+from .io import load_safetensors, save_safetensors
 from .kernel import ElementwiseKernel, RawKernel
-from .linalg import dot, linear
-from .reductions import all, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
-from .safetensors import load_safetensors, save_safetensors
+from .linalg import dot, linear, matmul
+from .reductions import (
+    all,
+    any,
+    argmax,
+    argmin,
+    cumsum,
+    max,
+    mean,
+    min,
+    prod,
+    reduce,
+    std,
+    sum,
+    var,
+)
+from .runtime import Device, available_backends, use_backend
+from .runtime import devices as _devices
 from .scheduler import Scheduler
 from .streams import Event, Stream, synchronize
-from .ufuncs import *  # noqa: F403  (exp, maximum, where, ... with NumPy's names)
-from .ufuncs import __all__ as _ufunc_names
 from .views import (
     ascontiguousarray,
     broadcast_to,
@@ -66,17 +77,28 @@ from .views import (
     transpose,
 )
 
+globals().update(_ufuncs)  # exp, maximum, where, ... with NumPy's names
+del _elementwise_module, _indexing, _interop
+__version__ = VERSION
+
 
 def backend() -> str:
-    """ "cuda", "hip" or "cpu": the backend this process runs on (chosen at first use)."""
-    return _current_runtime().name
+    """ "cuda", "hip" or "cpu": the backend new arrays go to (the process default is chosen at
+    first use)."""
+    return _devices.runtime().kind
+
+
+def device() -> Device:
+    """The device new arrays go to."""
+    return Device()
 
 
 __all__ = [
-    *_ufunc_names,
+    *sorted(_ufuncs),
     "BackendUnavailableError",
     "CompileError",
     "CudaError",
+    "Device",
     "DeviceError",
     "ElementwiseKernel",
     "Event",
@@ -90,63 +112,64 @@ __all__ = [
     "Stream",
     "TaskRejectedError",
     "TaskTimeoutError",
-    "arange",
     "all",
     "any",
+    "arange",
     "argmax",
     "argmin",
     "asarray",
-    "max",
-    "mean",
-    "min",
-    "prod",
-    "std",
-    "sum",
-    "var",
     "ascontiguousarray",
+    "available_backends",
+    "backend",
+    "bfloat16",
     "broadcast_to",
     "concatenate",
     "cumsum",
+    "device",
     "dot",
+    "elementwise",
+    "empty",
     "empty_like",
     "expand_dims",
     "eye",
-    "full_like",
-    "linspace",
-    "ones_like",
-    "split",
-    "squeeze",
-    "stack",
-    "swapaxes",
-    "transpose",
-    "zeros_like",
-    "available_backends",
-    "bfloat16",
-    "backend",
-    "elementwise",
-    "empty",
+    "flatnonzero",
     "from_dlpack",
     "from_numpy",
     "full",
+    "full_like",
     "info",
     "jit",
-    "load_safetensors",
     "linalg",
     "linear",
+    "linspace",
+    "load_safetensors",
     "matmul",
+    "max",
+    "mean",
     "memory",
+    "min",
     "models",
     "nn",
+    "nonzero",
     "ones",
+    "ones_like",
+    "prod",
+    "random",
     "reduce",
     "save_safetensors",
     "scheduler",
+    "split",
+    "squeeze",
+    "stack",
+    "std",
+    "sum",
+    "swapaxes",
     "synchronize",
-    "to_numpy",
-    "use_backend",
-    "zeros",
-    "flatnonzero",
-    "nonzero",
-    "random",
     "take",
+    "to_numpy",
+    "transpose",
+    "use_backend",
+    "var",
+    "zeros",
+    "zeros_like",
 ]

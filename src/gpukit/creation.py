@@ -6,15 +6,18 @@ import math
 
 import numpy as np
 
-from . import _dtypes
-from .array import GPUArray, asarray, empty
+from .array import GPUArray, asarray, cached_plan, empty, fill, wrap
+from .base import dtypes as _dtypes
+from .runtime import runtime
+from .runtime.backend import Layout
+from .runtime.quota import local as _quota
 
 
 def full(shape, fill_value, dtype=None) -> GPUArray:
     if dtype is None:
         dtype = np.asarray(fill_value).dtype
     out = empty(shape, dtype)
-    out._rt.fill(out, fill_value)
+    fill(out, fill_value)
     return out
 
 
@@ -34,10 +37,22 @@ def arange(start, stop=None, step=1, dtype=None) -> GPUArray:
         raise ValueError("arange: step must not be zero")
     length = max(0, math.ceil((stop - start) / step))
     dtype = _dtypes.normalize(np.result_type(start, stop, step) if dtype is None else dtype)
-    out = empty((length,), dtype)
-    if length:
-        out._rt.arange(start, step, out)
-    return out
+    return _arange(start, step, length, dtype)
+
+
+def _arange(start, step, length: int, dtype) -> GPUArray:
+    """start + i * step for i < length, in `dtype` (computed in double, or in 64-bit integers
+    for integer dtypes)."""
+    rt = runtime()
+    shape, strides = (length,), (dtype.itemsize,)
+    plan = cached_plan(
+        ("arange", rt, dtype, length), lambda: rt.plan_arange(Layout(dtype, shape, strides))
+    )
+    if dtype.kind in "biu":
+        start, step = int(start), int(step)
+    else:
+        start, step = float(start), float(step)
+    return wrap(plan(rt.thread.stream, _quota.quota, start, step), shape, dtype, strides, rt)
 
 
 def from_numpy(array: np.ndarray) -> GPUArray:
@@ -81,11 +96,9 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None) -> G
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
     dtype = _dtypes.normalize(np.result_type(float, start, stop) if dtype is None else dtype)
-    out = empty((num,), "float64")
-    if num:
-        out._rt.arange(float(start), step, out)
-        if endpoint and num > 1:
-            out[-1] = float(stop)
+    out = _arange(float(start), step, num, np.dtype("float64"))
+    if endpoint and num > 1:
+        out[-1] = float(stop)
     return out if dtype == np.float64 else out.astype(dtype)
 
 
@@ -98,5 +111,5 @@ def eye(n: int, m: int | None = None, k: int = 0, dtype="float64") -> GPUArray:
         item = out.dtype.itemsize
         start = k if k >= 0 else -k * m
         diagonal = out._view((length,), ((m + 1) * item,), start * item)
-        out._rt.fill(diagonal, 1)
+        fill(diagonal, 1)
     return out

@@ -13,10 +13,15 @@ import operator
 
 import numpy as np
 
-from . import _shapes
-from .array import GPUArray, asarray, empty
+from .array import GPUArray, asarray, cached_plan, empty, is_basic, layout, wrap
+from .base import shapes as _shapes
+from .reductions import max as _max
+from .reductions import min as _min
+from .runtime.backend import Layout
+from .runtime.quota import local as _quota
 
 _INT64 = np.dtype("int64")
+_new = object.__new__
 
 
 def _classify(k):
@@ -57,7 +62,7 @@ def _out_of_bounds(values: np.ndarray, size: int, axis) -> IndexError:
 def _nonzero_coords(mask) -> list:
     """The coordinate arrays of a mask's true elements (NumPy arrays for a host mask)."""
     if isinstance(mask, GPUArray):
-        coords = mask._rt.nonzero(mask)
+        coords = _coordinates(mask)
         return [coords[k] for k in range(mask.ndim)]
     return list(np.nonzero(mask))
 
@@ -179,35 +184,92 @@ class _Advanced:
         raise _out_of_bounds(indices[k].to_numpy(), self.view.shape[self.positions[k]], axis)
 
 
+def _coordinates(mask: GPUArray) -> GPUArray:
+    """The int64 (ndim, count) coordinates of a bool array's true elements."""
+    if not mask.is_contiguous:
+        mask = mask.copy()
+    rt = mask._rt
+    buf, count = rt.nonzero(layout(mask), mask._buf, mask._offset, rt.stream, _quota.quota)
+    return wrap(buf, (mask.ndim, count), _INT64, (8 * count, 8), rt)
+
+
+def _gather(adv, indices, check: bool, values: GPUArray | None = None):
+    """out = view[idx] (a new array, and the bad-index flag with `check`), or with `values`
+    view[idx] = values (contiguous, adv.shape)."""
+    view, rt = adv.view, adv.view._rt
+    scatter = values is not None
+    key = ["gather", rt, scatter, check, view.dtype, view.shape, view.strides, layout(view).align]
+    key += [(x.shape, x.strides) for x in indices]
+    key += (tuple(adv.positions), tuple(adv.layout))
+    out = Layout(view.dtype, adv.shape, _shapes.contiguous_strides(adv.shape, view.itemsize))
+    plan = cached_plan(
+        tuple(key),
+        lambda: rt.plan_gather(
+            layout(view), out, tuple(layout(x) for x in indices), tuple(adv.positions),
+            tuple(adv.layout), check, scatter,
+        ),
+    )  # fmt: skip
+    args = [view._buf, view._offset]
+    if scatter:
+        args += (values._buf, values._offset)
+    for x in indices:
+        args += (x._buf, x._offset)
+    return plan(rt.thread.stream, _quota.quota, *args), out
+
+
 def getitem(a: GPUArray, key) -> GPUArray:
     """a[key] for any key: a view for basic indexing, a new array for advanced indexing."""
+    if type(key) is slice and a.shape:  # the common view, computed here
+        n, step_bytes = a.shape[0], a.strides[0]
+        start, stop, step = key.indices(n)
+        count = len(range(start, stop, step))
+        v = _new(GPUArray)
+        v._buf, v._desc, v._offset, v._rt = a._buf, None, a._offset + start * step_bytes, a._rt
+        v.shape, v.dtype = (count, *a.shape[1:]), a.dtype
+        v.strides = (step_bytes * step, *a.strides[1:])
+        return v
+    if is_basic(key):
+        return a._basic_getitem(key)
     adv = _Advanced(a, key)
     if not adv.any:
         return a._view(*_basic(a, key))
     indices, unchecked = adv.device_indices()
-    out = empty(adv.shape, a.dtype, a._rt)
-    bad = a._rt.gather(adv.view, out, indices, adv.positions, adv.layout, unchecked)
-    if bad is not None:
-        adv.raise_bad(bad, indices)
-    return out
+    made, out = _gather(adv, indices, unchecked)
+    rt = a._rt
+    if unchecked:
+        buf, flag = made
+        found = np.empty(1, np.int32)
+        rt.download(found, flag, 0)
+        if found[0]:
+            adv.raise_bad(int(found[0]) - 1, indices)
+    else:
+        buf = made
+    return wrap(buf, out.shape, out.dtype, out.strides, rt)
 
 
-def setitem(a: GPUArray, key, value) -> bool:
-    """a[key] = value for an advanced key (value broadcast to a[key]'s shape and cast to a's
-    dtype; with repeated indices one of the values lands). False for a basic key."""
+def setitem(a: GPUArray, key, value) -> None:
+    """a[key] = value (value broadcast to a[key]'s shape and cast to a's dtype; with repeated
+    advanced indices one of the values lands)."""
+    if is_basic(key):
+        a._basic_getitem(key)._assign(value)
+        return
     adv = _Advanced(a, key)
     if not adv.any:
-        return False
+        a._basic_getitem(key)._assign(value)
+        return
     indices, unchecked = adv.device_indices()
     if unchecked:  # check before writing anything
         for k, idx in enumerate(indices):
             size = adv.view.shape[adv.positions[k]]
-            if idx.size and (int(idx.min()) < -size or int(idx.max()) >= size):
+            if idx.size and (int(_min(idx)) < -size or int(_max(idx)) >= size):
                 adv.raise_bad(k, indices)
     values = empty(adv.shape, a.dtype, a._rt)
     values[...] = value
-    a._rt.gather(adv.view, values, indices, adv.positions, adv.layout, False, scatter=True)
-    return True
+    _gather(adv, indices, False, values)
+
+
+GPUArray.__getitem__ = getitem
+GPUArray.__setitem__ = setitem
 
 
 def _basic(a: GPUArray, key):
@@ -240,7 +302,7 @@ def nonzero(a) -> tuple[GPUArray, ...]:
     if a.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use atleast_1d(a) first")
     mask = a if a.dtype == np.bool_ else a != 0
-    coords = a._rt.nonzero(mask)
+    coords = _coordinates(mask)
     return tuple(coords[k] for k in range(a.ndim))
 
 

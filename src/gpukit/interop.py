@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core, _dtypes, _native, _shapes
-from ._runtime import runtime
+from . import _core, _native
 from .array import GPUArray
+from .base import dtypes as _dtypes
+from .base import shapes as _shapes
+from .runtime import runtime
 
-_CPU, _CUDA, _CUDA_HOST, _ROCM = 1, 2, 3, 10
+_CUDA_HOST = 3  # kDLCUDAHost: pinned host memory, readable on the CPU backend
 _INT, _UINT, _FLOAT, _BFLOAT, _BOOL = 0, 1, 2, 4, 6
 _KINDS = {"i": _INT, "u": _UINT, "f": _FLOAT, "b": _BOOL}
 _NO_SYNC = -1  # the consumer's stream value that asks for no synchronisation
@@ -40,9 +42,7 @@ def _dtype_of(code: int, bits: int, lanes: int) -> np.dtype:
 
 def device_of(rt) -> tuple[int, int]:
     """(DLPack device type, ordinal) of a runtime's memory."""
-    if rt.name == "cpu":
-        return _CPU, 0
-    return (_CUDA if rt.name == "cuda" else _ROCM), rt.device.ordinal
+    return tuple(rt.dlpack_device)
 
 
 def _exported_address(a: GPUArray, stream: int) -> int:
@@ -53,18 +53,18 @@ def _exported_address(a: GPUArray, stream: int) -> int:
 def _order_before(a: GPUArray, consumer_stream) -> None:
     """Makes `consumer_stream` (a DLPack stream value) wait for the work queued on `a` so far."""
     rt = a._rt
-    if rt.name == "cpu" or consumer_stream == _NO_SYNC:
+    if not rt.capabilities.device_streams or consumer_stream == _NO_SYNC:
         return
     # None means the legacy default stream (CU_STREAM_LEGACY, 1), as the DLPack spec says.
     target = 1 if consumer_stream is None else int(consumer_stream)
     if target == rt.stream:
         return
-    event = rt.device.create_event(False)
+    event = rt.create_event(False)
     try:
-        rt.device.record_event(event, rt.stream)
-        rt.device.wait_event(target, event)
+        rt.record_event(event, rt.stream)
+        rt.wait_event(target, event)
     finally:
-        rt.device.destroy_event(event)  # the driver keeps it until the wait is done
+        rt.destroy_event(event)  # the driver keeps it until the wait is done
 
 
 def dlpack(a: GPUArray, stream=None, max_version=None, dl_device=None, copy=None):
@@ -88,7 +88,7 @@ def dlpack(a: GPUArray, stream=None, max_version=None, dl_device=None, copy=None
 
 def cuda_array_interface(a: GPUArray) -> dict:
     """`a.__cuda_array_interface__`, version 3: the data is ready on `stream`."""
-    if a._rt.name != "cuda":
+    if not a._rt.capabilities.cuda_array_interface:
         raise AttributeError(f"__cuda_array_interface__ is only defined on CUDA, not {a.device}")
     if a.dtype == _dtypes.bfloat16:
         raise AttributeError("the CUDA array interface has no bfloat16 type; use DLPack")
@@ -122,13 +122,14 @@ def from_dlpack(obj, *, copy=None) -> GPUArray:
         raise TypeError(f"{type(obj).__name__} does not support DLPack (no __dlpack__)")
     rt = runtime()
     producer = tuple(int(x) for x in obj.__dlpack_device__())
-    accepted = {device_of(rt)} | ({(_CUDA_HOST, 0)} if rt.name == "cpu" else set())
+    on_host = not rt.capabilities.device_streams
+    accepted = {device_of(rt)} | ({(_CUDA_HOST, 0)} if on_host else set())
     if producer not in accepted:
         raise ValueError(
             f"arrays are on different devices: the DLPack producer is on device {producer}, "
-            f"gpukit's current backend is {rt.name} {device_of(rt)}; copy through NumPy instead"
+            f"gpukit's current device is {rt.name} {device_of(rt)}; copy through NumPy instead"
         )
-    capsule = obj.__dlpack__() if rt.name == "cpu" else obj.__dlpack__(stream=int(rt.stream))
+    capsule = obj.__dlpack__() if on_host else obj.__dlpack__(stream=int(rt.stream))
     address, shape, strides, code, bits, lanes, _, _, keeper = _native.dlpack_import(capsule)
     dtype = _dtype_of(code, bits, lanes)
     item = dtype.itemsize
@@ -140,3 +141,12 @@ def from_dlpack(obj, *, copy=None) -> GPUArray:
     buf, offset = _buffer_over(address, shape, byte_strides, item, keeper)
     out = GPUArray(buf, shape, dtype, byte_strides, offset, rt)
     return out.copy() if copy else out
+
+
+def _dlpack_method(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    return dlpack(self, stream, max_version, dl_device, copy)
+
+
+GPUArray.__dlpack__ = _dlpack_method
+GPUArray.__dlpack_device__ = lambda self: device_of(self._rt)
+GPUArray.__cuda_array_interface__ = property(cuda_array_interface)

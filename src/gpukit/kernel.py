@@ -10,10 +10,12 @@ import struct
 
 import numpy as np
 
-from . import _dtypes, _kernels, _shapes
-from ._runtime import runtime
-from .array import GPUArray, empty
+from .array import GPUArray, copy_into, empty
+from .base import dtypes as _dtypes
+from .base import shapes as _shapes
 from .errors import BackendUnavailableError
+from .runtime import kernels as _kernels
+from .runtime import runtime
 
 
 def _gpu_runtime(arrays, what: str):
@@ -21,7 +23,7 @@ def _gpu_runtime(arrays, what: str):
     if len(runtimes) > 1:
         raise ValueError(f"{what}: arrays are on different devices")
     rt = next(iter(runtimes.values())) if runtimes else runtime()
-    if not hasattr(rt, "module"):
+    if not rt.capabilities.compiles_kernels:
         raise BackendUnavailableError(
             f"{what} runs CUDA code and needs the cuda backend; this array is on {rt.name}"
         )
@@ -77,8 +79,9 @@ class RawKernel:
     def _function(self, rt) -> int:
         key = id(rt)
         if key not in self._functions:
-            module = rt.module(f"{self.name}.cu", self.source, self.options)
-            self._functions[key] = rt.device.function(module, self.name)
+            self._functions[key] = rt.compile_function(
+                f"{self.name}.cu", self.source, self.options, self.name
+            )
         return self._functions[key]
 
     def compile(self) -> None:
@@ -90,11 +93,10 @@ class RawKernel:
         arrays = [a for a in args if isinstance(a, GPUArray)]
         rt = _gpu_runtime(arrays, "RawKernel")
         fn = self._function(rt)
-        if shared_mem > 48 * 1024:
-            rt.device.set_dynamic_shared(fn, shared_mem)
         handle = stream.handle if stream is not None else rt.stream
-        params = pack_arguments(args, rt.addresses(arrays, handle))
-        rt.device.launch(fn, _dim3(grid, "grid"), _dim3(block, "block"), shared_mem, handle, params)
+        addresses = rt.addresses([a._buf for a in arrays], [a._offset for a in arrays], handle)
+        params = pack_arguments(args, addresses)
+        rt.launch(fn, _dim3(grid, "grid"), _dim3(block, "block"), shared_mem, handle, params)
 
 
 _PARAM = re.compile(r"^\s*(?:(raw)\s+)?([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z_][A-Za-z0-9_]*)\s*$")
@@ -234,5 +236,5 @@ def _dense(arr: GPUArray, shape) -> GPUArray:
         return arr
     strides = _shapes.broadcast_strides(arr.shape, arr.strides, shape)
     out = empty(shape, arr.dtype, arr._rt)
-    arr._rt.copy(arr._view(shape, strides), out)
+    copy_into(arr._view(shape, strides), out)
     return out

@@ -9,37 +9,22 @@ memory, least recently used first, and restored bit-exact on their next use.
 from __future__ import annotations
 
 import contextlib
-import os
-import re
-import threading
 
-from ._runtime import runtime
+from .base.sizes import parse_size
+from .runtime import current_quota, runtime, set_quota
 
-_UNITS = {"": 1, "B": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
-_UNITS.update({f"{k}IB": 2 ** (10 * i) for i, k in enumerate("KMGT", start=1)})
-_UNITS.update({f"{k}B": v for k, v in list(_UNITS.items()) if len(k) == 1 and k != "B"})
-_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*$")
-
-
-class _ThreadState(threading.local):
-    quota = None  # a class default: no exception raised on the hot path
-
-
-_local = _ThreadState()
-
-
-def parse_size(value) -> int:
-    """Bytes from an int or a string such as "20GiB", "512 MB", "1.5G" (K/M/G/T are powers of
-    1000, KiB/MiB/GiB/TiB of 1024)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if value < 0:
-            raise ValueError(f"a memory size cannot be negative: {value}")
-        return value
-    m = _SIZE.match(str(value))
-    unit = m.group(2).upper() if m else None
-    if not m or unit not in _UNITS:
-        raise ValueError(f"not a memory size: {value!r} (examples: 1048576, '512MiB', '20GiB')")
-    return int(float(m.group(1)) * _UNITS[unit])
+__all__ = [
+    "current_quota",
+    "empty_cache",
+    "get_limit",
+    "is_resident",
+    "parse_size",
+    "quota",
+    "reset_peak_stats",
+    "set_limit",
+    "spill",
+    "stats",
+]
 
 
 def set_limit(limit) -> None:
@@ -57,8 +42,9 @@ def stats() -> dict:
     the device's free and total bytes."""
     rt = runtime()
     out = dict(rt.pool.stats())
-    if hasattr(rt, "device"):
-        out["device_free_bytes"], out["device_total_bytes"] = rt.device.memory_info()
+    info = rt.memory_info()
+    if info is not None:
+        out["device_free_bytes"], out["device_total_bytes"] = info
     return out
 
 
@@ -72,11 +58,6 @@ def empty_cache() -> None:
     runtime().pool.empty_cache()
 
 
-def current_quota():
-    """The quota id this thread's allocations are charged to, or None."""
-    return _local.quota
-
-
 @contextlib.contextmanager
 def quota(limit):
     """Within the block, this thread's new arrays may hold at most `limit` bytes together; past
@@ -85,17 +66,20 @@ def quota(limit):
     the block ends."""
     pool = runtime().pool
     qid = pool.create_quota(parse_size(limit), parent=current_quota())
-    previous = current_quota()
-    _local.quota = qid
+    previous = set_quota(qid)
     try:
         yield qid
     finally:
-        _local.quota = previous
+        set_quota(previous)
         pool.drop_quota(qid)
 
 
-def apply_environment(pool) -> None:
-    """GPUKIT_MEMORY_LIMIT, when set, caps a newly opened pool."""
-    limit = os.environ.get("GPUKIT_MEMORY_LIMIT")
-    if limit:
-        pool.limit = parse_size(limit)
+def spill(array) -> bool:
+    """Moves an evictable array's memory (its whole buffer, views included) to host memory now;
+    False if it is not resident or in use right now. It comes back on its next use."""
+    return array._buf.spill()
+
+
+def is_resident(array) -> bool:
+    """Whether an array's memory is on its device now (False while spilled to host memory)."""
+    return array._buf.resident

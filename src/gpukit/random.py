@@ -21,8 +21,12 @@ import threading
 
 import numpy as np
 
-from . import _dtypes, _shapes
-from .array import GPUArray, empty
+from .array import GPUArray, cached_plan, wrap
+from .base import dtypes as _dtypes
+from .base import shapes as _shapes
+from .runtime import runtime
+from .runtime.backend import Layout
+from .runtime.quota import local as _quota
 
 __all__ = [
     "Generator",
@@ -75,9 +79,24 @@ class Generator:
         with self._lock:
             offset = self._offset
             self._offset = (self._offset + 1) % 2**64
-        out = empty(shape, dtype)
-        out._rt.philox(kernel, out, self._key, offset, **params)
-        return out
+        rt = runtime()
+        dtype = _dtypes.normalize(dtype)
+        shape = _shapes.as_shape(shape)
+        strides = _shapes.contiguous_strides(shape, dtype.itemsize)
+        affine = bool(params.get("affine", False))
+        plan = cached_plan(
+            ("philox", rt, kernel, dtype, shape, affine),
+            lambda: rt.plan_philox(kernel, Layout(dtype, shape, strides), affine),
+        )
+        args = (
+            self._key,
+            offset,
+            float(params.get("lo", 0.0)),
+            float(params.get("scale", 1.0)),
+            int(params.get("low", 0)) % 2**64,
+            int(params.get("range", 0)) % 2**64,
+        )
+        return wrap(plan(rt.thread.stream, _quota.quota, *args), shape, dtype, strides, rt)
 
     def rand(self, *shape, dtype="float64") -> GPUArray:
         """Uniform floats in [0, 1) of `shape`."""

@@ -1,20 +1,48 @@
 """Reductions with NumPy's names and result dtypes: sum, mean, prod, max, min, argmax, argmin in
-one kernel pass;
-any and all over truth values; var and std composed from means (two passes, like NumPy)."""
+one kernel pass; any and all over truth values; var and std composed from means (two passes,
+like NumPy); cumsum. Each repeated kind of call is one plan call."""
 
 from __future__ import annotations
 
 import builtins
 import math
 
-from . import _shapes
-from ._dtypes import bfloat16, reduction_result
-from .array import GPUArray, _operands, asarray, elementwise, empty, reduce
+import numpy as np
+
+from .array import GPUArray, asarray, cached_plan, layout, operands, wrap
+from .base import shapes
+from .base.dtypes import bfloat16, reduction_result
+from .elementwise import elementwise
+from .runtime.backend import Layout
+from .runtime.quota import local as _quota
 
 
 def _array(a) -> GPUArray:
-    (a,), rt = _operands(a)
+    (a,), rt = operands(a)
     return a if isinstance(a, GPUArray) else asarray(a, rt=rt)
+
+
+def reduce(name: str, a, axis=None, keepdims=False, *, empty_ok=False) -> GPUArray:
+    """Reduction `name` (sum, mean, prod, max, min, argmax, argmin) over `axis` (None: all; an
+    int or a tuple)."""
+    a = _array(a)
+    rt = a._rt
+    if name in ("argmax", "argmin") and not (axis is None or isinstance(axis, (int, np.integer))):
+        raise TypeError(f"{name} takes one axis or None, not {axis!r}")
+    axes = shapes.normalize_axes(axis, a.ndim)
+    if not empty_ok and builtins.any(a.shape[i] == 0 for i in axes):
+        if name in ("max", "min"):
+            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+        if name in ("argmax", "argmin"):
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+    dtype = reduction_result(name, a.dtype)
+    shape = shapes.reduced_shape(a.shape, axes, keepdims)
+    strides = shapes.contiguous_strides(shape, dtype.itemsize)
+    key = ("reduce", rt, name, a.dtype, a.shape, a.strides, axes)
+    kept = shapes.reduced_shape(a.shape, axes, False)
+    out = Layout(dtype, kept, shapes.contiguous_strides(kept, dtype.itemsize))
+    plan = cached_plan(key, lambda: rt.plan_reduce(name, layout(a), axes, out))
+    return wrap(plan(rt.thread.stream, _quota.quota, a._buf, a._offset), shape, dtype, strides, rt)
 
 
 def sum(a, axis=None, keepdims=False) -> GPUArray:
@@ -69,7 +97,7 @@ def var(a, axis=None, keepdims=False, ddof: int = 0) -> GPUArray:
     deviation = a - reduce("mean", a, axis, keepdims=True)
     out = reduce("mean", deviation * deviation, axis, keepdims)
     if ddof:
-        n = math.prod(a.shape[i] for i in _shapes.normalize_axes(axis, a.ndim))
+        n = math.prod(a.shape[i] for i in shapes.normalize_axes(axis, a.ndim))
         out = out * (n / builtins.max(n - ddof, 0)) if n > ddof else out * math.inf
     return out
 
@@ -84,7 +112,30 @@ def cumsum(a, axis=None) -> GPUArray:
     if axis is None:
         a = a.reshape(-1)
         axis = 0
-    (axis,) = _shapes.normalize_axes(axis, a.ndim)
-    out = empty(a.shape, reduction_result("cumsum", a.dtype), a._rt)
-    a._rt.cumsum(a, axis, out)
-    return out
+    (axis,) = shapes.normalize_axes(axis, a.ndim)
+    rt = a._rt
+    dtype = reduction_result("cumsum", a.dtype)
+    strides = shapes.contiguous_strides(a.shape, dtype.itemsize)
+    key = ("cumsum", rt, a.dtype, a.shape, a.strides, axis)
+    plan = cached_plan(
+        key, lambda: rt.plan_cumsum(layout(a), axis, Layout(dtype, a.shape, strides))
+    )
+    return wrap(
+        plan(rt.thread.stream, _quota.quota, a._buf, a._offset), a.shape, dtype, strides, rt
+    )
+
+
+def _method(f):
+    def method(self, axis=None, keepdims=False):
+        return f(self, axis, keepdims)
+
+    method.__name__ = f.__name__
+    method.__doc__ = f.__doc__
+    return method
+
+
+for _f in (sum, mean, prod, max, min, argmax, argmin, any, all):
+    setattr(GPUArray, _f.__name__, _method(_f))
+GPUArray.cumsum = lambda self, axis=None: cumsum(self, axis)
+GPUArray.var = lambda self, axis=None, keepdims=False, ddof=0: var(self, axis, keepdims, ddof)
+GPUArray.std = lambda self, axis=None, keepdims=False, ddof=0: std(self, axis, keepdims, ddof)

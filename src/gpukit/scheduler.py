@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import os
 import threading
 import traceback
 
-from . import _core, _runtime, memory
+from . import _core, memory
 from .errors import TaskRejectedError, TaskTimeoutError
-from .memory import current_quota
+from .runtime import devices, quota
 from .streams import Stream
 
 QOS_CLASSES = ("guaranteed", "burstable", "best_effort")
@@ -48,23 +47,11 @@ def slice_rows() -> int:
     return _core.slice_rows()
 
 
-def _gpu(rt) -> bool:
-    return hasattr(rt, "device")
-
-
 def _install_pacer(rt) -> None:
     global _pacer_installed
-    if _gpu(rt) and not _pacer_installed:
-        from . import _native
-
-        _native.install_pacer(_core.pacer_table())
+    if rt.capabilities.launch_pacing and not _pacer_installed:
+        rt.install_pacer(_core.pacer_table())
         _pacer_installed = True
-
-
-def _default_memory(rt) -> int:
-    if _gpu(rt):
-        return rt.device.total_memory
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 def _ended_error(task) -> BaseException:
@@ -110,10 +97,10 @@ class Scheduler:
     in flight while guaranteed work runs. `slice_rows`: the row block should_slice() advises."""
 
     def __init__(self, device=0, memory=None, *, workers=8, pace_bound=1, slice_rows=256):
-        rt = _runtime.runtime()
-        if _gpu(rt) and device != rt.device.ordinal:
+        rt = devices.runtime()
+        if device != rt.index:
             raise ValueError(
-                f"device {device} is not the current device ({rt.device.ordinal}); "
+                f"device {device} is not the current device ({rt.name}); "
                 "only the current device can be scheduled"
             )
         if not isinstance(workers, int) or isinstance(workers, bool):
@@ -121,7 +108,7 @@ class Scheduler:
         if workers < 1:
             raise ValueError(f"a scheduler needs at least one worker, not {workers}")
         self._rt = rt
-        capacity = _default_memory(rt) if memory is None else memory_size(memory)
+        capacity = rt.total_memory if memory is None else memory_size(memory)
         self._core = _core.Scheduler(rt.pool, capacity, pace_bound, slice_rows)
         _install_pacer(rt)
         self._priorities = self._stream_priorities(rt)
@@ -137,9 +124,9 @@ class Scheduler:
 
     @staticmethod
     def _stream_priorities(rt) -> dict:
-        if not _gpu(rt):
+        if not rt.capabilities.device_streams:
             return {}
-        least, greatest = rt.device.stream_priority_range()
+        least, greatest = rt.stream_priority_range()
         return {q: _core.stream_priority(q, least, greatest) for q in QOS_CLASSES}
 
     @property
@@ -220,7 +207,7 @@ class Scheduler:
             timeout,
             admission == "reject",
             inline=True,
-            within=current_quota(),  # inside a task or quota: it only narrows that one
+            within=quota.current_quota(),  # inside a task or quota: it only narrows that one
         )
         with self._lock:
             self._remember(task)
@@ -239,10 +226,9 @@ class Scheduler:
     @contextlib.contextmanager
     def _current(self, task):
         """Makes `task` the calling thread's: its quota, its stream, its pacing."""
-        previous_quota = memory._local.quota
-        memory._local.quota = task.quota
+        previous_quota = quota.set_quota(task.quota)
         self._core.enter_task(task)
-        stream = Stream(self._priorities[task.qos]) if _gpu(self._rt) else None
+        stream = Stream(self._priorities[task.qos]) if self._priorities else None
         try:
             if stream is None:
                 yield
@@ -253,11 +239,11 @@ class Scheduler:
                 stream.synchronize()
         finally:
             self._core.exit_task()
-            memory._local.quota = previous_quota
+            quota.set_quota(previous_quota)
 
     # --- workers ----------------------------------------------------------------------------------
     def _work(self) -> None:
-        _runtime._scoped.set(self._rt)  # this thread's arrays go to the scheduler's device
+        devices.scope(self._rt)  # this thread's arrays go to the scheduler's device
         core = self._core
         while True:
             kind, task = core.next(_IDLE_WAIT_S)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import itertools
 import operator
 
-from . import _dtypes, _shapes
-from .array import GPUArray, _operands, empty
+from .array import GPUArray, empty, operands
+from .base import dtypes as _dtypes
+from .base import shapes as _shapes
 
 
 def _array(a) -> GPUArray:
-    (a,), _ = _operands(a)
+    (a,), _ = operands(a)
     if not isinstance(a, GPUArray):
         raise TypeError(f"expected an array, got {type(a).__name__}")
     return a

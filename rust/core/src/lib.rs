@@ -1,5 +1,7 @@
-//! gpukit's core: the device-memory pool and the QoS scheduler, free of Python.
+//! gpukit's core: the device-memory pool, launch plans and the QoS scheduler, free of Python.
 
+pub mod launch;
+pub mod plan;
 pub mod pool;
 pub mod sched;
 pub mod size_class;
@@ -7,3 +9,6 @@ pub mod table;
 
 #[cfg(test)]
 pub(crate) mod test_table;
+
+#[cfg(test)]
+mod plan_tests;

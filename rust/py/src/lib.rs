@@ -1,6 +1,7 @@
-//! The `gpukit._core` extension module: Python's view of the Rust pool.
+//! The `gpukit._core` extension module: Python's view of the Rust pool, plans and scheduler.
 
 mod args;
+mod plan;
 mod sched;
 
 use std::sync::Arc;
@@ -19,7 +20,7 @@ pyo3::import_exception!(gpukit.errors, HipError);
 
 const BACKEND_NAMES: [&str; 3] = ["cpu", "cuda", "hip"];
 
-fn to_py_err(pool: &CorePool, err: PoolError) -> PyErr {
+pub(crate) fn to_py_err(pool: &CorePool, err: PoolError) -> PyErr {
     let message = err.to_string();
     match err {
         PoolError::OutOfMemory {
@@ -54,8 +55,8 @@ fn to_py_err(pool: &CorePool, err: PoolError) -> PyErr {
 
 /// The caching memory pool of one device, driving the backend through an allocator table.
 #[pyclass(module = "gpukit._core", frozen)]
-struct Pool {
-    inner: Arc<CorePool>,
+pub(crate) struct Pool {
+    pub(crate) inner: Arc<CorePool>,
     // Keeps the module that exported the table (and so the table) alive.
     _capsule: Py<PyCapsule>,
 }
@@ -248,11 +249,11 @@ impl Pool {
 /// One buffer of pool memory. Its device address is asked for at each use
 /// (`Pool.device_ptrs`): a spilled buffer comes back, perhaps at a new address.
 #[pyclass(module = "gpukit._core", frozen)]
-struct Buffer {
-    pool: Arc<CorePool>,
-    id: BufferId,
+pub(crate) struct Buffer {
+    pub(crate) pool: Arc<CorePool>,
+    pub(crate) id: BufferId,
     #[pyo3(get)]
-    nbytes: u64,
+    pub(crate) nbytes: u64,
 }
 
 #[pymethods]
@@ -316,8 +317,8 @@ impl Drop for Buffer {
 /// never frees, spills or moves it; `owner` (whatever keeps the memory alive) is released when
 /// the last reference to this buffer goes.
 #[pyclass(module = "gpukit._core", frozen)]
-struct ExternalBuffer {
-    ptr: u64,
+pub(crate) struct ExternalBuffer {
+    pub(crate) ptr: u64,
     #[pyo3(get)]
     nbytes: u64,
     #[pyo3(get)]
@@ -381,6 +382,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Pool>()?;
     m.add_class::<Buffer>()?;
     m.add_class::<ExternalBuffer>()?;
+    m.add_class::<plan::Plan>()?;
     sched::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -14,7 +14,7 @@ _CLASSES = {"llama": LlamaForCausalLM, "gpt2": GPT2LMHeadModel}
 
 def from_pretrained(folder: str, dtype=None, progress: bool = True):
     """The model in `folder`, its weights loaded to the device (converted to `dtype` if given)."""
-    from ..safetensors import load_safetensors
+    from ..io import load_safetensors
 
     cfg = _config.load(folder)
     weights = load_safetensors(folder, dtype=dtype, progress=progress)

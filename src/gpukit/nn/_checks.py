@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from .._dtypes import is_floating
-from ..array import GPUArray, _operands, asarray
+from ..array import GPUArray, asarray, operands
+from ..base.dtypes import bfloat16, is_floating
 
 
 def float_array(x, func: str, what: str = "x", rt=None) -> GPUArray:
     """`x` as a GPUArray (NumPy data is copied to the device) of a float dtype, else TypeError."""
+    if type(x) is GPUArray and (x.dtype.kind == "f" or x.dtype == bfloat16):
+        return x
     if not isinstance(x, GPUArray):
-        (x,), found = _operands(x)
+        (x,), found = operands(x)
         x = x if isinstance(x, GPUArray) else asarray(x, rt=rt or found)
     if not is_floating(x.dtype):
         raise TypeError(f"{func}: {what} must be a float array, got {x.dtype.name}")
@@ -26,6 +28,14 @@ def vector_like(p, x: GPUArray, func: str, what: str) -> GPUArray | None:
     """A per-feature parameter (weight, bias) of x's last dimension: contiguous, in x's dtype."""
     if p is None:
         return None
+    if (
+        type(p) is GPUArray
+        and p._rt is x._rt
+        and p.dtype == x.dtype
+        and p.shape == x.shape[-1:]
+        and p.strides == (p.dtype.itemsize,)
+    ):
+        return p  # the common case, already as the kernels want it
     p = float_array(p, func, what, rt=x._rt)
     same_device(func, x, p)
     if p.shape != x.shape[-1:]:

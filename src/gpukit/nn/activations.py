@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..array import GPUArray, elementwise
+from ..array import GPUArray
+from ..elementwise import elementwise
 from ._checks import float_array
 
 

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import math
 
-from .. import _dtypes, _shapes
-from ..array import GPUArray, _operands, asarray, empty
+from ..array import GPUArray, asarray, operands
+from ..base import dtypes as _dtypes
+from ..base import shapes as _shapes
 from ._checks import float_array, same_device
+from ._plans import contiguous, describe, layout, result, run
 
 MAX_HEAD_DIM = 256
 
 
 def _mask(mask, q: GPUArray, full: tuple) -> GPUArray:
     if not isinstance(mask, GPUArray):
-        (mask,), _ = _operands(mask)
+        (mask,), _ = operands(mask)
         mask = mask if isinstance(mask, GPUArray) else asarray(mask, rt=q._rt)
     same_device("scaled_dot_product_attention", q, mask)
     if mask.dtype.kind != "b" and not _dtypes.is_floating(mask.dtype):
@@ -77,7 +79,13 @@ def scaled_dot_product_attention(
     if mask is not None:
         mask = _mask(mask, q, (b, hq, sq, skv))
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    out = empty(q.shape, q.dtype, q._rt)
-    if out.size:
-        q._rt.attention(q, k, v, mask, out, bool(is_causal), scale)
-    return out
+    rt, causal = q._rt, bool(is_causal)
+    out = contiguous(q.dtype, q.shape)
+    key = ("attention", rt, causal, scale, *describe(q, k, v, mask))
+
+    def make():
+        m = None if mask is None else layout(mask)
+        return rt.plan_attention(layout(q), layout(k), layout(v), m, out, causal, scale)
+
+    arrays = (q, k, v) if mask is None else (q, k, v, mask)
+    return result(run(key, make, rt, *arrays), out, rt)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from ..array import GPUArray, _operands, asarray, empty
+import numpy as np
+
+from ..array import GPUArray, asarray, operands
 from ._checks import float_array, same_device
+from ._plans import contiguous, describe, layout, result, run
 
 
 def embedding(ids, table) -> GPUArray:
@@ -11,17 +14,24 @@ def embedding(ids, table) -> GPUArray:
     IndexError (on the GPU this waits for the lookup to finish)."""
     table = float_array(table, "embedding", "table")
     if not isinstance(ids, GPUArray):
-        (ids,), _ = _operands(ids)
+        (ids,), _ = operands(ids)
         ids = ids if isinstance(ids, GPUArray) else asarray(ids, rt=table._rt)
     same_device("embedding", ids, table)
     if ids.dtype.kind not in "iu":
         raise TypeError(f"embedding: ids must be an integer array, got {ids.dtype.name}")
     if table.ndim != 2:
         raise ValueError(f"embedding: table must be 2-D (num, dim), got shape {table.shape}")
-    out = empty((*ids.shape, table.shape[1]), table.dtype, table._rt)
-    if out.size:
-        ids = ids if ids.is_contiguous else ids.copy()
-        table._rt.embedding(ids, table, out)
-    elif ids.size and table.shape[0] == 0:
-        raise IndexError("embedding: the table has no rows")
-    return out
+    rt = table._rt
+    out = contiguous(table.dtype, (*ids.shape, table.shape[1]))
+    if out.size == 0:
+        if ids.size and table.shape[0] == 0:
+            raise IndexError("embedding: the table has no rows")
+        return result(rt.pool.allocate(0, rt.stream), out, rt)
+    ids = ids if ids.is_contiguous else ids.copy()
+    key = ("embedding", rt, *describe(ids, table))
+    buf, flag = run(key, lambda: rt.plan_embedding(layout(ids), layout(table), out), rt, ids, table)
+    bad = np.empty(1, np.int32)
+    rt.download(bad, flag, 0)  # waits for the lookup, as NumPy's take would raise now
+    if bad[0]:
+        raise IndexError(f"embedding: an id is out of range for a table of {table.shape[0]} rows")
+    return result(buf, out, rt)

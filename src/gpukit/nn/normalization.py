@@ -5,21 +5,53 @@ from __future__ import annotations
 
 import operator
 
-from .. import _shapes
-from ..array import GPUArray, empty
+from ..array import GPUArray, desc_of, describe, layout
+from ..base import shapes as _shapes
+from ..runtime.quota import local as _quota
 from ._checks import float_array, vector_like
+from ._plans import contiguous
+
+# (plan, shape, dtype, strides, result's Desc) by (kind, axis, x's Desc, weight?, bias?): weight
+# and bias are contiguous vectors of x's last dimension and dtype (vector_like makes them so).
+_ENTRIES: dict = {}
+_new = object.__new__
+
+
+def _entry(key, kind, x: GPUArray, axis: int, weight, bias):
+    rt = x._rt
+    src = x.reshape(1) if x.ndim == 0 else x  # a single element is a row of one
+    w, b = (None if p is None else layout(p) for p in (weight, bias))
+    plan = rt.plan_nn_rows(kind, layout(src), axis, contiguous(x.dtype, src.shape), w, b)
+    out = contiguous(x.dtype, x.shape)
+    desc = desc_of(rt, out.dtype, out.shape, out.strides)
+    entry = (plan, out.shape, out.dtype, out.strides, desc)
+    if len(_ENTRIES) > 4096:
+        _ENTRIES.clear()
+    _ENTRIES[key] = entry
+    return entry
 
 
 def _rows(kind: str, x: GPUArray, axis: int, weight=None, bias=None, eps=0.0) -> GPUArray:
-    out = empty(x.shape, x.dtype, x._rt)
-    if x.ndim == 0:  # a single element is a row of one
-        x._rt.nn_rows(kind, x.reshape(1), 0, out.reshape(1), weight, bias, eps)
-    elif x.size:
-        x._rt.nn_rows(kind, x, axis, out, weight, bias, eps)
+    key = (kind, axis, x._desc or describe(x), weight is not None, bias is not None)
+    plan, shape, dtype, strides, desc = _ENTRIES.get(key) or _entry(
+        key, kind, x, axis, weight, bias
+    )
+    rt = x._rt
+    args = [x._buf, x._offset]
+    if weight is not None:
+        args += (weight._buf, weight._offset)
+    if bias is not None:
+        args += (bias._buf, bias._offset)
+    out = _new(GPUArray)
+    out._buf = plan(rt.thread.stream, _quota.quota, *args, eps)
+    out._offset, out._rt, out._desc = 0, rt, desc
+    out.shape, out.dtype, out.strides = shape, dtype, strides
     return out
 
 
 def _axis(axis, x: GPUArray) -> int:
+    if axis == -1 and type(axis) is int and x.ndim:
+        return x.ndim - 1
     (axis,) = _shapes.normalize_axes(operator.index(axis), max(x.ndim, 1))
     return axis
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtypes, _shapes
-from ..array import GPUArray, asarray, empty
+from ..array import GPUArray, asarray
+from ..base import dtypes as _dtypes
+from ..base import shapes as _shapes
 from ._checks import float_array, same_device
+from ._plans import contiguous, describe, result, run
+from ._plans import layout as _layout
 
 
 def rope_cache(seq_len: int, dim: int, base: float = 10000.0, dtype="float32"):
@@ -51,7 +54,9 @@ def rope(x, cos, sin, layout: str = "half") -> GPUArray:
     if x.ndim < 1 or x.shape[-1] % 2:
         raise ValueError(f"rope: the last dimension of x must be even, got shape {x.shape}")
     c, s = _angles(cos, x, "cos"), _angles(sin, x, "sin")
-    out = empty(x.shape, x.dtype, x._rt)
-    if out.size:
-        x._rt.rope(x, c, s, out, layout == "interleaved")
-    return out
+    rt, interleaved = x._rt, layout == "interleaved"
+    out = contiguous(x.dtype, x.shape)
+    key = ("rope", rt, interleaved, *describe(x, c, s))
+    buf = run(key, lambda: rt.plan_rope(_layout(x), _layout(c), _layout(s), out, interleaved),
+              rt, x, c, s)  # fmt: skip
+    return result(buf, out, rt)

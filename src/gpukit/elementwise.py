@@ -1,0 +1,236 @@
+"""Elementwise functions with NumPy's names, broadcasting and type promotion, and the operators
+of GPUArray, all from the op table (gpukit.runtime.ops). Each takes GPUArrays or Python scalars
+and an optional `out` array.
+
+A repeated call is a dictionary hit on its kind (op, operand dtypes, shapes, strides, scalar
+types) and one call of the backend's plan, which allocates the result and launches."""
+
+from __future__ import annotations
+
+from .array import GPUArray, desc_of, describe, layout, operands, wrap
+from .base import dtypes, shapes
+from .runtime.backend import Layout
+from .runtime.ops import ELEMENTWISE, NUMPY
+from .runtime.quota import local as _quota
+
+_SCALAR_TYPES = (bool, int, float)
+
+# (plan, shape, dtype, strides, checks integer powers, result's Desc) by kind of call: the op,
+# then per operand its Desc (runtime, dtype, shape, strides; see gpukit.array) or a scalar's
+# type.
+_ENTRIES: dict = {}
+_MAX_ENTRIES = 4096
+_new = object.__new__
+
+
+def _key(name, ops) -> tuple:
+    return (name, *(describe(x) if type(x) is GPUArray else type(x) for x in ops))
+
+
+def _describe(op, ops):
+    """(loop dtype, result dtype, broadcast shape) of an elementwise call."""
+    loop, dtype = dtypes.resolve(
+        op.rule, *(x.dtype if isinstance(x, GPUArray) else x for x in ops), name=op.name
+    )
+    return loop, dtype, shapes.broadcast(*(x.shape for x in ops if isinstance(x, GPUArray)))
+
+
+def _inputs(ops) -> tuple:
+    return tuple(layout(x) if isinstance(x, GPUArray) else type(x) for x in ops)
+
+
+def _args(ops) -> list:
+    args = []
+    for x in ops:
+        if isinstance(x, GPUArray):
+            args += (x._buf, x._offset)
+        else:
+            args.append(x)
+    return args
+
+
+def _new_entry(key, op, rt, ops):
+    loop, dtype, shape = _describe(op, ops)
+    strides = shapes.contiguous_strides(shape, dtype.itemsize)
+    plan = rt.plan_elementwise(op, loop, _inputs(ops), Layout(dtype, shape, strides), True)
+    check = op.name == "power" and loop.kind in "iu"
+    entry = (plan, shape, dtype, strides, check, desc_of(rt, dtype, shape, strides))
+    if len(_ENTRIES) >= _MAX_ENTRIES:
+        _ENTRIES.clear()
+    _ENTRIES[key] = entry
+    return entry
+
+
+def _check_integer_power(exponent) -> None:
+    """NumPy refuses integers to negative integer powers (the kernel would give 0): one look at
+    the smallest exponent (and a wait), only for signed integer exponents."""
+    if isinstance(exponent, GPUArray):
+        signed = exponent.dtype.kind == "i" and exponent.size
+        negative = signed and exponent.to_numpy().min() < 0
+    else:
+        negative = exponent < 0
+    if negative:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+
+
+def elementwise(ufunc_name: str, *operands_, out: GPUArray | None = None) -> GPUArray:
+    """NumPy's ufunc `ufunc_name` with broadcasting; operands are GPUArrays or Python scalars.
+    With `out`, the result is written there (cast as NumPy's "same_kind" rule allows)."""
+    try:
+        op = ELEMENTWISE[ufunc_name]
+    except KeyError:
+        raise ValueError(f"no elementwise op named {ufunc_name!r}") from None
+    if len(operands_) != op.arity:
+        raise TypeError(f"{ufunc_name} takes {op.arity} operands, got {len(operands_)}")
+    ops, rt = operands(*operands_)
+    if out is not None:
+        return _into(op, ops, rt, out)
+    key = _key(ufunc_name, ops)
+    plan, shape, dtype, strides, check, desc = _ENTRIES.get(key) or _new_entry(key, op, rt, ops)
+    if check:
+        _check_integer_power(ops[1])
+    buf = plan(rt.thread.stream, _quota.quota, *_args(ops))
+    return wrap(buf, shape, dtype, strides, rt, desc)
+
+
+def _into(op, ops, rt, out: GPUArray) -> GPUArray:
+    if not isinstance(out, GPUArray):
+        raise TypeError(f"out must be a GPUArray, not {type(out).__name__}")
+    if out._rt is not rt:
+        raise ValueError(f"arrays are on different devices: out is on {out.device}")
+    key = ("into", *_key(op.name, ops), describe(out))
+    entry = _ENTRIES.get(key)
+    if entry is None:
+        loop, dtype, shape = _describe(op, ops)
+        if shapes.broadcast(shape, out.shape) != out.shape:
+            raise ValueError(
+                f"{op.name}: result of shape {shape} does not fit out of shape {out.shape}"
+            )
+        if not dtypes.can_cast_same_kind(dtype, out.dtype):
+            raise TypeError(
+                f"{op.name}: cannot cast the {dtype.name} result to out's "
+                f"{out.dtype.name} (same_kind casting)"
+            )
+        plan = rt.plan_elementwise(op, loop, _inputs(ops), layout(out), False)
+        entry = _ENTRIES[key] = (plan, op.name == "power" and loop.kind in "iu")
+    plan, check = entry
+    if check:
+        _check_integer_power(ops[1])
+    # An input that shares out's memory but walks it differently would read what this very
+    # operation already wrote: compute into a temporary first, as NumPy does.
+    for x in ops:
+        if (
+            type(x) is GPUArray
+            and x._buf is out._buf
+            and (x._offset, x.shape, x.strides) != (out._offset, out.shape, out.strides)
+        ):
+            out[...] = elementwise(op.name, *ops)
+            return out
+    plan(rt.thread.stream, _quota.quota, *_args(ops), out._buf, out._offset)
+    return out
+
+
+def _operator(name: str):
+    """a <op> b: one dictionary hit on the kind of call and the plan when it was seen before."""
+
+    def forward(a, b):
+        t = type(b)
+        if t is GPUArray:
+            entry = _ENTRIES.get((name, a._desc or describe(a), b._desc or describe(b)))
+        elif t is float or t is int or t is bool:
+            entry = _ENTRIES.get((name, a._desc or describe(a), t))
+        else:
+            return elementwise(name, a, b)
+        if entry is None or entry[4]:
+            return elementwise(name, a, b)
+        rt = a._rt
+        if t is GPUArray:
+            buf = entry[0](rt.thread.stream, _quota.quota, a._buf, a._offset, b._buf, b._offset)
+        else:
+            buf = entry[0](rt.thread.stream, _quota.quota, a._buf, a._offset, b)
+        out = _new(GPUArray)
+        out._buf, out._offset, out._rt, out._desc = buf, 0, rt, entry[5]
+        out.shape, out.dtype, out.strides = entry[1], entry[2], entry[3]
+        return out
+
+    forward.__name__ = name
+    return forward
+
+
+def _reflected(name: str):
+    """b <op> a, for a scalar or array-like b."""
+
+    def reflected(a, b):
+        t = type(b)
+        if t is float or t is int or t is bool:
+            entry = _ENTRIES.get((name, t, a._desc or describe(a)))
+            if entry is not None and not entry[4]:
+                rt = a._rt
+                buf = entry[0](rt.thread.stream, _quota.quota, b, a._buf, a._offset)
+                return wrap(buf, entry[1], entry[2], entry[3], rt, entry[5])
+        return elementwise(name, b, a)
+
+    return reflected
+
+
+# --- NumPy's functions and GPUArray's operators, from the op table -------------------------------
+def _function(op):
+    if op.arity == 1:
+
+        def f(x, out: GPUArray | None = None) -> GPUArray:
+            return elementwise(op.name, x, out=out)
+
+    else:
+
+        def f(x, y, out: GPUArray | None = None) -> GPUArray:
+            return elementwise(op.name, x, y, out=out)
+
+    f.__name__ = f.__qualname__ = op.name
+    f.__doc__ = op.doc
+    return f
+
+
+def where(condition, x, y, out: GPUArray | None = None) -> GPUArray:
+    """x where `condition` is true, else y, broadcasting all three (NumPy's where)."""
+    if isinstance(condition, GPUArray) and condition.dtype != bool:
+        condition = elementwise("not_equal", condition, 0)
+    return elementwise("where", condition, x, y, out=out)
+
+
+def clip(x, a_min, a_max, out: GPUArray | None = None) -> GPUArray:
+    """x limited to [a_min, a_max] elementwise (NaN stays NaN)."""
+    return elementwise("clip", x, a_min, a_max, out=out)
+
+
+FUNCTIONS = {"where": where, "clip": clip}
+for _op in ELEMENTWISE.values():
+    if _op.namespace == NUMPY and _op.arity <= 2:
+        FUNCTIONS[_op.name] = _function(_op)
+        for _alias in _op.aliases:
+            FUNCTIONS[_alias] = FUNCTIONS[_op.name]
+globals().update(FUNCTIONS)
+
+
+def _install_operators():
+    def unary(name):
+        return lambda self: elementwise(name, self)
+
+    def in_place(name):
+        return lambda self, other: elementwise(name, self, other, out=self)
+
+    for op in ELEMENTWISE.values():
+        if op.dunder is None:
+            continue
+        if op.arity == 1:
+            setattr(GPUArray, f"__{op.dunder}__", unary(op.name))
+            continue
+        setattr(GPUArray, f"__{op.dunder}__", _operator(op.name))
+        if op.reflected:
+            setattr(GPUArray, f"__r{op.dunder}__", _reflected(op.name))
+            setattr(GPUArray, f"__i{op.dunder}__", in_place(op.name))
+    GPUArray.__hash__ = None  # == compares elementwise, as in NumPy
+
+
+_install_operators()
+
+__all__ = sorted(FUNCTIONS)

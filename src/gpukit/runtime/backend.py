@@ -1,0 +1,114 @@
+"""The Backend protocol: what the front end (gpukit.array and the op modules) may ask of a
+backend, and what a backend declares it can do. Backends see buffers, byte offsets and layouts,
+never GPUArrays; they live in gpukit.runtime.cpu, .cuda (and a place for .hip).
+
+Plans. Every op is planned once per kind of call (the op, the operands' dtypes, shapes and
+strides, and for some ops their alignment): `plan_*` returns a callable
+
+    plan(stream, quota, *args) -> output buffer (None without outputs, a tuple for several)
+
+whose args are, per argument, a buffer and a byte offset (arrays) or a value (scalars), in the
+order the planner names them. A plan allocates its outputs from the pool (charged to `quota`)
+in the same call. On CUDA a plan is a gpukit._core.Plan (one native call); on the CPU a Python
+function over NumPy views of the pool's memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+SCALARS = (bool, int, float)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend offers beyond the protocol's common part."""
+
+    # Streams and events run on a device (else work is synchronous and events read the clock).
+    device_streams: bool
+    # Kernels are compiled at run time (RawKernel, ElementwiseKernel, jit.warmup).
+    compiles_kernels: bool
+    # The device reports its free and total memory.
+    memory_info: bool
+    # The scheduler's launch pacer applies to this backend's launches.
+    launch_pacing: bool
+    # Arrays expose __cuda_array_interface__.
+    cuda_array_interface: bool
+
+
+@dataclass(frozen=True)
+class Layout:
+    """An array operand as a planner sees it: dtype, shape, strides in bytes, and the largest
+    power of two (at most 16) its first element's address is a multiple of."""
+
+    dtype: np.dtype
+    shape: tuple
+    strides: tuple
+    align: int = 16
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+def address_align(address: int) -> int:
+    """The largest power of two up to 16 that divides `address` (16 for 0)."""
+    return 16 if address % 16 == 0 else address & -address
+
+
+class Backend(Protocol):
+    """One device of one backend. Attributes: `kind` ("cpu", "cuda", "hip"), `index`, `name`
+    ("cpu", "cuda:0"), `capabilities`, `pool` (gpukit._core.Pool), `dlpack_device`
+    ((DLPack device type, ordinal)), `total_memory`."""
+
+    kind: str
+    index: int
+    name: str
+    capabilities: Capabilities
+
+    # --- streams, events, memory -----------------------------------------------------------------
+    @property
+    def stream(self) -> int: ...  # the calling thread's current stream
+    # `thread.stream` is the same, read as one attribute on hot paths.
+    def set_stream(self, stream: int | None) -> None: ...
+    def synchronize(self, stream: int | None = None) -> None: ...
+    def create_stream(self, priority: int) -> int: ...
+    def stream_priority_range(self) -> tuple[int, int]: ...
+    def create_event(self, timing: bool) -> int: ...
+    def destroy_event(self, event: int) -> None: ...
+    def record_event(self, event: int, stream: int) -> None: ...
+    def wait_event(self, stream: int, event: int) -> None: ...
+    def event_done(self, event: int) -> bool: ...
+    def synchronize_event(self, event: int) -> None: ...
+    def elapsed_ms(self, start: int, end: int) -> float: ...
+    def memory_info(self) -> tuple[int, int] | None: ...
+    def describe(self) -> str: ...
+
+    # --- data movement ---------------------------------------------------------------------------
+    def upload(self, host: np.ndarray, buffer, offset: int) -> None: ...
+    def download(self, host: np.ndarray, buffer, offset: int) -> None: ...
+
+    # --- plans (see the module's docstring) ------------------------------------------------------
+    def plan_elementwise(self, op, loop, inputs, out: Layout, allocate: bool): ...
+    def plan_reduce(self, name, src: Layout, axes, out: Layout): ...
+    def plan_cumsum(self, src: Layout, axis: int, out: Layout): ...
+    def plan_matmul(self, a: Layout, b: Layout, out: Layout, bias, row_block): ...
+    def plan_arange(self, out: Layout): ...
+    def plan_philox(self, kernel: str, out: Layout, affine: bool): ...
+    def plan_gather(self, src: Layout, out: Layout, indices, positions, layout, check, scatter): ...
+    def plan_nn_rows(self, kind, src: Layout, axis, out: Layout, weight, bias): ...
+    def plan_embedding(self, ids: Layout, table: Layout, out: Layout): ...
+    def plan_rope(self, x: Layout, cos: Layout, sin: Layout, out: Layout, interleaved): ...
+    def plan_attention(self, q, k, v, mask, out: Layout, causal: bool, scale: float): ...
+    def nonzero(self, mask: Layout, buffer, offset: int, stream, quota): ...
+    def copy_from_file(self, file, copies, report) -> None: ...

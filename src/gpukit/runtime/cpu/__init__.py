@@ -1,0 +1,383 @@
+"""The CPU backend: NumPy computes, over memory that the Rust pool hands out. Its plans are
+Python functions over NumPy views of that memory (see gpukit.runtime.backend)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from ... import _core, _native
+from ...base.dtypes import bfloat16
+from ...base.shapes import contiguous_strides
+from .. import philox
+from ..backend import Capabilities, Layout
+from . import nn
+
+CAPABILITIES = Capabilities(
+    device_streams=False,
+    compiles_kernels=False,
+    memory_info=False,
+    launch_pacing=False,
+    cuda_array_interface=False,
+)
+_F32 = np.dtype(np.float32)
+_I32 = np.dtype(np.int32)
+_I64 = np.dtype(np.int64)
+
+
+class _HostMemory:
+    """Lends pool memory to NumPy; the array's .base keeps the pool buffer alive. bfloat16 is
+    lent as uint16 (the array interface has no type string for it) and viewed back."""
+
+    __slots__ = ("__array_interface__", "_buffer")
+
+    def __init__(self, buffer, address: int, layout: Layout):
+        self._buffer = buffer
+        self.__array_interface__ = {
+            "data": (address, False),
+            "shape": layout.shape,
+            "strides": layout.strides,
+            "typestr": "<u2" if layout.dtype == bfloat16 else layout.dtype.str,
+            "version": 3,
+        }
+
+
+def _as_f32(x):
+    """NumPy has few bfloat16 loops: bfloat16 data is computed on in float32 (exactly)."""
+    return x.astype(np.float32) if isinstance(x, np.ndarray) and x.dtype == bfloat16 else x
+
+
+def _compute_into(out: np.ndarray, compute) -> None:
+    """compute(dest), with a bfloat16 `out` computed in float32 and rounded once when stored."""
+    if out.dtype != bfloat16:
+        compute(out)
+        return
+    tmp = np.empty(out.shape, np.float32)
+    compute(tmp)
+    np.copyto(out, tmp, casting="unsafe")
+
+
+def _identity(name: str, dtype: np.dtype):
+    """The identity of max (the lowest value) or min (the highest) in `dtype`."""
+    if dtype == np.bool_:
+        return name == "min"
+    if dtype.kind == "f":
+        return -np.inf if name == "max" else np.inf
+    info = np.iinfo(dtype)
+    return info.min if name == "max" else info.max
+
+
+def _contiguous(layout: Layout) -> Layout:
+    strides = contiguous_strides(layout.shape, layout.dtype.itemsize)
+    return Layout(layout.dtype, layout.shape, strides)
+
+
+class _Thread:
+    stream = 0  # work is synchronous: there is one stream
+
+
+class CpuBackend:
+    kind = "cpu"
+    index = 0
+    name = "cpu"
+    capabilities = CAPABILITIES
+    dlpack_device = (1, 0)  # kDLCPU
+    stream = 0
+    thread = _Thread()
+
+    def __init__(self, index: int = 0):
+        if index != 0:
+            from ...errors import BackendUnavailableError
+
+            raise BackendUnavailableError(f"the cpu backend has one device (cpu), not cpu:{index}")
+        self.pool = _core.Pool(_native.host_allocator_table())
+        self.total_memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        self._events: dict[int, float | None] = {}
+        self._next_event = 0
+
+    def describe(self) -> str:
+        return "CPU (NumPy over the gpukit pool)"
+
+    # --- streams and events: synchronous work, events read the host clock ------------------------
+    def set_stream(self, stream) -> None:
+        pass
+
+    def synchronize(self, stream=None) -> None:
+        pass
+
+    def create_stream(self, priority: int) -> int:
+        return 0
+
+    def stream_priority_range(self) -> tuple[int, int]:
+        return (0, 0)
+
+    def create_event(self, timing: bool = True) -> int:
+        self._next_event += 1
+        self._events[self._next_event] = None
+        return self._next_event
+
+    def destroy_event(self, event: int) -> None:
+        self._events.pop(event, None)
+
+    def record_event(self, event: int, stream: int) -> None:
+        self._events[event] = time.perf_counter()
+
+    def wait_event(self, stream: int, event: int) -> None:
+        pass
+
+    def event_done(self, event: int) -> bool:
+        return True
+
+    def synchronize_event(self, event: int) -> None:
+        pass
+
+    def elapsed_ms(self, start: int, end: int) -> float:
+        t0, t1 = self._events.get(start), self._events.get(end)
+        if t0 is None or t1 is None:
+            raise ValueError("elapsed_ms: both events must have been recorded")
+        return (t1 - t0) * 1e3
+
+    def memory_info(self):
+        return None
+
+    # --- memory -------------------------------------------------------------------------------
+    def views(self, items) -> list[np.ndarray]:
+        """NumPy arrays over (buffer, byte offset, layout) items, from one pool call, so that
+        restoring one spilled buffer never spills another of the same operation."""
+        addresses = self.pool.device_ptrs(tuple(b for b, _, _ in items), 0)
+        out = []
+        for (buffer, offset, layout), address in zip(items, addresses, strict=True):
+            view = np.asarray(_HostMemory(buffer, address + offset, layout))
+            out.append(view.view(bfloat16) if layout.dtype == bfloat16 else view)
+        return out
+
+    def upload(self, host: np.ndarray, buffer, offset: int) -> None:
+        layout = Layout(np.dtype(np.uint8), (host.nbytes,), (1,))
+        (view,) = self.views([(buffer, offset, layout)])
+        view[...] = host.reshape(-1).view(np.uint8)
+
+    def download(self, host: np.ndarray, buffer, offset: int) -> None:
+        layout = Layout(np.dtype(np.uint8), (host.nbytes,), (1,))
+        (view,) = self.views([(buffer, offset, layout)])
+        host.reshape(-1).view(np.uint8)[...] = view
+
+    def copy_from_file(self, file, copies, report) -> None:
+        """Copies (file offset, bytes, address) ranges of a SafeTensorsFile into pool memory."""
+        file.copy_to_host(copies, 0, report)
+
+    def _plan(self, inputs, outputs, compute):
+        """A plan over array arguments described by `inputs` (Layouts, or scalar types taken as
+        values), allocating `outputs` (contiguous Layouts); compute(*views and values, *output
+        views) does the work."""
+        allocate, views = self.pool.allocate, self.views
+        sizes = [o.size * o.dtype.itemsize for o in outputs]
+
+        def plan(stream, quota, *args):
+            items, values, it = [], [], iter(args)
+            for x in inputs:
+                if isinstance(x, Layout):
+                    buffer = next(it)
+                    items.append((buffer, next(it), x))
+                    values.append(None)
+                else:
+                    values.append(next(it))
+            made = [allocate(n, stream, quota) for n in sizes]
+            items += [(b, 0, o) for b, o in zip(made, outputs, strict=True)]
+            got = iter(views(items)) if items else iter(())
+            operands = [next(got) if v is None else v for v in values]
+            compute(*operands, *got)
+            return None if not made else made[0] if len(made) == 1 else tuple(made)
+
+        return plan
+
+    # --- plans ----------------------------------------------------------------------------------
+    def plan_elementwise(self, op, loop, inputs, out: Layout, allocate: bool):
+        ufunc = None if op.cpu is not None else getattr(np, op.name)
+
+        def run(*args, out):
+            if ufunc is None:
+                op.cpu(*args, out)
+            else:
+                ufunc(*args, out=out, casting="same_kind")
+
+        arrays = [x for x in inputs if isinstance(x, Layout)]
+        if bfloat16 in (out.dtype, *(x.dtype for x in arrays)):
+            # Array operands are converted to the loop dtype (float32 for bfloat16), as the GPU
+            # kernels read them; where's condition keeps its type.
+            compute_dt = _F32 if loop == bfloat16 else loop
+            first = 1 if op.name == "where" else 0
+
+            def convert(i, x):
+                if isinstance(x, np.ndarray) and i >= first and x.dtype != compute_dt:
+                    return x.astype(compute_dt)
+                return x
+
+            def compute(*views):
+                *ins, dest = views
+                ins = [convert(i, x) for i, x in enumerate(ins)]
+                _compute_into(dest, lambda d: run(*ins, out=d))
+
+        else:
+
+            def compute(*views):
+                *ins, dest = views
+                run(*ins, out=dest)
+
+        if allocate:
+            return self._plan(inputs, [_contiguous(out)], compute)
+        return self._plan((*inputs, out), [], compute)
+
+    def plan_reduce(self, name: str, src: Layout, axes: tuple, out: Layout):
+        def compute(s, o):
+            if bfloat16 in (s.dtype, o.dtype):
+                s = _as_f32(s)
+                _compute_into(o, lambda dest: _reduce(name, s, axes, dest))
+            else:
+                _reduce(name, s, axes, o)
+
+        return self._plan((src,), [out], compute)
+
+    def plan_cumsum(self, src: Layout, axis: int, out: Layout):
+        def compute(s, o):
+            if o.dtype in (np.float16, bfloat16):  # 16-bit floats accumulate in float32
+                np.copyto(o, np.cumsum(_as_f32(s), axis=axis, dtype=np.float32), casting="unsafe")
+            else:
+                np.cumsum(s, axis=axis, out=o)
+
+        return self._plan((src,), [out], compute)
+
+    def plan_matmul(self, a: Layout, b: Layout, out: Layout, bias, row_block):
+        """out = a @ b (+ bias along the last axis); `row_block`: at most that many output rows
+        per step, as the GPU backends launch it."""
+
+        def compute(va, vb, *rest):
+            *vbias, vo = rest
+            va, vb = _as_f32(va), _as_f32(vb)
+
+            def run(dest):
+                if va.ndim == 1 or row_block is None or row_block >= va.shape[-2]:
+                    np.matmul(va, vb, out=dest)
+                else:
+                    b2 = vb if vb.ndim > 1 else vb[:, None]
+                    o2 = dest if vb.ndim > 1 else dest[..., None]
+                    for r0 in range(0, va.shape[-2], row_block):
+                        rows = slice(r0, r0 + row_block)
+                        np.matmul(va[..., rows, :], b2, out=o2[..., rows, :])
+                if vbias:
+                    np.add(dest, _as_f32(vbias[0]), out=dest)
+
+            _compute_into(vo, run)
+
+        return self._plan((a, b) if bias is None else (a, b, bias), [out], compute)
+
+    def plan_arange(self, out: Layout):
+        def compute(start, step, o):
+            o[...] = start + step * np.arange(o.size)
+
+        return self._plan((float, float), [out], compute)
+
+    def plan_philox(self, kernel: str, out: Layout, affine: bool):
+        bits = philox.uniform_bits(out.dtype)
+
+        def compute(seed, offset, lo, scale, low, range_, o):
+            values = philox.generate(
+                kernel, o.size, o.dtype, seed, offset, bits,
+                lo=lo, scale=scale, affine=affine, low=low, range=range_,
+            )  # fmt: skip
+            o[...] = values.reshape(o.shape)
+
+        return self._plan((int, int, float, float, int, int), [out], compute)
+
+    def plan_gather(self, src: Layout, out: Layout, indices, positions, layout, check, scatter):
+        """Gather: args src, *indices; outputs out and (with `check`) an int32 flag: k + 1 for
+        the first index array k holding an index out of range, before anything moves. Scatter:
+        args src, values (`out`), *indices; no outputs."""
+
+        def move(s, o, idx):
+            key = [slice(None)] * s.ndim
+            for p, v in zip(positions, idx, strict=True):
+                key[p] = v
+            if scatter:
+                s[tuple(key)] = o
+            else:
+                o[...] = s[tuple(key)]
+
+        if scatter:
+            return self._plan((src, out, *indices), [], lambda s, o, *idx: move(s, o, idx))
+
+        def compute(s, *rest):
+            if check:
+                *idx, o, flag = rest
+                flag[...] = 0
+                for k, (v, p) in enumerate(zip(idx, positions, strict=True)):
+                    n = s.shape[p]
+                    if v.size and (v.min() < -n or v.max() >= n):
+                        flag[...] = k + 1
+                        return
+            else:
+                *idx, o = rest
+            move(s, o, idx)
+
+        flag = [Layout(_I32, (1,), (4,))] if check else []
+        return self._plan((src, *indices), [out, *flag], compute)
+
+    def plan_nn_rows(self, kind, src: Layout, axis: int, out: Layout, weight, bias):
+        params = [p for p in (weight, bias) if p is not None]
+
+        def compute(s, *rest):
+            *ps, eps, o = rest
+            it = iter(ps)
+            w = next(it) if weight is not None else None
+            b = next(it) if bias is not None else None
+            nn.rows(kind, s, axis, w, b, eps, o)
+
+        return self._plan((src, *params, float), [out], compute)
+
+    def plan_embedding(self, ids: Layout, table: Layout, out: Layout):
+        def compute(i, t, o, flag):
+            flag[...] = 0 if nn.embedding(i, t, o) else 1
+
+        return self._plan((ids, table), [out, Layout(_I32, (1,), (4,))], compute)
+
+    def plan_rope(self, x: Layout, cos: Layout, sin: Layout, out: Layout, interleaved: bool):
+        return self._plan(
+            (x, cos, sin), [out], lambda xv, c, s, o: nn.rope(xv, c, s, o, interleaved)
+        )
+
+    def plan_attention(self, q, k, v, mask, out: Layout, causal: bool, scale: float):
+        def compute(qv, kv, vv, *rest):
+            *m, o = rest
+            nn.attention(qv, kv, vv, m[0] if m else None, o, causal, scale)
+
+        return self._plan((q, k, v) if mask is None else (q, k, v, mask), [out], compute)
+
+    def nonzero(self, mask: Layout, buffer, offset: int, stream, quota):
+        """(buffer, count): the int64 (ndim, count) coordinates of mask's true elements."""
+        (m,) = self.views([(buffer, offset, mask)])
+        coords = np.nonzero(m)
+        count = coords[0].size
+        layout = Layout(_I64, (mask.ndim, count), (8 * count, 8))
+        out = self.pool.allocate(8 * mask.ndim * count, stream, quota)
+        if count:
+            (o,) = self.views([(out, 0, layout)])
+            o[...] = coords
+        return out, count
+
+
+def _reduce(name: str, s: np.ndarray, axes: tuple, o: np.ndarray) -> None:
+    o = o.reshape(tuple(1 if i in axes else n for i, n in enumerate(s.shape)))
+    if name in ("argmax", "argmin"):
+        if len(axes) == s.ndim:  # the flat index, as NumPy gives for axis=None
+            o[...] = getattr(np, name)(s)
+        else:
+            getattr(np, name)(s, axis=axes[0], keepdims=True, out=o)
+        return
+    extra = {}
+    if name in ("max", "min") and s.size == 0:  # any/all of nothing: the identity
+        extra["initial"] = _identity(name, s.dtype)
+    getattr(np, name)(s, axis=axes, keepdims=True, out=o, **extra)
+
+
+__all__ = ["CpuBackend"]

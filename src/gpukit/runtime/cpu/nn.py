@@ -1,0 +1,113 @@
+"""gpukit.nn on the CPU backend: NumPy over views of pool memory, accumulating 16-bit floats in
+float32 like the kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Query rows of one attention chunk are bounded so that the score block stays near 16M values.
+_SCORES_PER_CHUNK = 1 << 24
+
+
+def _acc(dtype: np.dtype):
+    return np.float64 if dtype == np.float64 else np.float32
+
+
+def _rows(kind, x, axis, weight, bias, eps):
+    if kind in ("softmax", "log_softmax"):
+        m = x.max(axis=axis, keepdims=True)
+        shifted = x - m
+        total = np.exp(shifted).sum(axis=axis, keepdims=True)
+        if kind == "softmax":
+            return np.exp(shifted) / total
+        return shifted - np.log(total)
+    if kind == "layer_norm":
+        # Shifted by the row's first element, as the kernel does: a float32 mean of values
+        # far from zero would be off by more than a small spread.
+        centred = x - x[..., :1]
+        centred -= centred.mean(axis=-1, keepdims=True)
+        y = centred / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + eps)
+    else:
+        y = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def _attention_chunk(q, k, v, allowed, additive, scale):
+    """q (b, hkv, g, m, d), k / v (b, hkv, 1, skv, d), allowed / additive broadcastable to
+    (b, hkv, g, m, skv) or None."""
+    s = np.matmul(q, np.swapaxes(k, -1, -2)) * scale
+    if additive is not None:
+        s = s + additive
+    if allowed is not None:
+        s = np.where(allowed, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True, initial=-np.inf)
+    seen = m > -np.inf  # a row that sees no key at all gives zeros
+    p = np.exp(s - np.where(seen, m, 0))
+    total = p.sum(axis=-1, keepdims=True)
+    return np.matmul(p, v) / np.where(seen, total, 1)
+
+
+def rows(kind, s, axis, w, b, eps, o) -> None:
+    """softmax / log_softmax / layer_norm / rms_norm of NumPy views into `o`."""
+    if s.size == 0:
+        return
+    acc = _acc(s.dtype)
+    w = None if w is None else w.astype(acc)
+    b = None if b is None else b.astype(acc)
+    np.copyto(o, _rows(kind, s.astype(acc), axis, w, b, eps), casting="unsafe")
+
+
+def embedding(i, t, o) -> bool:
+    """o = t[i]; False (nothing written) when an id is out of range."""
+    if ((i < 0) | (i >= t.shape[0])).any():
+        return False
+    o[...] = t[i]
+    return True
+
+
+def rope(xv, c, s, o, interleaved: bool) -> None:
+    acc = _acc(xv.dtype)
+    xv, c, s = xv.astype(acc), c.astype(acc), s.astype(acc)
+    half = xv.shape[-1] // 2
+    if interleaved:
+        lo, hi = (slice(0, None, 2), slice(1, None, 2))
+    else:
+        lo, hi = (slice(0, half), slice(half, None))
+    x_lo, x_hi = xv[..., lo], xv[..., hi]
+    o[..., lo] = x_lo * c - x_hi * s
+    o[..., hi] = x_hi * c + x_lo * s
+
+
+def attention(qv, kv, vv, mask, o, causal: bool, scale: float) -> None:
+    b, hq, sq, d = qv.shape
+    hkv, skv = kv.shape[1], kv.shape[2]
+    if o.size == 0:
+        return
+    g = hq // hkv
+    acc = _acc(qv.dtype)
+    qg = qv.astype(acc).reshape(b, hkv, g, sq, d)
+    kg = kv.astype(acc)[:, :, None]
+    vg = vv.astype(acc)[:, :, None]
+    full_mask = None
+    if mask is not None:
+        full_mask = np.broadcast_to(mask, (b, hq, sq, skv)).reshape(b, hkv, g, sq, skv)
+    og = o.reshape(b, hkv, g, sq, d)
+    step = max(1, _SCORES_PER_CHUNK // max(1, b * hq * skv))
+    for i0 in range(0, sq, step):
+        i1 = min(sq, i0 + step)
+        allowed = additive = None
+        if causal:
+            rows_ = np.arange(i0, i1)[:, None] + (skv - sq)
+            allowed = np.arange(skv)[None, :] <= rows_
+        if full_mask is not None:
+            chunk = full_mask[..., i0:i1, :]
+            if chunk.dtype == np.bool_:
+                allowed = chunk if allowed is None else allowed & chunk
+            else:
+                additive = chunk.astype(acc)
+        res = _attention_chunk(qg[..., i0:i1, :], kg, vg, allowed, additive, scale)
+        np.copyto(og[..., i0:i1, :], res, casting="unsafe")

@@ -1,0 +1,223 @@
+"""The CUDA backend: the driver through gpukit._native, kernels from kernels/ compiled by NVRTC,
+memory from the Rust pool over the driver's allocator table, every op a gpukit._core.Plan
+launched through the device's launch table (planners in the modules beside this one)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ... import _core, _native
+from ...errors import BackendUnavailableError, CudaError
+from .. import jit, kernels, libs
+from ..backend import Capabilities
+from . import elementwise, gather, matmul, nn, reduce
+
+CAPABILITIES = Capabilities(
+    device_streams=True,
+    compiles_kernels=True,
+    memory_info=True,
+    launch_pacing=True,
+    cuda_array_interface=True,
+)
+
+
+class _ThreadState(threading.local):
+    """A thread's current stream (each thread starts on the device's default stream)."""
+
+    def __init__(self, default_stream: int):
+        self.stream = default_stream
+
+
+def device_count() -> int:
+    """GPUs the CUDA driver sees (BackendUnavailableError without a driver)."""
+    found, detail = _native.probe_library(libs.CUDA_DRIVER)
+    if not found:
+        raise BackendUnavailableError(f"CUDA driver not found: {libs.CUDA_DRIVER} ({detail})")
+    try:
+        return _native.CudaDevice.count(libs.CUDA_DRIVER)
+    except CudaError as e:
+        raise BackendUnavailableError(f"the CUDA driver at {detail} failed: {e}") from None
+
+
+class CudaBackend:
+    kind = "cuda"
+    capabilities = CAPABILITIES
+
+    def __init__(self, index: int = 0):
+        count = device_count()
+        if count == 0:
+            raise BackendUnavailableError("the CUDA driver sees no GPU")
+        if not 0 <= index < count:
+            raise BackendUnavailableError(
+                f"there is no cuda:{index}: the CUDA driver sees {count} GPU"
+                f"{'s' if count > 1 else ''} (cuda:0 to cuda:{count - 1})"
+            )
+        try:
+            self.device = _native.CudaDevice.open(libs.CUDA_DRIVER, index)
+        except CudaError as e:
+            raise BackendUnavailableError(f"cuda:{index} failed to open: {e}") from None
+        libs.mark_loaded(libs.CUDA_DRIVER)
+        self.index = index
+        self.name = f"cuda:{index}"
+        self.dlpack_device = (2, index)  # kDLCUDA
+        compiler, self.compiler_origin = jit.open_compiler("nvrtc")
+        self.jit = jit.Jit(
+            compiler, jit.nvrtc_arch_options(compiler, self.device.compute_capability)
+        )
+        self.pool = _core.Pool(self.device.allocator_table())
+        self.launch_table = self.device.launch_table()
+        self.default_stream = self.device.default_stream
+        self.sm_count = max(self.device.sm_count, 1)
+        self.total_memory = self.device.total_memory
+        self.thread = _ThreadState(self.default_stream)
+        self._modules: dict = {}
+        self._functions: dict = {}
+        self._shared_set: dict = {}
+        self._lock = threading.Lock()
+
+    def describe(self) -> str:
+        d = self.device
+        major, minor = d.compute_capability
+        return (
+            f"{d.name} ({self.name}, sm_{major}{minor}, {d.sm_count} SMs, "
+            f"{d.total_memory / 2**30:.1f} GiB, L2 {d.l2_bytes // 2**20} MiB, driver "
+            f"{d.driver_version // 1000}.{d.driver_version % 1000 // 10})"
+        )
+
+    def compiler_description(self) -> str:
+        c = self.jit.compiler
+        return (
+            f"{c.kind} {'.'.join(map(str, c.version))} at {c.path} ({self.compiler_origin}), "
+            f"target {' '.join(self.jit.arch_options)}"
+        )
+
+    # --- streams and events -------------------------------------------------------------------
+    @property
+    def stream(self) -> int:
+        """The calling thread's current stream (`thread.stream` on hot paths)."""
+        return self.thread.stream
+
+    def set_stream(self, stream: int | None) -> None:
+        self.thread.stream = self.default_stream if stream is None else stream
+
+    def synchronize(self, stream: int | None = None) -> None:
+        self.device.synchronize(self.stream if stream is None else stream)
+
+    def create_stream(self, priority: int) -> int:
+        return self.device.create_stream(priority)
+
+    def stream_priority_range(self) -> tuple[int, int]:
+        return tuple(self.device.stream_priority_range())
+
+    def create_event(self, timing: bool = True) -> int:
+        return self.device.create_event(timing)
+
+    def destroy_event(self, event: int) -> None:
+        self.device.destroy_event(event)
+
+    def record_event(self, event: int, stream: int) -> None:
+        self.device.record_event(event, stream)
+
+    def wait_event(self, stream: int, event: int) -> None:
+        self.device.wait_event(stream, event)
+
+    def event_done(self, event: int) -> bool:
+        return self.device.event_done(event)
+
+    def synchronize_event(self, event: int) -> None:
+        self.device.synchronize_event(event)
+
+    def elapsed_ms(self, start: int, end: int) -> float:
+        return self.device.elapsed_ms(start, end)
+
+    def memory_info(self) -> tuple[int, int]:
+        return self.device.memory_info()
+
+    def install_pacer(self, table) -> None:
+        _native.install_pacer(table)
+
+    # --- kernels --------------------------------------------------------------------------------
+    def module(self, name: str, source: str, options=()) -> int:
+        key = (name, source, tuple(options))
+        module = self._modules.get(key)
+        if module is None:
+            image = self.jit.build(name, source, options)
+            with self._lock:
+                module = self._modules.get(key)
+                if module is None:
+                    module = self._modules[key] = self.device.load_module(image)
+        return module
+
+    def function(self, file: str, defines: tuple, name: str) -> int:
+        """The kernel `name` of a built-in instance (see gpukit.runtime.kernels)."""
+        key = (file, defines, name)
+        fn = self._functions.get(key)
+        if fn is None:
+            source = kernels.source(file, defines, jit.builtin_sources())
+            module = self.module(file, source, kernels.options(defines))
+            fn = self._functions[key] = self.device.function(module, name)
+        return fn
+
+    def kernel_instances(self) -> list:
+        """A few instances of every built-in kernel file that this GPU runs (jit.warmup)."""
+        major, minor = self.device.compute_capability
+        return kernels.representative_instances("cuda", major * 10 + minor)
+
+    def compile_function(self, file_name: str, source: str, options, kernel: str) -> int:
+        return self.device.function(self.module(file_name, source, options), kernel)
+
+    def allow_shared(self, fn: int, nbytes: int) -> None:
+        """Lets `fn` launch with `nbytes` of dynamic shared memory (past the 48 KB a launch gets
+        unasked)."""
+        if self._shared_set.get(fn, 0) < nbytes:
+            self.device.set_dynamic_shared(fn, nbytes)
+            self._shared_set[fn] = nbytes
+
+    def blocks_for(self, threads: int, block: int) -> int:
+        """Blocks for a grid-stride kernel: one per `block` threads, at most 32 per SM."""
+        return min(-(-max(threads, 1) // block), self.sm_count * 32)
+
+    def launch(self, fn, grid, block, shared: int, stream: int, params: bytes) -> None:
+        """A user kernel's launch (gpukit.RawKernel): `params` packed with C alignment."""
+        if shared > 48 * 1024:
+            self.allow_shared(fn, shared)
+        self.device.launch(fn, grid, block, shared, stream, params)
+
+    def addresses(self, buffers, offsets, stream) -> list[int]:
+        """Device addresses for work on `stream` (spilled buffers come back first; the pool
+        keeps them pinned until this thread's next request)."""
+        ptrs = self.pool.device_ptrs(tuple(buffers), stream)
+        return [p + o for p, o in zip(ptrs, offsets, strict=True)]
+
+    # --- data movement ----------------------------------------------------------------------
+    def upload(self, host: np.ndarray, buffer, offset: int) -> None:
+        stream = self.stream
+        (dst,) = self.addresses((buffer,), (offset,), stream)
+        self.device.copy_to_device(dst, host.reshape(-1).view(np.uint8), stream)
+
+    def download(self, host: np.ndarray, buffer, offset: int) -> None:
+        if host.nbytes:
+            stream = self.stream
+            (src,) = self.addresses((buffer,), (offset,), stream)
+            self.device.copy_to_host(host.reshape(-1).view(np.uint8), src, stream)
+
+    def copy_from_file(self, file, copies, report) -> None:
+        """Copies (file offset, bytes, address) ranges of a SafeTensorsFile to the device,
+        through pinned staging buffers on several threads."""
+        file.copy_to_device(self.device, copies, 0, report)
+
+    # --- plans (gpukit.runtime.backend) ---------------------------------------------------------
+    plan_elementwise = elementwise.plan_elementwise
+    plan_reduce = reduce.plan_reduce
+    plan_cumsum = reduce.plan_cumsum
+    plan_arange = reduce.plan_arange
+    plan_philox = reduce.plan_philox
+    plan_matmul = matmul.plan_matmul
+    plan_gather = gather.plan_gather
+    nonzero = gather.nonzero
+    plan_nn_rows = nn.plan_nn_rows
+    plan_embedding = nn.plan_embedding
+    plan_rope = nn.plan_rope
+    plan_attention = nn.plan_attention

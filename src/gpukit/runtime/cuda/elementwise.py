@@ -1,0 +1,107 @@
+"""Elementwise plans on CUDA: kernels/elementwise.cu with the op's functor, the contiguous
+kernel when every operand is one dense run, else the strided one over merged dimensions."""
+
+from __future__ import annotations
+
+from ...base import shapes, strides
+from .. import kernels
+from ..args import CONSTANTS
+from ..backend import Layout
+from ..ops import ELEMENTWISE
+from .plans import Const, PlanBuilder
+
+_BLOCK, _VEC = CONSTANTS["GK_BLOCK"], CONSTANTS["GK_EW_VEC"]
+
+
+def plan_elementwise(backend, op, loop, inputs, out: Layout, allocate: bool):
+    """Args: one per input (an array, or a scalar value where `inputs` holds its type), then
+    out unless `allocate` (then the call allocates a contiguous out and returns it)."""
+    arguments = "".join("a" if isinstance(x, Layout) else "s" for x in inputs)
+    if allocate:
+        b = PlanBuilder(backend, arguments, outputs=[out.size * out.dtype.itemsize])
+        target = (_contiguous(out), b.output(0))
+    else:
+        b = PlanBuilder(backend, arguments + "a")
+        target = (out, len(inputs))
+    emit(b, op, loop, [(x, i) for i, x in enumerate(inputs)], target)
+    return b.build()
+
+
+def _contiguous(layout: Layout) -> Layout:
+    return Layout(
+        layout.dtype, layout.shape, shapes.contiguous_strides(layout.shape, layout.dtype.itemsize)
+    )
+
+
+def emit(b: PlanBuilder, op, loop, inputs, target) -> None:
+    """Appends the launch of `op` (computed in `loop`) to `b`: `inputs` are (Layout, arg),
+    (scalar type, arg) or (Const(value), None); `target` is (out Layout, arg)."""
+    out, out_arg = target
+    if isinstance(op, str):
+        op = ELEMENTWISE[op]
+    n = out.size
+    if n == 0:
+        return
+    backend = b.backend
+    is_array = [isinstance(x, Layout) for x, _ in inputs]
+    in_types = tuple(x.dtype if a else None for (x, _), a in zip(inputs, is_array, strict=True))
+    file, defines = kernels.elementwise(op.name, loop, out.dtype, in_types)
+    item = out.dtype.itemsize
+    out_el = tuple(
+        0 if d == 1 else st // item for d, st in zip(out.shape, out.strides, strict=True)
+    )
+    arrays = [x for (x, _), a in zip(inputs, is_array, strict=True) if a]
+    cshape, el_strides = strides.collapse(
+        out.shape, [out_el, *(strides.element_strides(a, out.shape) for a in arrays)]
+    )
+    scalar_fields, floats, ints = {}, [], []
+    addresses = [(("ptr", 0), out_arg, 0, 1)]
+    for i, ((x, arg), a) in enumerate(zip(inputs, is_array, strict=True)):
+        if a:
+            addresses.append((("ptr", i + 1), arg, 0, 1))
+        elif isinstance(x, Const):
+            scalar_fields[i + 1] = x.value
+        else:
+            floats.append((("scalar_f", i + 1), arg))
+            ints.append((("scalar_i", i + 1), arg))
+    contiguous = len(cshape) <= 1 and all(st in ([], [1]) for st in el_strides)
+    if contiguous and len(inputs) <= 2:
+        fn = backend.function(file, defines, "gk_ew_contig")
+        fields = {"n": n, **_scalars(scalar_fields, 3)}
+        grid = backend.blocks_for(-(-n // _VEC), _BLOCK)
+        b.launch(fn, grid, _BLOCK, "gk_ew_contig_args", fields, addresses=addresses,
+                 floats=floats, ints=ints)  # fmt: skip
+        return
+    fn = backend.function(file, defines, "gk_ew_strided")
+    it = iter(el_strides[1:])
+    slot_strides = [el_strides[0]] + [next(it) if a else [0] * len(cshape) for a in is_array]
+    fields = {
+        "n": n,
+        "ndim": len(cshape),
+        "shape": cshape,
+        "stride": slot_strides,
+        **_scalars(scalar_fields, 4),
+    }
+    b.launch(fn, backend.blocks_for(n, _BLOCK), _BLOCK, "gk_ew_args", fields,
+             addresses=addresses, floats=floats, ints=ints)  # fmt: skip
+
+
+def _scalars(values: dict, slots: int) -> dict:
+    """The scalar_f / scalar_i fields for constant scalars (slot -> value)."""
+    if not values:
+        return {}
+    f, i = [0.0] * slots, [0] * slots
+    for slot, v in values.items():
+        f[slot] = float(v)
+        i[slot] = int(v)
+    return {"scalar_f": f, "scalar_i": i}
+
+
+def emit_fill_zero(b: PlanBuilder, layout: Layout, arg: int) -> None:
+    """Appends a launch that zeroes an array (an error flag before the kernel that may set it)."""
+    emit(b, "identity", layout.dtype, [(Const(0), None)], (layout, arg))
+
+
+def emit_copy(b: PlanBuilder, src: Layout, src_arg: int, dst: Layout, dst_arg: int) -> None:
+    """Appends dst[...] = src (dtype converted; src broadcast or strided)."""
+    emit(b, "identity", dst.dtype, [(src, src_arg)], (dst, dst_arg))

@@ -1,0 +1,357 @@
+"""Which built-in kernel serves which operation and dtypes: the file in kernels/, the defines that
+instantiate it, the kernel names, and the source and options an instance compiles from."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..base.dtypes import bfloat16, is_floating
+from .ops import ELEMENTWISE, functor_source
+from .philox import uniform_bits
+
+C_TYPES = {
+    np.dtype("bool"): "bool",
+    np.dtype("int8"): "gk_i8",
+    np.dtype("int16"): "gk_i16",
+    np.dtype("int32"): "gk_i32",
+    np.dtype("int64"): "gk_i64",
+    np.dtype("uint8"): "gk_u8",
+    np.dtype("uint16"): "gk_u16",
+    np.dtype("uint32"): "gk_u32",
+    np.dtype("uint64"): "gk_u64",
+    np.dtype("float16"): "gk_f16",
+    np.dtype("float32"): "float",
+    np.dtype("float64"): "double",
+    bfloat16: "gk_bf16",
+}
+
+
+def arith_type(dtype: np.dtype) -> str:
+    """The C type arithmetic on `dtype` is done in: float16 and bfloat16 compute in float."""
+    return "float" if dtype in (np.float16, bfloat16) else C_TYPES[dtype]
+
+
+def is_integral(dtype: np.dtype) -> bool:
+    return dtype.kind in "biu"
+
+
+def elementwise(op: str, loop: np.dtype, out: np.dtype, inputs: tuple) -> tuple[str, tuple]:
+    """(file, defines) for elementwise `op` computed in NumPy's `loop` dtype and stored as `out`;
+    `inputs` holds dtypes, or None for a scalar operand."""
+    if op not in ELEMENTWISE:
+        raise NotImplementedError(f"no GPU kernel for {op}")
+    defines = [f"GK_OP={op}", f"GK_NIN={len(inputs)}", f"GK_OUT_T={C_TYPES[out]}"]
+    defines.append(f"GK_COMP_T={arith_type(loop)}")
+    defines.append(f"GK_SCALAR_INT={int(is_integral(loop))}")
+    for i, dt in enumerate(inputs):
+        defines.append(f"GK_IN{i}_T={C_TYPES[loop] if dt is None else C_TYPES[dt]}")
+        defines.append(f"GK_SCALAR{i}={int(dt is None)}")
+    return "elementwise.cu", tuple(defines)
+
+
+def reduction(name: str, src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
+    """(file, defines) for sum / mean / prod / max / min (mean: a sum scaled by 1/n), and
+    argmax / argmin."""
+    if name in ("argmax", "argmin"):
+        defines = (
+            f"GK_ARG={int(name == 'argmax')}",
+            f"GK_IN_T={C_TYPES[src]}",
+            f"GK_ACC_T={arith_type(src)}",
+            f"GK_OUT_T={C_TYPES[out]}",
+        )
+        return "reduce.cu", defines
+    red = "sum" if name in ("sum", "mean") else name
+    if red in ("max", "min"):
+        acc = arith_type(src)
+    elif is_integral(out):
+        acc = C_TYPES[out]
+    elif out == np.float64 or (name == "mean" and src == np.float64):
+        acc = "double"
+    else:
+        acc = "float"
+    defines = (
+        f"GK_RED=gk_red_{red}",
+        f"GK_IN_T={C_TYPES[src]}",
+        f"GK_ACC_T={acc}",
+        f"GK_OUT_T={C_TYPES[out]}",
+    )
+    return "reduce.cu", defines
+
+
+def matmul_tile(out: np.dtype) -> int:
+    """The output tile of kernels/matmul.cu's blocks: 64 for 8-byte accumulators (an 8x8 grid of
+    them per thread spills registers), else 128."""
+    acc_bytes = out.itemsize if is_integral(out) else (8 if out == np.float64 else 4)
+    return 64 if acc_bytes == 8 else 128
+
+
+def matmul(a: np.dtype, b: np.dtype, out: np.dtype) -> tuple[str, tuple]:
+    acc = C_TYPES[out] if is_integral(out) else ("double" if out == np.float64 else "float")
+    defines = (
+        f"GK_A_T={C_TYPES[a]}",
+        f"GK_B_T={C_TYPES[b]}",
+        f"GK_OUT_T={C_TYPES[out]}",
+        f"GK_ACC_T={acc}",
+        f"GK_TILE={matmul_tile(out)}",
+    )
+    return "matmul.cu", defines
+
+
+def matmul_skinny(dtype: np.dtype, vec: bool) -> tuple[str, tuple]:
+    """The product of at most GK_SKINNY_M rows by a b with contiguous columns (decode's linear)."""
+    acc = "double" if dtype == np.float64 else "float"
+    return "matmul_skinny.cu", (f"GK_T={C_TYPES[dtype]}", f"GK_ACC_T={acc}", f"GK_VEC={int(vec)}")
+
+
+# Dtypes (by name) the tensor-core kernel multiplies, and the mma element type of each.
+MMA_TYPES = {"float16": "f16", "bfloat16": "bf16"}
+
+
+def matmul_mma(
+    mma_type: str, a_trans: bool, b_trans: bool, vec: bool, bias: bool
+) -> tuple[str, tuple]:
+    """The tensor-core matmul (sm_80+) over 16-bit operands of `mma_type` ("f16" or "bf16");
+    `a_trans` / `b_trans`: the operand is the .T of a row-major matrix; `vec`: 16-byte copies
+    (aligned operands, leading dimensions multiples of 8); `bias`: fused bias along n."""
+    defines = (
+        f"GK_MMA_TYPE={mma_type}",
+        f"GK_A_TRANS={int(a_trans)}",
+        f"GK_B_TRANS={int(b_trans)}",
+        f"GK_MMA_VEC={int(vec)}",
+        f"GK_BIAS={int(bias)}",
+    )
+    return "matmul_mma.cu", defines
+
+
+def cumsum(src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
+    acc = C_TYPES[out] if is_integral(out) else ("double" if out == np.float64 else "float")
+    return "scan.cu", (f"GK_IN_T={C_TYPES[src]}", f"GK_ACC_T={acc}", f"GK_OUT_T={C_TYPES[out]}")
+
+
+def arange(out: np.dtype) -> tuple[str, tuple]:
+    return "fill.cu", (f"GK_OUT_T={C_TYPES[out]}", f"GK_ARANGE_INT={int(is_integral(out))}")
+
+
+# Raw element types of gather.cu by size in bytes (16: two 64-bit words, for widened rows).
+_RAW_TYPES = {1: "gk_u8", 2: "gk_u16", 4: "gk_u32", 8: "gk_u64", 16: "gk_b128"}
+
+
+def gather(width: int) -> tuple[str, tuple]:
+    """gather.cu moving elements of `width` bytes (any dtype of that size)."""
+    return "gather.cu", (f"GK_T={_RAW_TYPES[width]}",)
+
+
+def compact() -> tuple[str, tuple]:
+    return "compact.cu", ()
+
+
+def philox(out: np.dtype) -> tuple[str, tuple]:
+    """philox.cu storing `out`; uniforms of the float path carry as many bits as out's
+    significand (24 for float32 and wider types, whose double path is used for float64)."""
+    return "philox.cu", (f"GK_OUT_T={C_TYPES[out]}", f"GK_BITS={uniform_bits(out)}")
+
+
+def _nn_types(dtype) -> tuple[str, str]:
+    """(element C type, accumulator C type) of a gpukit.nn kernel over `dtype`: 16-bit floats
+    accumulate in float."""
+    c_type = C_TYPES.get(dtype)
+    if c_type is None or not is_floating(dtype):
+        raise TypeError(f"gpukit.nn has no kernels for {dtype}")
+    return c_type, "double" if c_type == "double" else "float"
+
+
+def nn_rows(dtype) -> tuple[str, tuple]:
+    """softmax, log_softmax, layer_norm, rms_norm over rows of `dtype`."""
+    t, acc = _nn_types(dtype)
+    return "nn_rows.cu", (f"GK_T={t}", f"GK_ACC_T={acc}")
+
+
+def embedding(ids: np.dtype, table) -> tuple[str, tuple]:
+    t, acc = _nn_types(table)
+    return "nn_gather.cu", (f"GK_T={t}", f"GK_ACC_T={acc}", f"GK_ID_T={C_TYPES[ids]}")
+
+
+def rope(dtype) -> tuple[str, tuple]:
+    return embedding(np.dtype("int64"), dtype)
+
+
+ATTENTION_HEAD_DIMS = (32, 64, 128, 256)  # instances by the largest head_dim they serve
+
+
+def attention(dtype, head_dim: int, mask: str) -> tuple[str, tuple]:
+    """Fused attention for head_dim up to 256; mask is "none", "bool" or "additive"."""
+    dmax = next(m for m in ATTENTION_HEAD_DIMS if head_dim <= m)
+    kind = {"none": 0, "bool": 1, "additive": 2}[mask]
+    t, acc = _nn_types(dtype)
+    return "attention.cu", (f"GK_T={t}", f"GK_ACC_T={acc}", f"GK_DMAX={dmax}", f"GK_MASK={kind}")
+
+
+KERNEL_NAMES = {
+    "elementwise.cu": ("gk_ew_contig", "gk_ew_strided"),
+    "reduce.cu": ("gk_reduce_block", "gk_reduce_thread"),
+    "matmul.cu": ("gk_matmul",),
+    "matmul_skinny.cu": ("gk_matmul_skinny",),
+    "matmul_mma.cu": ("gk_matmul_mma",),
+    "fill.cu": ("gk_arange",),
+    "scan.cu": ("gk_cumsum",),
+    "gather.cu": ("gk_gather", "gk_scatter"),
+    "compact.cu": ("gk_count_tiles", "gk_write_nonzero"),
+    "philox.cu": (
+        "gk_rand_f",
+        "gk_rand_d",
+        "gk_randn_f",
+        "gk_randn_d",
+        "gk_randint_32",
+        "gk_randint_64",
+    ),
+    "nn_rows.cu": (
+        "gk_softmax_rows",
+        "gk_log_softmax_rows",
+        "gk_layer_norm_rows",
+        "gk_rms_norm_rows",
+    ),
+    "nn_gather.cu": ("gk_embedding", "gk_rope"),
+    "attention.cu": ("gk_attention", "gk_attention_combine"),
+}
+
+
+# Files that use NVIDIA-only instructions (inline PTX), with the oldest architecture they need.
+CUDA_MIN_ARCH = {"matmul_mma.cu": 80}
+
+
+def source(file: str, defines: tuple, sources: dict) -> str:
+    """The text an instance compiles: the file, after the functor of its op for elementwise.cu
+    (`sources`: the built-in files by name)."""
+    if file == "elementwise.cu":
+        return functor_source(ELEMENTWISE[defines[0].split("=", 1)[1]]) + sources[file]
+    return sources[file]
+
+
+def options(defines: tuple) -> tuple[str, ...]:
+    """The compiler options of an instance (GK_OP names elementwise.cu's functor, not a macro)."""
+    return tuple(f"-D{d}" for d in defines if not d.startswith("GK_OP="))
+
+
+def kernels_of(file: str, defines: tuple) -> tuple[str, ...]:
+    """The kernels an instance defines (three-input elementwise ops have no contiguous one)."""
+    if file == "elementwise.cu" and "GK_NIN=3" in defines:
+        return ("gk_ew_strided",)
+    if file == "reduce.cu" and any(d.startswith("GK_ARG=") for d in defines):
+        return ("gk_argreduce_block", "gk_argreduce_thread")
+    return KERNEL_NAMES[file]
+
+
+def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple[str, tuple]]:
+    """A few instances of every built-in kernel file, covering each C type: what `jit.warmup()`
+    precompiles and what the compile tests build for every architecture. `target` "hip" leaves out
+    the NVIDIA-only files; for "cuda", those that need an architecture newer than `arch`."""
+    f16, f32, f64, i64, b = (
+        np.dtype(t) for t in ("float16", "float32", "float64", "int64", "bool")
+    )
+    u8, i32, bf16 = np.dtype("uint8"), np.dtype("int32"), bfloat16
+    instances = [
+        matmul_skinny(f16, True),
+        matmul_skinny(bf16, True),
+        matmul_skinny(f32, False),
+        matmul_skinny(f64, True),
+        elementwise("add", f32, f32, (f32, f32)),
+        elementwise("multiply", f16, f16, (f16, None)),
+        elementwise("true_divide", f64, f64, (i64, i64)),
+        elementwise("identity", b, b, (u8,)),
+        elementwise("subtract", i32, i32, (None, i32)),
+        elementwise("less", f64, b, (f64, None)),
+        elementwise("floor_divide", i64, i64, (i64, i64)),
+        elementwise("remainder", f32, f32, (f32, f32)),
+        elementwise("power", i32, i32, (i32, None)),
+        elementwise("erf", f32, f32, (f32,)),
+        elementwise("sigmoid", f16, f16, (f16,)),
+        elementwise("absolute", i32, i32, (i32,)),
+        elementwise("where", f32, f32, (b, f32, None)),
+        elementwise("clip", i64, i64, (i64, None, None)),
+        reduction("sum", f32, f32),
+        reduction("mean", f16, f16),
+        reduction("max", i64, i64),
+        reduction("sum", b, i64),
+        reduction("prod", i32, i64),
+        reduction("argmax", f32, i64),
+        reduction("argmin", u8, i64),
+        reduction("min", f16, f16),
+        matmul(f32, f32, f32),
+        matmul(f16, f16, f16),
+        matmul(f64, i64, f64),
+        matmul(i64, i64, i64),
+        matmul(b, b, b),
+        matmul_mma("f16", False, False, True, False),
+        matmul_mma("f16", True, True, True, True),
+        matmul_mma("f16", False, True, False, True),
+        matmul_mma("f16", True, False, False, False),
+        matmul_mma("bf16", False, False, True, True),
+        matmul_mma("bf16", False, True, True, False),
+        cumsum(i32, i64),
+        cumsum(f16, f16),
+        arange(f32),
+        arange(i64),
+        gather(1),
+        gather(2),
+        gather(4),
+        gather(8),
+        gather(16),
+        compact(),
+        philox(f32),
+        philox(f16),
+        philox(f64),
+        philox(i64),
+        philox(u8),
+        philox(np.dtype("uint64")),
+        elementwise("add", f32, bf16, (bf16, bf16)),
+        elementwise("multiply", f32, bf16, (bf16, None)),
+        elementwise("identity", bf16, bf16, (f64,)),
+        elementwise("identity", i32, i32, (bf16,)),
+        elementwise("less", f32, b, (bf16, i32)),
+        elementwise("where", f32, bf16, (b, bf16, None)),
+        elementwise("clip", f32, bf16, (bf16, None, None)),
+        elementwise("exp", f32, bf16, (bf16,)),
+        reduction("sum", bf16, bf16),
+        reduction("max", bf16, bf16),
+        reduction("argmax", bf16, i64),
+        matmul(bf16, bf16, bf16),
+        matmul(bf16, f16, f32),
+        elementwise("identity", bf16, bf16, (None,)),
+        elementwise("identity", f16, f16, (bf16,)),
+        elementwise("identity", bf16, bf16, (f16,)),
+        elementwise("identity", b, b, (bf16,)),
+        elementwise("remainder", f32, bf16, (bf16, bf16)),
+        elementwise("maximum", f32, bf16, (bf16, bf16)),
+        elementwise("add", f32, f32, (bf16, f16)),
+        reduction("mean", bf16, bf16),
+        reduction("min", bf16, bf16),
+        reduction("prod", bf16, bf16),
+        reduction("argmin", bf16, i64),
+        cumsum(bf16, bf16),
+        arange(bf16),
+        elementwise("relu", f32, f32, (f32,)),
+        elementwise("silu", f16, f16, (f16,)),
+        elementwise("gelu", f64, f64, (f64,)),
+        elementwise("gelu_tanh", f32, f32, (f32,)),
+        nn_rows(f16),
+        nn_rows(f32),
+        nn_rows(f64),
+        embedding(i64, f16),
+        embedding(i32, f32),
+        embedding(u8, f64),
+        rope(f16),
+        rope(f64),
+        attention(f16, 128, "none"),
+        attention(f32, 64, "bool"),
+        attention(f16, 256, "additive"),
+        attention(f64, 32, "none"),
+        nn_rows(bf16),
+        embedding(i64, bf16),
+        rope(bf16),
+        attention(bf16, 128, "none"),
+        attention(bf16, 64, "additive"),
+        attention(bf16, 256, "bool"),
+    ]
+    if target == "hip":
+        return [x for x in instances if x[0] not in CUDA_MIN_ARCH]
+    return [x for x in instances if CUDA_MIN_ARCH.get(x[0], 0) <= arch]

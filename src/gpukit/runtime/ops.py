@@ -1,0 +1,185 @@
+"""The elementwise op table: every elementwise op declared once. The ufunc functions and
+operators (gpukit.elementwise), the dtype rules, the CUDA kernel's functor (generated into the
+source, see gpukit.runtime.kernels), the CPU backend's implementation and the tests'
+parametrization all come from ELEMENTWISE.
+
+A new op is one entry here (plus a math helper in kernels/compat.cuh when its C expression needs
+one that does not exist yet)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..base.dtypes import COMMON, SELECT
+
+NUMPY = "numpy"  # a top-level gpukit function with NumPy's name and semantics
+NN = "nn"  # reached through gpukit.nn
+INTERNAL = "internal"  # used by gpukit itself (copies, fills)
+
+
+@dataclass(frozen=True)
+class ElementwiseOp:
+    name: str
+    arity: int
+    # The C expression of the kernel functor over inputs a, b, c in the compute type T.
+    expr: str
+    # How result dtypes are found: a NumPy ufunc's name ("exp": float results for integer
+    # inputs), or COMMON / SELECT (NumPy's promotion of all operands / all but the first).
+    rule: str
+    doc: str
+    # The CPU backend's implementation f(*inputs, out) over NumPy arrays; None: NumPy's ufunc of
+    # the same name with out= (same_kind casting).
+    cpu: Callable | None = None
+    namespace: str = NUMPY
+    # The Python operator it serves ("add": __add__, __radd__, __iadd__) and whether the
+    # reflected and in-place forms exist.
+    dunder: str | None = None
+    reflected: bool = True
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def numpy_reference(self):
+        """NumPy's function of this name, when NumPy has one."""
+        return getattr(np, self.name, None)
+
+
+def _sigmoid(x, out):
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    np.add(out, 1, out=out)
+    np.reciprocal(out, out=out)
+
+
+def _erf(x, out):
+    np.copyto(out, np.frompyfunc(math.erf, 1, 1)(x), casting="unsafe")
+
+
+def _in_accumulator(f):
+    """An activation `f(x)` computed in float32 for 16-bit inputs (float64 stays), rounded once."""
+
+    def run(x, out):
+        acc = np.float64 if x.dtype == np.float64 else np.float32
+        np.copyto(out, f(x.astype(acc, copy=False)), casting="unsafe")
+
+    return run
+
+
+def _gelu(x):
+    erf = np.frompyfunc(math.erf, 1, 1)(x * 0.7071067811865476).astype(x.dtype)
+    return 0.5 * x * (1 + erf)
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+
+
+def _copy(x, out):
+    np.copyto(out, x, casting="unsafe")
+
+
+def _op(name, arity, expr, rule=None, doc="", **kw) -> ElementwiseOp:
+    return ElementwiseOp(name, arity, expr, rule or name, doc, **kw)
+
+
+def _binary(name, expr, doc, **kw) -> ElementwiseOp:
+    return _op(name, 2, expr, doc=f"Elementwise {doc}, with broadcasting.", **kw)
+
+
+def _unary(name, expr, doc, **kw) -> ElementwiseOp:
+    return _op(name, 1, expr, doc=f"Elementwise {doc}.", **kw)
+
+
+_NAN_WINS_MAX = "(a != a || a > b) ? a : b"
+_NAN_WINS_MIN = "(a != a || a < b) ? a : b"
+
+# fmt: off
+ELEMENTWISE: dict[str, ElementwiseOp] = {
+    op.name: op
+    for op in (
+        _op("identity", 1, "a", COMMON, "A copy, cast to the output's dtype.", cpu=_copy,
+            namespace=INTERNAL),
+        _unary("negative", "(T)(-a)", "-x", dunder="neg", aliases=("neg",)),
+        _unary("positive", "a", "+x", dunder="pos"),
+        _unary("absolute", "gk_absolute(a)", "|x|", dunder="abs", aliases=("abs",)),
+        _unary("logical_not", "!a", "not x"),
+        _unary("invert", "gk_invert(a)", "~x (bitwise not; logical not for bool)",
+               dunder="invert"),
+        _unary("exp", "gkm_exp(a)", "e**x"),
+        _unary("log", "gkm_log(a)", "natural log"),
+        _unary("sqrt", "gkm_sqrt(a)", "square root"),
+        _unary("rsqrt", "gkm_rsqrt(a)", "1 / sqrt(x)", rule="sqrt",
+               cpu=lambda x, out: np.reciprocal(np.sqrt(x, out=out), out=out)),
+        _unary("sin", "gkm_sin(a)", "sine"),
+        _unary("cos", "gkm_cos(a)", "cosine"),
+        _unary("tanh", "gkm_tanh(a)", "hyperbolic tangent"),
+        _unary("erf", "gkm_erf(a)", "the error function", rule="exp", cpu=_erf),
+        _unary("sigmoid", "(T)1 / ((T)1 + gkm_exp(-a))", "1 / (1 + exp(-x))", rule="exp",
+               cpu=_sigmoid),
+        _unary("floor", "gk_floor(a)", "largest integer <= x"),
+        _unary("ceil", "gk_ceil(a)", "smallest integer >= x"),
+        _unary("sign", "(a != a) ? a : (T)((a > (T)0) - (a < (T)0))", "-1, 0 or 1 (NaN stays)"),
+        # Activations (gpukit.nn), with torch's definitions; relu keeps NaN.
+        _unary("relu", "(a > (T)0 || a != a) ? a : (T)0", "max(x, 0); NaN stays NaN",
+               rule="exp", namespace=NN, cpu=_in_accumulator(lambda x: np.maximum(x, 0))),
+        _unary("silu", "a / ((T)1 + gkm_exp(-a))", "x * sigmoid(x)", rule="exp", namespace=NN,
+               cpu=_in_accumulator(lambda x: x / (1 + np.exp(-x)))),
+        _unary("gelu", "(T)0.5 * a * ((T)1 + gkm_erf(a * (T)0.7071067811865476))",
+               "x * Phi(x)", rule="exp", namespace=NN, cpu=_in_accumulator(_gelu)),
+        _unary("gelu_tanh",
+               "(T)0.5 * a * ((T)1 + gkm_tanh((T)0.7978845608028654 * "
+               "(a + (T)0.044715 * a * a * a)))",
+               "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))", rule="exp", namespace=NN,
+               cpu=_in_accumulator(_gelu_tanh)),
+        _binary("add", "(T)(a + b)", "x + y", dunder="add"),
+        _binary("subtract", "(T)(a - b)", "x - y", dunder="sub"),
+        _binary("multiply", "(T)(a * b)", "x * y", dunder="mul"),
+        _binary("true_divide", "a / b", "x / y", dunder="truediv", aliases=("divide",)),
+        _binary("floor_divide", "gk_floor_divide(a, b)", "x // y (Python's floor division)",
+                dunder="floordiv"),
+        _binary("remainder", "gk_remainder(a, b)", "x % y (sign of y)", dunder="mod",
+                aliases=("mod",)),
+        _binary("power", "gk_power(a, b)",
+                "x ** y (integers to negative integer powers raise ValueError, as in NumPy)",
+                dunder="pow"),
+        _binary("maximum", _NAN_WINS_MAX, "larger (NaN wins)"),
+        _binary("minimum", _NAN_WINS_MIN, "smaller (NaN wins)"),
+        _binary("equal", "a == b", "x == y", dunder="eq", reflected=False),
+        _binary("not_equal", "a != b", "x != y", dunder="ne", reflected=False),
+        _binary("less", "a < b", "x < y", dunder="lt", reflected=False),
+        _binary("less_equal", "a <= b", "x <= y", dunder="le", reflected=False),
+        _binary("greater", "a > b", "x > y", dunder="gt", reflected=False),
+        _binary("greater_equal", "a >= b", "x >= y", dunder="ge", reflected=False),
+        _binary("logical_and", "a && b", "x and y"),
+        _binary("logical_or", "a || b", "x or y"),
+        _binary("logical_xor", "(bool)a != (bool)b", "x xor y"),
+        _binary("bitwise_and", "(T)(a & b)", "x & y", dunder="and"),
+        _binary("bitwise_or", "(T)(a | b)", "x | y", dunder="or"),
+        _binary("bitwise_xor", "(T)(a ^ b)", "x ^ y", dunder="xor"),
+        _op("where", 3, "a ? b : c", SELECT,
+            "x where `condition` is true, else y, broadcasting all three (NumPy's where).",
+            cpu=lambda c, x, y, out: np.copyto(out, np.where(c, x, y), casting="unsafe")),
+        _op("clip", 3, "gk_clip(a, b, c)", COMMON,
+            "x limited to [a_min, a_max] elementwise (NaN stays NaN).",
+            cpu=lambda x, lo, hi, out: np.copyto(out, np.clip(x, lo, hi), casting="unsafe")),
+    )
+}
+# fmt: on
+
+
+def functor_source(op: ElementwiseOp) -> str:
+    """The kernel functor `gk_op` of `op`, as kernels/elementwise.cu expects it ahead of its
+    source."""
+    params = ", ".join(f"T {v}" for v in "abc"[: op.arity])
+    return (
+        '#include "compat.cuh"\n'
+        "struct gk_op {\n"
+        "    template <typename T>\n"
+        f"    __device__ auto operator()({params}) const {{\n"
+        f"        return {op.expr};\n"
+        "    }\n"
+        "};\n"
+    )

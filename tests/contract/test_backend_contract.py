@@ -1,0 +1,240 @@
+"""The Backend protocol (gpukit.runtime.backend), checked on every backend that opens here: what
+a new backend (HIP, another device kind) must do before the front end can run on it. Each
+planner is called directly with buffers from the backend's own pool, on fresh random data,
+outputs compared with NumPy."""
+
+import math
+
+import numpy as np
+import pytest
+from conftest import random_array
+
+import gpukit as gk
+from gpukit import _core
+from gpukit.base import dtypes
+from gpukit.base.shapes import contiguous_strides
+from gpukit.runtime import open_backend, philox
+from gpukit.runtime.backend import Capabilities, Layout
+from gpukit.runtime.ops import ELEMENTWISE
+
+F32, F64, I64, I32 = (np.dtype(t) for t in ("float32", "float64", "int64", "int32"))
+
+
+@pytest.fixture
+def rt(backend):
+    return open_backend(backend)
+
+
+def put(rt, x: np.ndarray, offset: int = 0):
+    """(buffer, offset, layout) of a copy of x in the backend's memory, `offset` bytes in."""
+    x = np.ascontiguousarray(x)
+    buf = rt.pool.allocate(x.nbytes + offset, rt.stream)
+    if x.size:
+        rt.upload(x, buf, offset)
+    return buf, offset, Layout(x.dtype, x.shape, x.strides, 16 if offset % 16 == 0 else 4)
+
+
+def get(rt, buf, layout: Layout, offset: int = 0) -> np.ndarray:
+    host = np.empty(layout.shape, layout.dtype)
+    rt.download(host, buf, offset)
+    return host
+
+
+def dense(dtype, shape) -> Layout:
+    dtype = np.dtype(dtype)
+    return Layout(dtype, tuple(shape), contiguous_strides(shape, dtype.itemsize))
+
+
+def test_identity_and_capabilities(rt, backend):
+    assert rt.kind == backend
+    assert isinstance(rt.index, int) and rt.name in (rt.kind, f"{rt.kind}:{rt.index}")
+    assert isinstance(rt.capabilities, Capabilities)
+    assert isinstance(rt.pool, _core.Pool)
+    assert len(rt.dlpack_device) == 2 and rt.total_memory > 0
+    info = rt.memory_info()
+    assert (info is None) == (not rt.capabilities.memory_info)
+    assert isinstance(rt.describe(), str)
+
+
+def test_streams_and_events(rt):
+    start, end = rt.create_event(True), rt.create_event(True)
+    rt.record_event(start, rt.stream)
+    rt.record_event(end, rt.stream)
+    rt.synchronize_event(end)
+    assert rt.event_done(end) and rt.elapsed_ms(start, end) >= 0
+    least, _ = rt.stream_priority_range()
+    stream = rt.create_stream(least)
+    rt.wait_event(stream, end)
+    rt.synchronize(stream)
+    rt.destroy_event(start)
+    rt.destroy_event(end)
+
+
+def test_upload_download_round_trip_at_an_offset(rt, rng):
+    x = random_array(rng, (1000,), "int16")
+    buf, off, layout = put(rt, x, offset=48)
+    np.testing.assert_array_equal(get(rt, buf, layout, off), x)
+
+
+def test_elementwise_plans_allocate_or_write_out(rt, rng):
+    add = ELEMENTWISE["add"]
+    x, y = random_array(rng, (7, 33), "float32"), random_array(rng, (33,), "float32")
+    (bx, ox, lx), (by, oy, ly) = put(rt, x, 16), put(rt, y)
+    out = dense(F32, x.shape)
+    plan = rt.plan_elementwise(add, F32, (lx, ly), out, True)
+    got = plan(rt.stream, None, bx, ox, by, oy)
+    np.testing.assert_array_equal(get(rt, got, out), x + y)
+    # The same plan serves other operands of the same layout, and scalars are values per call.
+    x2 = random_array(rng, (7, 33), "float32")
+    got = plan(rt.stream, None, put(rt, x2)[0], 0, by, oy)
+    np.testing.assert_array_equal(get(rt, got, out), x2 + y)
+    scaled = rt.plan_elementwise(ELEMENTWISE["multiply"], F32, (lx, float), out, True)
+    for k in (2.0, -0.5):
+        np.testing.assert_array_equal(
+            get(rt, scaled(rt.stream, None, bx, ox, k), out), x * np.float32(k)
+        )
+    # Into a strided out at an offset: every element written, nothing beside it.
+    target = np.full((33, 7), np.nan, np.float32)
+    bt, ot, _ = put(rt, target, 32)
+    strided = Layout(F32, (7, 33), (4, 28), 16)
+    into = rt.plan_elementwise(add, F32, (lx, ly), strided, False)
+    assert into(rt.stream, None, bx, ox, by, oy, bt, ot) is None
+    np.testing.assert_array_equal(get(rt, bt, dense(F32, (33, 7)), ot), (x + y).T)
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE))
+def test_every_elementwise_op_of_the_table(rt, rng, name):
+    """Each op runs with the table's dtype rule; those NumPy has match it."""
+    op = ELEMENTWISE[name]
+    exact = name in ("invert", "bitwise_and", "bitwise_or", "bitwise_xor")
+    values = [random_array(rng, (5, 3), I32 if exact else F64) for _ in range(op.arity)]
+    if name == "where":
+        values[0] = values[0] > 0
+    if name in ("log", "sqrt", "rsqrt"):
+        values[0] = np.abs(values[0]) + 0.5
+    loop, out_dt = dtypes.resolve(op.rule, *(v.dtype for v in values), name=name)
+    args, layouts = [], []
+    for v in values:
+        b, o, lay = put(rt, v)
+        args += (b, o)
+        layouts.append(lay)
+    out = dense(out_dt, (5, 3))
+    got = get(
+        rt, rt.plan_elementwise(op, loop, tuple(layouts), out, True)(rt.stream, None, *args), out
+    )
+    reference = op.numpy_reference
+    if reference is not None and name != "identity":
+        with np.errstate(all="ignore"):
+            np.testing.assert_allclose(got, reference(*values), rtol=1e-12)
+
+
+def test_quota_charges_plan_outputs(rt, rng):
+    x = random_array(rng, (1024,), "float32")
+    bx, ox, lx = put(rt, x)
+    plan = rt.plan_elementwise(ELEMENTWISE["exp"], F32, (lx,), dense(F32, (1024,)), True)
+    quota = rt.pool.create_quota(1024)  # less than the 4 KiB output
+    try:
+        with pytest.raises(gk.OutOfMemoryError):
+            plan(rt.stream, quota, bx, ox)
+        assert rt.pool.quota_usage(quota)[1] == 0
+    finally:
+        rt.pool.drop_quota(quota)
+
+
+def test_reduce_cumsum_arange(rt, rng):
+    x = random_array(rng, (6, 9, 4), "float64")
+    bx, ox, lx = put(rt, x)
+    got = rt.plan_reduce("sum", lx, (0, 2), dense(F64, (9,)))(rt.stream, None, bx, ox)
+    np.testing.assert_allclose(get(rt, got, dense(F64, (9,))), x.sum(axis=(0, 2)), rtol=1e-12)
+    got = rt.plan_cumsum(lx, 1, dense(F64, x.shape))(rt.stream, None, bx, ox)
+    np.testing.assert_allclose(get(rt, got, dense(F64, x.shape)), x.cumsum(axis=1), rtol=1e-12)
+    plan = rt.plan_arange(dense(I64, (11,)))
+    np.testing.assert_array_equal(
+        get(rt, plan(rt.stream, None, -3, 2), dense(I64, (11,))), np.arange(-3, 19, 2)
+    )
+
+
+def test_matmul_with_bias_and_row_slices(rt, rng):
+    a, b = random_array(rng, (37, 20), "float32"), random_array(rng, (20, 9), "float32")
+    bias = random_array(rng, (9,), "float32")
+    (ba, oa, la), (bb, ob, lb), (bc, oc, lc) = put(rt, a), put(rt, b), put(rt, bias)
+    out = dense(F32, (37, 9))
+    ref = a.astype(np.float64) @ b + bias
+    for row_block in (None, 8):
+        plan = rt.plan_matmul(la, lb, out, lc, row_block)
+        got = get(rt, plan(rt.stream, None, ba, oa, bb, ob, bc, oc), out)
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_philox_matches_the_reference_generator(rt):
+    out = dense(F32, (1001,))
+    plan = rt.plan_philox("gk_rand_f", out, False)
+    got = get(rt, plan(rt.stream, None, 2**64 - 5, 7, 0.0, 1.0, 0, 0), out)
+    bits = philox.uniform_bits(F32)
+    np.testing.assert_array_equal(got, philox.generate("gk_rand_f", 1001, F32, 2**64 - 5, 7, bits))
+
+
+def test_gather_flags_a_bad_index_and_scatter_writes(rt, rng):
+    x = random_array(rng, (6, 5), "float32")
+    bx, ox, lx = put(rt, x)
+    for idx, bad in ((np.array([4, -6, 0]), 0), (np.array([1, 6]), 1)):
+        bi, oi, li = put(rt, idx)
+        out = dense(F32, (idx.size, 5))
+        plan = rt.plan_gather(lx, out, (li,), (0,), (("b", 0), ("v", 1)), True, False)
+        buf, flag = plan(rt.stream, None, bx, ox, bi, oi)
+        assert int(get(rt, flag, dense(I32, (1,)))[0]) == bad
+        if not bad:
+            np.testing.assert_array_equal(get(rt, buf, out), x[idx])
+    values = random_array(rng, (2, 5), "float32")
+    bv, ov, lv = put(rt, values)
+    bi, oi, li = put(rt, np.array([5, 2]))
+    plan = rt.plan_gather(lx, lv, (li,), (0,), (("b", 0), ("v", 1)), False, True)
+    assert plan(rt.stream, None, bx, ox, bv, ov, bi, oi) is None
+    ref = x.copy()
+    ref[[5, 2]] = values
+    np.testing.assert_array_equal(get(rt, bx, lx), ref)
+
+
+def test_nonzero(rt, rng):
+    mask = random_array(rng, (33, 17), "bool")
+    bm, om, lm = put(rt, mask)
+    buf, count = rt.nonzero(lm, bm, om, rt.stream, None)
+    assert count == mask.sum()
+    np.testing.assert_array_equal(get(rt, buf, dense(I64, (2, count))), np.nonzero(mask))
+
+
+def test_nn_plans(rt, rng):
+    x = random_array(rng, (3, 40), "float32")
+    w = random_array(rng, (40,), "float32")
+    (bx, ox, lx), (bw, ow, lw) = put(rt, x), put(rt, w)
+    out = dense(F32, x.shape)
+    got = rt.plan_nn_rows("rms_norm", lx, 1, out, lw, None)(rt.stream, None, bx, ox, bw, ow, 1e-6)
+    x64 = x.astype(np.float64)
+    ref = x64 / np.sqrt((x64**2).mean(axis=1, keepdims=True) + 1e-6) * w
+    np.testing.assert_allclose(get(rt, got, out), ref, rtol=1e-5, atol=1e-5)
+    ids = np.array([[2, 0], [1, 2]])
+    (bi, oi, li), (bt, ot, lt) = put(rt, ids), put(rt, x)
+    emb = dense(F32, (2, 2, 40))
+    buf, flag = rt.plan_embedding(li, lt, emb)(rt.stream, None, bi, oi, bt, ot)
+    assert int(get(rt, flag, dense(I32, (1,)))[0]) == 0
+    np.testing.assert_array_equal(get(rt, buf, emb), x[ids])
+    q = random_array(rng, (1, 2, 5, 8), "float32")
+    k = random_array(rng, (1, 1, 7, 8), "float32")
+    v = random_array(rng, (1, 1, 7, 8), "float32")
+    (bq, oq, lq), (bk, ok, lk), (bv, ov, lv) = put(rt, q), put(rt, k), put(rt, v)
+    att = dense(F32, q.shape)
+    plan = rt.plan_attention(lq, lk, lv, None, att, False, 1 / math.sqrt(8))
+    got = get(rt, plan(rt.stream, None, bq, oq, bk, ok, bv, ov), att)
+    s = q.astype(np.float64) @ np.swapaxes(k, -1, -2) / math.sqrt(8)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, (p / p.sum(-1, keepdims=True)) @ v, rtol=1e-4, atol=1e-5)
+
+
+def test_zero_sized_plans_allocate_and_run(rt):
+    empty = dense(F32, (0, 5))
+    plan = rt.plan_elementwise(ELEMENTWISE["exp"], F32, (empty,), empty, True)
+    buf, _, _ = put(rt, np.zeros((0, 5), np.float32))
+    assert plan(rt.stream, None, buf, 0) is not None
+    plan = rt.plan_reduce("sum", empty, (0,), dense(F32, (5,)))
+    got = plan(rt.stream, None, buf, 0)
+    np.testing.assert_array_equal(get(rt, got, dense(F32, (5,))), np.zeros(5, np.float32))

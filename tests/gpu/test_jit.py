@@ -1,0 +1,215 @@
+"""Run-time compilation without a GPU: every built-in kernel compiles for the architectures we
+ship for, compile errors carry the compiler's log, and the kernel cache is atomic and
+self-healing."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpukit as gk
+from gpukit import jit
+from gpukit.errors import BackendUnavailableError
+from gpukit.runtime import kernels as _kernels
+from gpukit.runtime.ops import ELEMENTWISE
+
+ELF = b"\x7fELF"
+
+
+def compiler(kind):
+    try:
+        return jit.open_compiler(kind)[0]
+    except BackendUnavailableError as e:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must have {kind}: {e}")
+        pytest.skip(str(e))
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUKIT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.mark.parametrize("arch", [80, 89, 90])
+def test_every_builtin_kernel_compiles_to_cubin(arch):
+    j = jit.Jit(compiler("nvrtc"), [f"--gpu-architecture=sm_{arch}"])
+    for file, defines in _kernels.representative_instances("cuda", arch):
+        image = j.build_builtin(file, defines)
+        assert image[:4] == ELF, (file, defines)
+        for name in _kernels.kernels_of(file, defines):
+            assert name.encode() in image, (file, name)
+
+
+def test_every_elementwise_op_of_the_table_compiles():
+    """A new op's C expression compiles (once, in a type every op accepts)."""
+    j = jit.Jit(compiler("nvrtc"), ["--gpu-architecture=sm_90"])
+    f32, i32, b = (np.dtype(t) for t in ("float32", "int32", "bool"))
+    for op in ELEMENTWISE.values():
+        exact = op.name in ("invert", "bitwise_and", "bitwise_or", "bitwise_xor")
+        loop = i32 if exact else f32
+        inputs = ((b,) if op.name == "where" else ()) + (loop,) * (op.arity - (op.name == "where"))
+        file, defines = _kernels.elementwise(op.name, loop, loop, inputs)
+        image = j.build_builtin(file, defines)
+        for name in _kernels.kernels_of(file, defines):
+            assert name.encode() in image, (op.name, name)
+
+
+HIP_COMPILE = """
+import sys
+from gpukit import jit
+from gpukit.runtime import kernels as _kernels
+from gpukit.errors import BackendUnavailableError
+try:
+    j = jit.Jit(jit.open_compiler("hiprtc")[0], ["--offload-arch=gfx90a"])
+except BackendUnavailableError as e:
+    print(e)
+    sys.exit(3)
+for file, defines in _kernels.representative_instances("hip"):
+    image = j.build_builtin(file, defines)
+    assert image[:4] == b"\\x7fELF", (file, defines)
+    for name in _kernels.kernels_of(file, defines):
+        assert name.encode() in image, (file, name)
+print("ok")
+"""
+
+
+def test_every_builtin_kernel_compiles_for_amd_gfx90a():
+    # In a child on the CPU backend: hiprtc is never loaded beside the CUDA driver (see jit.py).
+    env = {**os.environ, "GPUKIT_BACKEND": "cpu"}
+    r = subprocess.run(
+        [sys.executable, "-c", HIP_COMPILE], env=env, capture_output=True, text=True, timeout=600
+    )
+    if r.returncode == 3:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must have hiprtc: {r.stdout}")
+        pytest.skip(r.stdout.strip())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip() == "ok"
+
+
+def test_ptx_when_asked_for_a_virtual_architecture():
+    j = jit.Jit(compiler("nvrtc"), ["--gpu-architecture=compute_90"])
+    ptx = j.build_builtin(*_kernels.arange(gk.zeros(1, "float32").dtype))
+    assert b".target sm_90" in ptx and b".entry gk_arange" in ptx
+
+
+def test_a_bad_kernel_raises_compile_error_with_the_log():
+    j = jit.Jit(compiler("nvrtc"), ["--gpu-architecture=sm_90"])
+    bad = 'extern "C" __global__ void broken(float* x) { x[0] = undefined_name; }'
+    with pytest.raises(gk.CompileError) as info:
+        j.build("broken.cu", bad)
+    assert "NVRTC could not compile broken.cu" in str(info.value)
+    assert 'identifier "undefined_name" is undefined' in info.value.log
+    assert "undefined_name" in str(info.value), "the message carries the log too"
+
+
+class FakeNvrtc:
+    version = (12, 4)
+    path = "/fake/libnvrtc.so"
+
+    def supported_archs(self):
+        return [75, 80, 86, 89, 90]
+
+
+@pytest.mark.parametrize(
+    "cc,expected",
+    [((9, 0), "sm_90"), ((8, 6), "sm_86"), ((12, 0), "compute_90"), ((10, 0), "compute_90")],
+)
+def test_cubin_for_known_gpus_ptx_only_for_newer_ones(cc, expected):
+    assert jit.nvrtc_arch_options(FakeNvrtc(), cc) == [f"--gpu-architecture={expected}"]
+
+
+def test_a_gpu_older_than_nvrtc_supports_is_a_clear_error():
+    with pytest.raises(BackendUnavailableError, match="cannot compile for sm_70"):
+        jit.nvrtc_arch_options(FakeNvrtc(), (7, 0))
+
+
+def build_small(j, value=1):
+    src = 'extern "C" __global__ void k(float* x) { x[0] = GK_VALUE; }'
+    return j.build("small.cu", src, [f"-DGK_VALUE={value}"])
+
+
+def test_cache_hits_in_memory_then_on_disk(private_cache):
+    j = jit.Jit(compiler("nvrtc"), ["--gpu-architecture=sm_90"])
+    cache = jit.kernel_cache()
+    before = cache.stats()
+    image = build_small(j)
+    assert build_small(j) == image
+    cache.clear_memory()
+    assert build_small(j) == image
+    after = cache.stats()
+    assert after["misses"] - before["misses"] == 1
+    assert after["memory_hits"] - before["memory_hits"] == 1
+    assert after["disk_hits"] - before["disk_hits"] == 1
+    assert gk.jit.cache_info()["entries"] == 1
+
+
+def test_cache_key_changes_with_options_and_arch(private_cache):
+    nvrtc = compiler("nvrtc")
+    images = {
+        build_small(jit.Jit(nvrtc, ["--gpu-architecture=sm_90"]), 1),
+        build_small(jit.Jit(nvrtc, ["--gpu-architecture=sm_90"]), 2),
+        build_small(jit.Jit(nvrtc, ["--gpu-architecture=sm_80"]), 1),
+    }
+    assert len(images) == 3
+    assert gk.jit.cache_info()["entries"] == 3
+    assert not list(Path(private_cache).glob("*.tmp.*")), "no temporary file is left behind"
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage"])
+def test_a_corrupt_entry_is_recompiled_and_rewritten(private_cache, damage):
+    j = jit.Jit(compiler("nvrtc"), ["--gpu-architecture=sm_90"])
+    image = build_small(j)
+    (entry,) = Path(private_cache).glob("*.bin")
+    data = entry.read_bytes()
+    if damage == "truncate":
+        entry.write_bytes(data[: len(data) // 2])
+    elif damage == "flip":
+        entry.write_bytes(data[:-20] + bytes([data[-20] ^ 0xFF]) + data[-19:])
+    else:
+        entry.write_bytes(b"not a cache entry")
+    cache = jit.kernel_cache()
+    cache.clear_memory()
+    rejected = cache.stats()["rejected"]
+    assert build_small(j) == image
+    assert cache.stats()["rejected"] == rejected + 1
+    assert entry.read_bytes() == data, "the entry was rewritten whole"
+
+
+def test_many_processes_compiling_one_kernel_at_once(private_cache):
+    code = (
+        "from gpukit import jit; c = jit.open_compiler('nvrtc')[0];"
+        "j = jit.Jit(c, ['--gpu-architecture=sm_90']);"
+        "src = 'extern \"C\" __global__ void k(float* x) { x[0] = 42; }';"
+        "import sys; sys.stdout.buffer.write(j.build('race.cu', src))"
+    )
+    compiler("nvrtc")
+    env = {**os.environ, "GPUKIT_CACHE_DIR": str(private_cache)}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env)
+        for _ in range(6)
+    ]
+    images = [p.communicate(timeout=120)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert len(set(images)) == 1 and images[0][:4] == ELF
+    assert len(list(Path(private_cache).glob("*.bin"))) == 1
+    assert not list(Path(private_cache).glob("*.tmp.*"))
+
+
+def test_clear_cache_empties_disk_and_memory(private_cache):
+    j = jit.Jit(compiler("nvrtc"), ["--gpu-architecture=sm_90"])
+    build_small(j)
+    gk.jit.clear_cache()
+    assert gk.jit.cache_info()["entries"] == 0
+    misses = jit.kernel_cache().stats()["misses"]
+    build_small(j)
+    assert jit.kernel_cache().stats()["misses"] == misses + 1
+
+
+def test_info_reports_the_cache(private_cache):
+    info = gk.info()
+    assert str(private_cache) in info["kernel cache"]
