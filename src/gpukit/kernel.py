@@ -71,9 +71,9 @@ class RawKernel:
     """
 
     def __init__(self, source: str, name: str, options=()):
-        self.source = source
-        self.name = name
-        self.options = tuple(options)
+        self.source = _text(source, "RawKernel: source")
+        self.name = _text(name, "RawKernel: name")
+        self.options = _options(options, "RawKernel")
         self._functions: dict = {}
 
     def _function(self, rt) -> int:
@@ -102,7 +102,21 @@ class RawKernel:
 _PARAM = re.compile(r"^\s*(?:(raw)\s+)?([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z_][A-Za-z0-9_]*)\s*$")
 
 
+def _text(value, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    return value
+
+
+def _options(options, what: str) -> tuple[str, ...]:
+    options = (options,) if isinstance(options, str) else tuple(options)
+    if not all(isinstance(o, str) for o in options):
+        raise TypeError(f"{what}: options must be strings, got {options!r}")
+    return options
+
+
 def _parse_params(text: str, what: str):
+    _text(text, f"{what}: parameters")
     params = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         m = _PARAM.match(part)
@@ -131,13 +145,14 @@ class ElementwiseKernel:
     type. Array inputs broadcast together; scalar inputs are passed by value."""
 
     def __init__(self, in_params: str, out_params: str, operation: str, name: str, options=()):
+        name = _text(name, "ElementwiseKernel: name")
         self.inputs = _parse_params(in_params, name)
         self.outputs = _parse_params(out_params, name)
         if not self.outputs:
             raise ValueError(f"{name}: at least one output parameter is needed")
-        self.operation = operation
+        self.operation = _text(operation, f"{name}: operation")
         self.name = name
-        self.options = tuple(options)
+        self.options = _options(options, name)
         self._kernels: dict = {}
 
     def _source(self, types: dict) -> str:

@@ -79,6 +79,8 @@ class Event:
 
     def elapsed_ms(self, end: Event) -> float:
         """Milliseconds from this event to `end` (both recorded, `end` complete)."""
+        if not isinstance(end, Event):
+            raise TypeError(f"elapsed_ms takes the end Event, not {type(end).__name__}")
         return self._rt.elapsed_ms(self.handle, end.handle)
 
     def __del__(self):
