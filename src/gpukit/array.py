@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from . import _core
-from .base import dtypes, shapes
+from .base import dtypes, scalars, shapes
 from .runtime import runtime
 from .runtime.backend import Layout, address_align
 from .runtime.ops import ELEMENTWISE
@@ -354,6 +354,7 @@ def fill(out: GPUArray, value) -> None:
     """out[...] = value (a scalar, cast to out's dtype)."""
     if isinstance(value, np.generic):  # NumPy and ml_dtypes scalars go in as Python ones
         value = value.item()
+    value = scalars.fill_value(value, out.dtype)
     rt, kind = out._rt, type(value)
     key = ("fill", rt, out.dtype, out.shape, out.strides, kind)
     plan = cached_plan(

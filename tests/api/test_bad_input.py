@@ -394,3 +394,20 @@ def test_shape_dtype_and_strides_cannot_break_the_layout(backend):
         x.reshape(2, 3).T.shape = (6,)
     x.shape = (2, 3)  # in place where no copy is needed, as NumPy
     assert_matches(x, np.arange(6.0).reshape(2, 3))
+
+
+def test_integer_fills_are_checked_as_numpy_does(backend):
+    with pytest.raises(ValueError, match="NaN"):
+        gk.full(3, float("nan"), "int32")
+    with pytest.raises(OverflowError, match="infinity"):
+        gk.full(3, float("inf"), "int64")
+    with pytest.raises(OverflowError, match="300 out of bounds for uint8"):
+        gk.full(3, 300, "uint8")
+    a = gk.arange(4, dtype="int16")
+    with pytest.raises(ValueError, match="NaN"):
+        a[0] = float("nan")
+    with pytest.raises(OverflowError, match="out of bounds"):
+        a[1:] = 2**20
+    assert_matches(a, np.arange(4, dtype=np.int16))  # nothing written
+    assert_matches(gk.full(2, 2**64 - 1, "uint64"), np.full(2, 2**64 - 1, np.uint64))
+    assert_matches(gk.full(2, 2.7, "int32"), np.full(2, 2.7).astype(np.int32))

@@ -9,6 +9,8 @@ int's value as a float.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -66,3 +68,19 @@ def policy(name: str, loop: np.dtype, operands):
         return ops
 
     return check
+
+
+def fill_value(value, dtype: np.dtype):
+    """`value` as a fill of (or an assignment to) an integer array of `dtype` takes it, checked
+    as NumPy checks it: NaN and inf have no integer, and a Python int must fit."""
+    if dtype.kind not in "iu":
+        return value
+    if isinstance(value, float) and not math.isfinite(value):
+        if math.isnan(value):
+            raise ValueError("cannot convert float NaN to integer")
+        raise OverflowError("cannot convert float infinity to integer")
+    if type(value) is int:
+        info = np.iinfo(dtype)
+        if not int(info.min) <= value <= int(info.max):
+            raise OverflowError(f"Python integer {value} out of bounds for {dtype.name}")
+    return value
