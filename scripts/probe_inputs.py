@@ -1207,7 +1207,13 @@ def backends_and_interop():
         lambda: gk.ones(2).__cuda_array_interface__,
         None if gk.backend() == "cuda" else AttributeError,
     )
-    probe(a, "Stream(priority='high')", lambda: gk.Stream(priority="high"))
+    probe(a, "Stream(priority='high')", lambda: gk.Stream(priority="high"), TypeError)
+    probe(a, "Stream(priority=2**40)", lambda: gk.Stream(priority=2**40), ValueError)
+    probe(a, "Stream().wait_event(None)", lambda: gk.Stream().wait_event(None), TypeError)
+    src = 'extern "C" __global__ void k() {}'
+    probe(a, "RawKernel grid 2**32", lambda: gk.RawKernel(src, "k")((2**32,), (1,), ()), ValueError)
+    probe(a, "RawKernel shared_mem -1", lambda: gk.RawKernel(src, "k")(1, 1, (), -1), ValueError)
+    probe(a, "RawKernel stream='x'", lambda: gk.RawKernel(src, "k")(1, 1, (), 0, "x"), TypeError)
     probe(a, "Event().elapsed_ms(None)", lambda: gk.Event().elapsed_ms(None))
     probe(a, "jit.warmup on cpu", lambda: gk.jit.warmup())
 

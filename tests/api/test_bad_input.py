@@ -293,9 +293,30 @@ def test_kernel_arguments_are_checked_when_made():
         gk.RawKernel("", "k", options=(1,))
 
 
+def test_raw_kernel_launch_arguments_are_checked_first(backend):
+    k = gk.RawKernel('extern "C" __global__ void k() {}', "k")
+    for grid, block, shared, match in [
+        ((0,), (1,), 0, "positive"),
+        ((2**32,), (1,), 0, "below 2\\*\\*32"),
+        ((1, 1, 1, 1), (1,), 0, "1 to 3 ints"),
+        ((1,), (1,), -1, "shared_mem"),
+        ((1,), (1,), 2**32, "shared_mem"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            k(grid, block, (), shared_mem=shared)
+    with pytest.raises(TypeError, match="stream must be"):
+        k((1,), (1,), (), stream="default")
+
+
 def test_event_elapsed_takes_an_event(backend):
     with pytest.raises(TypeError, match="the end Event"):
         gk.Event().elapsed_ms(None)
+    with pytest.raises(TypeError, match="priority must be an int"):
+        gk.Stream(priority="high")
+    with pytest.raises(ValueError, match="32-bit"):
+        gk.Stream(priority=2**40)
+    with pytest.raises(TypeError, match="takes an Event"):
+        gk.Stream().wait_event(None)
 
 
 def test_nn_numbers_are_numbers(backend):
