@@ -43,6 +43,14 @@ def property_test(max_examples: int):
     return apply
 
 
+def resolution(dtype) -> float:
+    """The smallest step of a float dtype (its smallest subnormal): a result below it cannot be
+    represented, so an absolute error of that much is in the dtype, not in the computation."""
+    import ml_dtypes
+
+    return float(ml_dtypes.finfo(np.dtype(dtype)).smallest_subnormal)
+
+
 def np_dtype(name: str) -> np.dtype:
     return gk.bfloat16 if name == "bfloat16" else np.dtype(name)
 

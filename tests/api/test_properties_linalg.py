@@ -10,7 +10,7 @@ import pytest
 from conftest import TOLERANCE
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import arrays, property_test
+from strategies import arrays, property_test, resolution
 
 import gpukit as gk
 
@@ -73,7 +73,8 @@ def test_matmul(backend, ab, transposed, reversed_):
         return
     bound = np.abs(a64) @ np.abs(b64)  # the scale of every dot product's terms
     tol = TOLERANCE[dtype] * 4
-    excess = np.abs(result.astype(np.float64) - expected) - tol * (np.abs(expected) + bound)
+    allowed = tol * (np.abs(expected) + bound) + resolution(dtype)
+    excess = np.abs(result.astype(np.float64) - expected) - allowed
     assert (excess <= 0).all(), (result, expected)
 
 
@@ -94,7 +95,8 @@ def test_linear(backend, data):
     bound = np.abs(x64) @ np.abs(w64).T + (0 if bias is None else np.abs(bias.astype(np.float64)))
     assert got.dtype == x.dtype and got.shape == expected.shape
     tol = TOLERANCE[got.dtype] * 4
-    excess = np.abs(got.to_numpy().astype(np.float64) - expected) - tol * (np.abs(expected) + bound)
+    allowed = tol * (np.abs(expected) + bound) + resolution(got.dtype)
+    excess = np.abs(got.to_numpy().astype(np.float64) - expected) - allowed
     assert (excess <= 0).all()
 
 

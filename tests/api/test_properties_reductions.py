@@ -9,7 +9,7 @@ import pytest
 from conftest import TOLERANCE
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from strategies import DTYPES, arrays, property_test, shapes
+from strategies import DTYPES, arrays, property_test, resolution, shapes
 
 import gpukit as gk
 
@@ -53,7 +53,7 @@ def _compare(got, expected, dtype, magnitude):
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_array_equal(np.isinf(got) * np.sign(got), np.isinf(want) * np.sign(want))
     finite = np.isfinite(want)
-    bound = tol * np.abs(want) + tol * np.broadcast_to(magnitude, want.shape)
+    bound = tol * np.abs(want) + tol * np.broadcast_to(magnitude, want.shape) + resolution(dtype)
     excess = np.where(finite, np.abs(got - want) - bound, 0)
     assert (excess <= 0).all(), (got, want, bound)
 
