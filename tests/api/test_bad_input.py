@@ -4,6 +4,7 @@ what was wrong. Every backend."""
 
 import enum
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -432,3 +433,13 @@ def test_integer_fills_are_checked_as_numpy_does(backend):
     assert_matches(a, np.arange(4, dtype=np.int16))  # nothing written
     assert_matches(gk.full(2, 2**64 - 1, "uint64"), np.full(2, 2**64 - 1, np.uint64))
     assert_matches(gk.full(2, 2.7, "int32"), np.full(2, 2.7).astype(np.int32))
+
+
+def test_float_errors_give_values_not_warnings(backend):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # as the GPU: IEEE results, no RuntimeWarning
+        x = gk.asarray(np.array([-1.0, 0.0, 1.0]))
+        assert_matches(x / 0, np.array([-np.inf, np.nan, np.inf]))
+        assert_matches(gk.log(x), np.array([np.nan, -np.inf, 0.0]))
+        assert_matches(gk.full(2, 1e6).astype("float16"), np.full(2, np.inf, np.float16))
+        assert_matches(gk.arange(3, dtype="int8") // 0, np.zeros(3, np.int8))
