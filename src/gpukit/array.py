@@ -6,11 +6,12 @@ attached by their modules: operators by gpukit.elementwise, sum/mean/... by gpuk
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
 from . import _core
-from .base import dtypes, shapes
+from .base import dtypes, scalars, shapes
 from .runtime import runtime
 from .runtime.backend import Layout, address_align
 from .runtime.ops import ELEMENTWISE
@@ -24,7 +25,19 @@ _Buffer = _core.Buffer
 class GPUArray:
     """An array in memory from the gpukit pool. Views share the buffer (`_buf`) at an offset."""
 
-    __slots__ = ("__weakref__", "_buf", "_desc", "_offset", "_rt", "dtype", "shape", "strides")
+    # shape, dtype and strides are read-only properties over these slots (a layout that does not
+    # fit the buffer would read past it). _readonly (unset: False) marks broadcast views.
+    __slots__ = (
+        "__weakref__",
+        "_buf",
+        "_desc",
+        "_dtype",
+        "_offset",
+        "_readonly",
+        "_rt",
+        "_shape",
+        "_strides",
+    )
     # NumPy operators defer to ours (ndarray @ GPUArray runs here and returns a GPUArray).
     __array_ufunc__ = None
 
@@ -33,15 +46,50 @@ class GPUArray:
         self._desc = None
         self._offset = offset
         self._rt = rt if rt is not None else runtime()
-        self.shape = tuple(shape)
-        self.dtype = dtype
-        self.strides = (
+        self._shape = tuple(shape)
+        self._dtype = dtype
+        self._strides = (
             tuple(strides)
             if strides is not None
-            else shapes.contiguous_strides(self.shape, dtype.itemsize)
+            else shapes.contiguous_strides(self._shape, dtype.itemsize)
         )
 
     # --- properties -----------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @shape.setter
+    def shape(self, value) -> None:
+        """As NumPy: an in-place reshape, only where no copy is needed."""
+        value = (value,) if isinstance(value, (int, np.integer)) else value
+        shape = shapes.reshape_target(self.size, value)
+        if not self.is_contiguous:
+            raise AttributeError(
+                "Incompatible shape for in-place modification. Use `.reshape()` to make a copy "
+                "with the desired shape."
+            )
+        self._shape, self._desc = shape, None
+        self._strides = shapes.contiguous_strides(shape, self.itemsize)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        return self._strides
+
+    @property
+    def readonly(self) -> bool:
+        """Whether writes are refused: broadcast views (one element of memory stands for many,
+        so a write would race with itself on the GPU) and views of them, as in NumPy."""
+        return getattr(self, "_readonly", False)
+
+    def check_writable(self) -> None:
+        if getattr(self, "_readonly", False):
+            raise ValueError("assignment destination is read-only (a broadcast view)")
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
@@ -90,6 +138,11 @@ class GPUArray:
             raise TypeError("len() of a 0-d array")
         return self.shape[0]
 
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
     # --- conversion -----------------------------------------------------------------------------
     def to_numpy(self) -> np.ndarray:
         """A NumPy copy of the data (waits for pending work on the array)."""
@@ -128,13 +181,18 @@ class GPUArray:
     # --- views ----------------------------------------------------------------------------------
     def _view(self, shape, strides, offset=None) -> GPUArray:
         off = self._offset if offset is None else offset
-        return GPUArray(self._buf, shape, self.dtype, strides, off, self._rt)
+        view = GPUArray(self._buf, shape, self.dtype, strides, off, self._rt)
+        if getattr(self, "_readonly", False):
+            view._readonly = True
+        return view
 
     def _basic_getitem(self, key) -> GPUArray:
         shape, strides, offset = shapes.basic_index(self.shape, self.strides, key)
         a = _new_array(GPUArray)
         a._buf, a._desc, a._offset, a._rt = self._buf, None, self._offset + offset, self._rt
-        a.shape, a.dtype, a.strides = shape, self.dtype, strides
+        a._shape, a._dtype, a._strides = shape, self.dtype, strides
+        if getattr(self, "_readonly", False):
+            a._readonly = True
         return a
 
     def reshape(self, *shape) -> GPUArray:
@@ -147,8 +205,10 @@ class GPUArray:
             axes = tuple(reversed(range(self.ndim)))
         elif len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
             axes = tuple(axes[0])
-        if sorted(a % self.ndim for a in axes) != list(range(self.ndim)):
+        if len(axes) != self.ndim:
             raise ValueError(f"axes {axes} are not a permutation of the {self.ndim} dimensions")
+        shapes.normalize_axes(axes, self.ndim)  # types, range and repeats, as NumPy checks
+        axes = tuple(operator.index(a) % self.ndim for a in axes)
         return self._view(tuple(self.shape[a] for a in axes), tuple(self.strides[a] for a in axes))
 
     def swapaxes(self, axis1: int, axis2: int) -> GPUArray:
@@ -238,6 +298,7 @@ def _getitem(self, key) -> GPUArray:
 
 
 def _setitem(self, key, value) -> None:
+    self.check_writable()
     if not is_basic(key):
         raise IndexError(f"advanced indexing needs gpukit.indexing: {key!r}")
     self._basic_getitem(key)._assign(value)
@@ -293,6 +354,7 @@ def fill(out: GPUArray, value) -> None:
     """out[...] = value (a scalar, cast to out's dtype)."""
     if isinstance(value, np.generic):  # NumPy and ml_dtypes scalars go in as Python ones
         value = value.item()
+    value = scalars.fill_value(value, out.dtype)
     rt, kind = out._rt, type(value)
     key = ("fill", rt, out.dtype, out.shape, out.strides, kind)
     plan = cached_plan(
@@ -313,7 +375,7 @@ def _layout(shape, dtype) -> tuple:
         shape,
         dtype,
         shapes.contiguous_strides(shape, dtype.itemsize),
-        math.prod(shape) * dtype.itemsize,
+        shapes.nbytes(shape, dtype.itemsize),
     )
 
 
@@ -344,10 +406,13 @@ def operands(*xs):
     rt = next(iter(runtimes.values())) if runtimes else runtime()
     out = []
     for x in xs:
-        if isinstance(x, (GPUArray, *_SCALARS)):
+        if type(x) in _SCALARS or isinstance(x, GPUArray):
             out.append(x)
-        elif isinstance(x, (np.ndarray, np.generic, list, tuple)):  # NumPy scalars keep their dtype
+        # NumPy scalars keep their dtype (np.float64 too, though it subclasses float).
+        elif isinstance(x, (np.ndarray, np.generic, list, tuple)):
             out.append(asarray(x, rt=rt))
+        elif isinstance(x, _SCALARS):  # an int or float subclass (IntEnum, ...): its value
+            out.append(float(x) if isinstance(x, float) else int(x))
         else:
             raise TypeError(f"unsupported operand type {type(x).__name__}")
     return out, rt
@@ -367,7 +432,7 @@ def asarray(obj, dtype=None, rt=None) -> GPUArray:
 def _wrap(buf, shape, dtype, strides, rt, desc=None) -> GPUArray:
     """A GPUArray over a whole new buffer, without __init__'s checks (hot path)."""
     a = _new_array(GPUArray)
-    a._buf, a._offset, a._rt, a.shape, a.dtype, a.strides = buf, 0, rt, shape, dtype, strides
+    a._buf, a._offset, a._rt, a._shape, a._dtype, a._strides = buf, 0, rt, shape, dtype, strides
     a._desc = desc
     return a
 

@@ -3,30 +3,39 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
 from .array import GPUArray, asarray, cached_plan, empty, fill, wrap
 from .base import dtypes as _dtypes
+from .base import shapes as _shapes
 from .runtime import runtime
 from .runtime.backend import Layout
 from .runtime.quota import local as _quota
 
 
 def full(shape, fill_value, dtype=None) -> GPUArray:
-    if dtype is None:
-        dtype = np.asarray(fill_value).dtype
-    out = empty(shape, dtype)
-    fill(out, fill_value)
+    """`fill_value` everywhere (an array fill value broadcasts to `shape`, as in NumPy)."""
+    if isinstance(fill_value, GPUArray):
+        out = empty(shape, fill_value.dtype if dtype is None else dtype)
+        out[...] = fill_value
+        return out
+    host = np.asarray(fill_value)
+    out = empty(shape, host.dtype if dtype is None else dtype)
+    if host.ndim:
+        out[...] = host
+    else:
+        fill(out, fill_value)
     return out
 
 
 def zeros(shape, dtype="float64") -> GPUArray:
-    return full(shape, 0, dtype)
+    return full(shape, 0, "float64" if dtype is None else dtype)
 
 
 def ones(shape, dtype="float64") -> GPUArray:
-    return full(shape, 1, dtype)
+    return full(shape, 1, "float64" if dtype is None else dtype)
 
 
 def arange(start, stop=None, step=1, dtype=None) -> GPUArray:
@@ -35,8 +44,13 @@ def arange(start, stop=None, step=1, dtype=None) -> GPUArray:
         start, stop = 0, start
     if step == 0:
         raise ValueError("arange: step must not be zero")
-    length = max(0, math.ceil((stop - start) / step))
+    span = (stop - start) / step
+    if not math.isfinite(span):
+        raise ValueError(f"arange: no finite length from {start} to {stop} in steps of {step}")
+    length = max(0, math.ceil(span))
     dtype = _dtypes.normalize(np.result_type(start, stop, step) if dtype is None else dtype)
+    if dtype == np.bool_ and length > 2:
+        raise TypeError("arange of bool is only defined for at most 2 elements, as in NumPy")
     return _arange(start, step, length, dtype)
 
 
@@ -45,6 +59,7 @@ def _arange(start, step, length: int, dtype) -> GPUArray:
     for integer dtypes)."""
     rt = runtime()
     shape, strides = (length,), (dtype.itemsize,)
+    _shapes.nbytes(shape, dtype.itemsize)  # ValueError past what can be addressed
     plan = cached_plan(
         ("arange", rt, dtype, length), lambda: rt.plan_arange(Layout(dtype, shape, strides))
     )
@@ -62,10 +77,14 @@ def from_numpy(array: np.ndarray) -> GPUArray:
 
 def to_numpy(array: GPUArray) -> np.ndarray:
     """Copies a GPUArray to a NumPy array."""
+    if not isinstance(array, GPUArray):
+        raise TypeError(f"to_numpy takes a GPUArray, not {type(array).__name__}")
     return array.to_numpy()
 
 
 def _like(a, dtype, shape):
+    if not isinstance(a, GPUArray):
+        a = np.asarray(a)  # NumPy's *_like take anything array-like
     return (a.shape if shape is None else shape), (a.dtype if dtype is None else dtype)
 
 
@@ -91,6 +110,10 @@ def full_like(a, fill_value, dtype=None, shape=None) -> GPUArray:
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None) -> GPUArray:
     """`num` evenly spaced values from start to stop (stop included when `endpoint`)."""
+    try:
+        num = operator.index(num)
+    except TypeError:
+        raise TypeError(f"linspace: num must be an int, not {num!r}") from None
     if num < 0:
         raise ValueError(f"number of samples, {num}, must be non-negative")
     div = (num - 1) if endpoint else num

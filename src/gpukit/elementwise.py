@@ -7,17 +7,21 @@ types) and one call of the backend's plan, which allocates the result and launch
 
 from __future__ import annotations
 
-from .array import GPUArray, desc_of, describe, layout, operands, wrap
-from .base import dtypes, shapes
+import math
+
+import numpy as np
+
+from .array import GPUArray, desc_of, describe, empty, fill, layout, operands, wrap
+from .base import dtypes, scalars, shapes
 from .runtime.backend import Layout
 from .runtime.ops import ELEMENTWISE, NUMPY
 from .runtime.quota import local as _quota
 
 _SCALAR_TYPES = (bool, int, float)
 
-# (plan, shape, dtype, strides, checks integer powers, result's Desc) by kind of call: the op,
-# then per operand its Desc (runtime, dtype, shape, strides; see gpukit.array) or a scalar's
-# type.
+# (plan, shape, dtype, strides, check, result's Desc) by kind of call: the op, then per operand
+# its Desc (runtime, dtype, shape, strides; see gpukit.array) or a scalar's type. `check` (see
+# _checks) looks at the values that the kind does not fix, or is None.
 _ENTRIES: dict = {}
 _MAX_ENTRIES = 4096
 _new = object.__new__
@@ -49,11 +53,33 @@ def _args(ops) -> list:
     return args
 
 
+def _checks(op, loop, ops, size: int):
+    """None, or check(operands) -> the operands to launch with, or a bool that is the whole
+    answer (a comparison with an int beyond the dtype): Python ints against the loop dtype, as
+    NumPy checks them (gpukit.base.scalars), and integers to negative integer powers (NumPy
+    checks exponents per element, so an empty result raises nothing)."""
+    ints = scalars.policy(op.name, loop, ops)
+    power = op.name == "power" and loop.kind in "iu" and size > 0
+    if ints is None and not power:
+        return None
+
+    def check(ops):
+        if ints is not None:
+            ops = ints(ops)
+            if type(ops) is bool:
+                return ops
+        if power:
+            _check_integer_power(ops[1])
+        return ops
+
+    return check
+
+
 def _new_entry(key, op, rt, ops):
     loop, dtype, shape = _describe(op, ops)
     strides = shapes.contiguous_strides(shape, dtype.itemsize)
     plan = rt.plan_elementwise(op, loop, _inputs(ops), Layout(dtype, shape, strides), True)
-    check = op.name == "power" and loop.kind in "iu"
+    check = _checks(op, loop, ops, math.prod(shape))
     entry = (plan, shape, dtype, strides, check, desc_of(rt, dtype, shape, strides))
     if len(_ENTRIES) >= _MAX_ENTRIES:
         _ENTRIES.clear()
@@ -87,8 +113,12 @@ def elementwise(ufunc_name: str, *operands_, out: GPUArray | None = None) -> GPU
         return _into(op, ops, rt, out)
     key = _key(ufunc_name, ops)
     plan, shape, dtype, strides, check, desc = _ENTRIES.get(key) or _new_entry(key, op, rt, ops)
-    if check:
-        _check_integer_power(ops[1])
+    if check is not None:
+        ops = check(ops)
+        if type(ops) is bool:  # the same answer everywhere
+            out = empty(shape, np.dtype(bool), rt)
+            fill(out, ops)
+            return out
     buf = plan(rt.thread.stream, _quota.quota, *_args(ops))
     return wrap(buf, shape, dtype, strides, rt, desc)
 
@@ -98,24 +128,32 @@ def _into(op, ops, rt, out: GPUArray) -> GPUArray:
         raise TypeError(f"out must be a GPUArray, not {type(out).__name__}")
     if out._rt is not rt:
         raise ValueError(f"arrays are on different devices: out is on {out.device}")
+    out.check_writable()
     key = ("into", *_key(op.name, ops), describe(out))
     entry = _ENTRIES.get(key)
     if entry is None:
-        loop, dtype, shape = _describe(op, ops)
-        if shapes.broadcast(shape, out.shape) != out.shape:
-            raise ValueError(
-                f"{op.name}: result of shape {shape} does not fit out of shape {out.shape}"
-            )
+        # NumPy's order: the casting is checked before the shapes.
+        loop, dtype = dtypes.resolve(
+            op.rule, *(x.dtype if isinstance(x, GPUArray) else x for x in ops), name=op.name
+        )
         if not dtypes.can_cast_same_kind(dtype, out.dtype):
             raise TypeError(
                 f"{op.name}: cannot cast the {dtype.name} result to out's "
                 f"{out.dtype.name} (same_kind casting)"
             )
+        shape = shapes.broadcast(*(x.shape for x in ops if isinstance(x, GPUArray)))
+        if shapes.broadcast(shape, out.shape) != out.shape:
+            raise ValueError(
+                f"{op.name}: result of shape {shape} does not fit out of shape {out.shape}"
+            )
         plan = rt.plan_elementwise(op, loop, _inputs(ops), layout(out), False)
-        entry = _ENTRIES[key] = (plan, op.name == "power" and loop.kind in "iu")
+        entry = _ENTRIES[key] = (plan, _checks(op, loop, ops, out.size))
     plan, check = entry
-    if check:
-        _check_integer_power(ops[1])
+    if check is not None:
+        ops = check(ops)
+        if type(ops) is bool:
+            fill(out, ops)
+            return out
     # An input that shares out's memory but walks it differently would read what this very
     # operation already wrote: compute into a temporary first, as NumPy does.
     for x in ops:
@@ -150,7 +188,7 @@ def _operator(name: str):
             buf = entry[0](rt.thread.stream, _quota.quota, a._buf, a._offset, b)
         out = _new(GPUArray)
         out._buf, out._offset, out._rt, out._desc = buf, 0, rt, entry[5]
-        out.shape, out.dtype, out.strides = entry[1], entry[2], entry[3]
+        out._shape, out._dtype, out._strides = entry[1], entry[2], entry[3]
         return out
 
     forward.__name__ = name

@@ -225,8 +225,10 @@ def getitem(a: GPUArray, key) -> GPUArray:
         count = len(range(start, stop, step))
         v = _new(GPUArray)
         v._buf, v._desc, v._offset, v._rt = a._buf, None, a._offset + start * step_bytes, a._rt
-        v.shape, v.dtype = (count, *a.shape[1:]), a.dtype
-        v.strides = (step_bytes * step, *a.strides[1:])
+        v._shape, v._dtype = (count, *a.shape[1:]), a.dtype
+        v._strides = (step_bytes * step if count > 1 else step_bytes, *a.strides[1:])
+        if getattr(a, "_readonly", False):
+            v._readonly = True
         return v
     if is_basic(key):
         return a._basic_getitem(key)
@@ -250,6 +252,7 @@ def getitem(a: GPUArray, key) -> GPUArray:
 def setitem(a: GPUArray, key, value) -> None:
     """a[key] = value (value broadcast to a[key]'s shape and cast to a's dtype; with repeated
     advanced indices one of the values lands)."""
+    a.check_writable()
     if is_basic(key):
         a._basic_getitem(key)._assign(value)
         return

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 from . import _native
-from .base.sizes import requested_backend
 from .base.version import VERSION
+from .errors import BackendUnavailableError
 from .runtime import devices, jit
 from .runtime import libs as _libs
 
@@ -30,19 +32,26 @@ def _first_found(candidates, probe=_native.probe_library) -> str:
 
 
 def info() -> Info:
-    rt = devices.runtime()
-    out = Info(gpukit=VERSION, backend=rt.kind, device=rt.describe())
+    """The facts; where GPUKIT_BACKEND forces a backend that does not open, `backend` says why
+    instead of raising, so that the report can show what is missing."""
+    try:
+        rt = devices.runtime()
+    except BackendUnavailableError as e:
+        rt = None
+        out = Info(gpukit=VERSION, backend=f"none: {e}")
+    else:
+        out = Info(gpukit=VERSION, backend=rt.kind, device=rt.describe())
     devices.available_backends()  # tries each backend, so every reason below is known
     for name, reason in devices.unavailable_reasons().items():
         out[f"{name} unavailable"] = reason
-    forced = requested_backend()
+    forced = os.environ.get("GPUKIT_BACKEND", "").strip()
     if forced:
         out["GPUKIT_BACKEND"] = forced
     out["CUDA driver"] = _library(_libs.CUDA_DRIVER)
     out["NVRTC"] = _first_found(_libs.nvrtc_candidates())
     out["HIP runtime"] = _library(_libs.HIP_RUNTIME, _libs.probe_isolated)
     out["hiprtc"] = _first_found(_libs.hiprtc_candidates(), _libs.probe_isolated)
-    if rt.capabilities.compiles_kernels:
+    if rt is not None and rt.capabilities.compiles_kernels:
         out["compiler in use"] = rt.compiler_description()
     cache = jit.cache_info()
     out["kernel cache"] = (

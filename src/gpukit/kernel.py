@@ -37,6 +37,8 @@ def _dim3(value, what: str) -> tuple[int, int, int]:
     dims = tuple(operator.index(d) for d in dims)
     if any(d < 1 for d in dims):
         raise ValueError(f"{what} dimensions must be positive, got {value!r}")
+    if any(d >= 2**32 for d in dims):  # the driver takes unsigned 32-bit dimensions
+        raise ValueError(f"{what} dimensions must be below 2**32, got {value!r}")
     return (*dims, 1, 1)[:3]
 
 
@@ -71,9 +73,9 @@ class RawKernel:
     """
 
     def __init__(self, source: str, name: str, options=()):
-        self.source = source
-        self.name = name
-        self.options = tuple(options)
+        self.source = _text(source, "RawKernel: source")
+        self.name = _text(name, "RawKernel: name")
+        self.options = _options(options, "RawKernel")
         self._functions: dict = {}
 
     def _function(self, rt) -> int:
@@ -89,6 +91,12 @@ class RawKernel:
         self._function(_gpu_runtime([], "RawKernel"))
 
     def __call__(self, grid, block, args, shared_mem: int = 0, stream=None) -> None:
+        grid, block = _dim3(grid, "grid"), _dim3(block, "block")
+        shared_mem = operator.index(shared_mem)
+        if not 0 <= shared_mem < 2**32:
+            raise ValueError(f"shared_mem must be from 0 to 2**32 - 1 bytes, got {shared_mem}")
+        if stream is not None and not hasattr(stream, "handle"):
+            raise TypeError(f"stream must be a gpukit.Stream or None, not {type(stream).__name__}")
         args = tuple(args)
         arrays = [a for a in args if isinstance(a, GPUArray)]
         rt = _gpu_runtime(arrays, "RawKernel")
@@ -96,13 +104,27 @@ class RawKernel:
         handle = stream.handle if stream is not None else rt.stream
         addresses = rt.addresses([a._buf for a in arrays], [a._offset for a in arrays], handle)
         params = pack_arguments(args, addresses)
-        rt.launch(fn, _dim3(grid, "grid"), _dim3(block, "block"), shared_mem, handle, params)
+        rt.launch(fn, grid, block, shared_mem, handle, params)
 
 
 _PARAM = re.compile(r"^\s*(?:(raw)\s+)?([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z_][A-Za-z0-9_]*)\s*$")
 
 
+def _text(value, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    return value
+
+
+def _options(options, what: str) -> tuple[str, ...]:
+    options = (options,) if isinstance(options, str) else tuple(options)
+    if not all(isinstance(o, str) for o in options):
+        raise TypeError(f"{what}: options must be strings, got {options!r}")
+    return options
+
+
 def _parse_params(text: str, what: str):
+    _text(text, f"{what}: parameters")
     params = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         m = _PARAM.match(part)
@@ -131,13 +153,14 @@ class ElementwiseKernel:
     type. Array inputs broadcast together; scalar inputs are passed by value."""
 
     def __init__(self, in_params: str, out_params: str, operation: str, name: str, options=()):
+        name = _text(name, "ElementwiseKernel: name")
         self.inputs = _parse_params(in_params, name)
         self.outputs = _parse_params(out_params, name)
         if not self.outputs:
             raise ValueError(f"{name}: at least one output parameter is needed")
-        self.operation = operation
+        self.operation = _text(operation, f"{name}: operation")
         self.name = name
-        self.options = tuple(options)
+        self.options = _options(options, name)
         self._kernels: dict = {}
 
     def _source(self, types: dict) -> str:

@@ -42,7 +42,7 @@ __all__ = [
 
 def _shape_of(shape) -> tuple[int, ...]:
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
-        shape = tuple(shape[0])
+        shape = shape[0]  # rand((2, 3)) as well as rand(2, 3)
     return _shapes.as_shape(shape)
 
 
@@ -52,9 +52,20 @@ def _size(size) -> tuple[int, ...]:
 
 def _float_dtype(dtype) -> np.dtype:
     dtype = _dtypes.normalize(dtype)
+    if dtype == _dtypes.bfloat16:
+        raise TypeError(
+            "random floats are drawn as float16, float32 or float64, not bfloat16 (rounding "
+            "float32 draws to bfloat16 would give 1.0); convert with .astype after drawing"
+        )
     if dtype.kind != "f":
         raise TypeError(f"random floats need a floating dtype, not {dtype.name}")
     return dtype
+
+
+def _real(value, what: str) -> float:
+    if not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{what} must be a real number, not {value!r}")
+    return float(value)
 
 
 class Generator:
@@ -82,6 +93,7 @@ class Generator:
         rt = runtime()
         dtype = _dtypes.normalize(dtype)
         shape = _shapes.as_shape(shape)
+        _shapes.nbytes(shape, dtype.itemsize)  # ValueError past what can be addressed
         strides = _shapes.contiguous_strides(shape, dtype.itemsize)
         affine = bool(params.get("affine", False))
         plan = cached_plan(
@@ -109,6 +121,7 @@ class Generator:
     def uniform(self, low=0.0, high=1.0, size=None, dtype="float64") -> GPUArray:
         """Uniform floats in [low, high)."""
         dtype = _float_dtype(dtype)
+        low, high = _real(low, "low"), _real(high, "high")
         kernel = "gk_rand_d" if dtype == np.float64 else "gk_rand_f"
         affine = (low, high) != (0.0, 1.0)
         return self._draw(
@@ -118,6 +131,7 @@ class Generator:
     def normal(self, loc=0.0, scale=1.0, size=None, dtype="float64") -> GPUArray:
         """Normal floats of mean `loc` and standard deviation `scale`."""
         dtype = _float_dtype(dtype)
+        loc, scale = _real(loc, "loc"), _real(scale, "scale")
         if scale < 0:
             raise ValueError(f"scale must be non-negative, got {scale}")
         kernel = "gk_randn_d" if dtype == np.float64 else "gk_randn_f"

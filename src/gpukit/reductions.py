@@ -92,6 +92,8 @@ def all(a, axis=None, keepdims=False) -> GPUArray:
 def var(a, axis=None, keepdims=False, ddof: int = 0) -> GPUArray:
     """Mean squared deviation from the mean, divided by n - ddof instead of n when ddof > 0."""
     a = _array(a)
+    if not isinstance(ddof, (int, float, np.integer, np.floating)):
+        raise TypeError(f"ddof must be a number, not {ddof!r}")
     if a.dtype == bfloat16:  # accumulated in float32, rounded once at the end (as in PyTorch)
         return var(a.astype("float32"), axis, keepdims, ddof).astype(bfloat16)
     deviation = a - reduce("mean", a, axis, keepdims=True)
@@ -112,7 +114,7 @@ def cumsum(a, axis=None) -> GPUArray:
     if axis is None:
         a = a.reshape(-1)
         axis = 0
-    (axis,) = shapes.normalize_axes(axis, a.ndim)
+    axis = shapes.one_axis(axis, a.ndim, "cumsum")
     rt = a._rt
     dtype = reduction_result("cumsum", a.dtype)
     strides = shapes.contiguous_strides(a.shape, dtype.itemsize)

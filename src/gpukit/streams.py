@@ -4,6 +4,7 @@ streams only scope, events read the host clock, so the same code runs everywhere
 from __future__ import annotations
 
 import contextlib
+import operator
 
 from .runtime import runtime
 
@@ -24,6 +25,12 @@ class Stream:
     calling thread's current stream within the block."""
 
     def __init__(self, priority: int = 0):
+        try:
+            priority = operator.index(priority)
+        except TypeError:
+            raise TypeError(f"priority must be an int, not {type(priority).__name__}") from None
+        if not -(2**31) <= priority < 2**31:
+            raise ValueError(f"priority must fit a 32-bit int, got {priority}")
         self._rt = runtime()
         self.priority = priority
         self._device = self._rt.capabilities.device_streams
@@ -41,6 +48,8 @@ class Stream:
 
     def wait_event(self, event: Event) -> None:
         """Work queued on this stream from now on starts after `event` has completed."""
+        if not isinstance(event, Event):
+            raise TypeError(f"wait_event takes an Event, not {type(event).__name__}")
         self._rt.wait_event(self.handle, event.handle)
 
     def __enter__(self) -> Stream:
@@ -79,6 +88,8 @@ class Event:
 
     def elapsed_ms(self, end: Event) -> float:
         """Milliseconds from this event to `end` (both recorded, `end` complete)."""
+        if not isinstance(end, Event):
+            raise TypeError(f"elapsed_ms takes the end Event, not {type(end).__name__}")
         return self._rt.elapsed_ms(self.handle, end.handle)
 
     def __del__(self):

@@ -32,8 +32,11 @@ def squeeze(a, axis=None) -> GPUArray:
 def expand_dims(a, axis) -> GPUArray:
     """Inserts size-1 dimensions at `axis` (an int or a tuple), as np.expand_dims."""
     a = _array(a)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    ndim = a.ndim + len(axes)
+    axes = (axis,) if hasattr(type(axis), "__index__") else axis
+    try:
+        ndim = a.ndim + len(axes)
+    except TypeError:
+        raise TypeError(f"axis must be an int or a tuple of ints, not {axis!r}") from None
     positions = _shapes.normalize_axes(axes, ndim)
     shape, strides, it = [], [], iter(zip(a.shape, a.strides, strict=True))
     for i in range(ndim):
@@ -48,7 +51,7 @@ def expand_dims(a, axis) -> GPUArray:
 
 
 def broadcast_to(a, shape) -> GPUArray:
-    """A read-only-in-spirit view of `a` with `shape` (stride 0 along broadcast dimensions)."""
+    """A read-only view of `a` with `shape` (stride 0 along broadcast dimensions), as NumPy's."""
     a = _array(a)
     shape = _shapes.as_shape(shape)
     try:
@@ -57,26 +60,34 @@ def broadcast_to(a, shape) -> GPUArray:
         fits = False
     if not fits:
         raise ValueError(f"cannot broadcast an array of shape {a.shape} to shape {shape}")
-    return a._view(shape, _shapes.broadcast_strides(a.shape, a.strides, shape))
+    view = a._view(shape, _shapes.broadcast_strides(a.shape, a.strides, shape))
+    view._readonly = True
+    return view
 
 
 def ascontiguousarray(a) -> GPUArray:
+    """`a` if C-contiguous, else a contiguous copy; at least 1-D, as NumPy's."""
     a = _array(a)
+    if a.ndim == 0:
+        return a.reshape(1)
     return a if a.is_contiguous else a.copy()
 
 
-def concatenate(arrays, axis: int = 0) -> GPUArray:
-    """Joins arrays along an existing axis (dtype promoted as NumPy does)."""
+def concatenate(arrays, axis: int | None = 0) -> GPUArray:
+    """Joins arrays along an existing axis (dtype promoted as NumPy does); axis=None joins them
+    flattened."""
     arrays = [_array(a) for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        arrays, axis = [a.reshape(-1) for a in arrays], 0
     rt = arrays[0]._rt
     if any(a._rt is not rt for a in arrays):
         raise ValueError("arrays are on different devices")
     first = arrays[0]
     if first.ndim == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")
-    (axis,) = _shapes.normalize_axes(axis, first.ndim)
+    axis = _shapes.one_axis(axis, first.ndim, "concatenate")
     for a in arrays:
         if a.ndim != first.ndim or any(
             x != y for i, (x, y) in enumerate(zip(a.shape, first.shape, strict=True)) if i != axis
@@ -106,14 +117,14 @@ def stack(arrays, axis: int = 0) -> GPUArray:
         raise ValueError(
             f"all input arrays must have the same shape, got {[a.shape for a in arrays]}"
         )
-    (axis,) = _shapes.normalize_axes(axis, arrays[0].ndim + 1)
+    axis = _shapes.one_axis(axis, arrays[0].ndim + 1, "stack")
     return concatenate([expand_dims(a, axis) for a in arrays], axis)
 
 
 def split(a, indices_or_sections, axis: int = 0) -> list[GPUArray]:
     """Views of `a` cut along `axis`: into N equal parts, or at the given indices."""
     a = _array(a)
-    (axis,) = _shapes.normalize_axes(axis, a.ndim)
+    axis = _shapes.one_axis(axis, a.ndim, "split")
     n = a.shape[axis]
     if isinstance(indices_or_sections, (list, tuple)):
         bounds = [0, *(operator.index(i) for i in indices_or_sections), n]

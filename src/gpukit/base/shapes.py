@@ -7,6 +7,9 @@ import operator
 
 import numpy as np
 
+MAX_DIMS = 64  # as NumPy
+MAX_BYTES = 2**63 - 1  # byte offsets are int64 everywhere below
+
 
 def as_shape(shape) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)):
@@ -17,7 +20,20 @@ def as_shape(shape) -> tuple[int, ...]:
         raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}") from e
     if any(n < 0 for n in out):
         raise ValueError(f"negative dimensions are not allowed: {out}")
+    if len(out) > MAX_DIMS:
+        raise ValueError(f"an array has at most {MAX_DIMS} dimensions, not {len(out)}")
     return out
+
+
+def nbytes(shape, itemsize: int) -> int:
+    """Bytes of an array of `shape`; ValueError past what an int64 byte offset can address."""
+    size = math.prod(shape) * itemsize
+    if size > MAX_BYTES:
+        raise ValueError(
+            f"array is too big: shape {tuple(shape)} of {itemsize}-byte items is {size} bytes, "
+            f"more than {MAX_BYTES}"
+        )
+    return size
 
 
 def contiguous_strides(shape, itemsize: int) -> tuple[int, ...]:
@@ -38,11 +54,18 @@ def is_contiguous(shape, strides, itemsize: int) -> bool:
 
 
 def broadcast(*shapes) -> tuple[int, ...]:
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        listed = " and ".join(str(tuple(s)) for s in shapes)
-        raise ValueError(f"shapes {listed} cannot be broadcast together") from None
+    """NumPy's broadcasting of shapes (any number of dimensions; NumPy's own function stops at
+    32)."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        for i, n in enumerate(shape, start=ndim - len(shape)):
+            if n != 1:
+                if out[i] not in (1, n):
+                    listed = " and ".join(str(tuple(s)) for s in shapes)
+                    raise ValueError(f"shapes {listed} cannot be broadcast together")
+                out[i] = n
+    return tuple(out)
 
 
 def broadcast_strides(shape, strides, target) -> tuple[int, ...]:
@@ -56,8 +79,11 @@ def broadcast_strides(shape, strides, target) -> tuple[int, ...]:
 
 def reshape_target(size: int, shape) -> tuple[int, ...]:
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
-        shape = tuple(shape[0])
-    shape = tuple(operator.index(n) for n in shape)
+        shape = shape[0]
+    try:
+        shape = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"reshape takes ints or a sequence of ints, not {shape!r}") from None
     unknown = [i for i, n in enumerate(shape) if n == -1]
     if len(unknown) > 1 or any(n < -1 for n in shape):
         raise ValueError(f"invalid shape {shape} for reshape")
@@ -75,16 +101,30 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     """Sorted, non-negative axes for a reduction; None means all."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    try:
+        axes = (operator.index(axis),) if _is_index(axis) else tuple(axis)
+        axes = tuple(operator.index(a) for a in axes)
+    except TypeError:
+        raise TypeError(f"axis must be an int, a sequence of ints or None, not {axis!r}") from None
     out = []
     for a in axes:
-        a = operator.index(a)
         if not -ndim <= a < ndim:
             raise np.exceptions.AxisError(a, ndim)
         out.append(a % ndim)
     if len(set(out)) != len(out):
         raise ValueError(f"duplicate value in axis: {axis}")
     return tuple(sorted(out))
+
+
+def _is_index(value) -> bool:
+    return hasattr(type(value), "__index__")
+
+
+def one_axis(axis, ndim: int, what: str) -> int:
+    """A single axis (an int) in range: TypeError for a tuple, AxisError out of range."""
+    if not _is_index(axis):
+        raise TypeError(f"{what} takes one axis (an int), not {axis!r}")
+    return normalize_axes(axis, ndim)[0]
 
 
 def reduced_shape(shape, axes, keepdims: bool) -> tuple[int, ...]:
@@ -142,8 +182,9 @@ def basic_index(shape, strides, key) -> tuple[tuple, tuple, int]:
         n, stride = shape[axis], strides[axis]
         if isinstance(k, slice):
             start, stop, step = k.indices(n)
-            out_shape.append(len(range(start, stop, step)))
-            out_strides.append(stride * step)
+            length = len(range(start, stop, step))
+            out_shape.append(length)
+            out_strides.append(stride * step if length > 1 else stride)  # no huge unused stride
             offset += start * stride
         else:
             try:

@@ -22,12 +22,15 @@ def parse_size(value) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 0:
             raise ValueError(f"a memory size cannot be negative: {value}")
-        return value
+        return value  # past 64 bits: the pool's boundary raises OverflowError naming it
     m = _SIZE.match(str(value))
     unit = m.group(2).upper() if m else None
     if not m or unit not in _UNITS:
         raise ValueError(f"not a memory size: {value!r} (examples: 1048576, '512MiB', '20GiB')")
-    return int(float(m.group(1)) * _UNITS[unit])
+    number = float(m.group(1))
+    if number == float("inf"):
+        raise OverflowError(f"memory size {value!r} is more than 2**64 - 1 bytes")
+    return int(number * _UNITS[unit])
 
 
 def requested_backend() -> str | None:
@@ -43,4 +46,12 @@ def requested_backend() -> str | None:
 def memory_limit() -> int | None:
     """GPUKIT_MEMORY_LIMIT in bytes, or None when unset."""
     limit = os.environ.get("GPUKIT_MEMORY_LIMIT")
-    return parse_size(limit) if limit else None
+    if not limit:
+        return None
+    try:
+        size = parse_size(limit)
+        if size >= 2**64:
+            raise OverflowError(f"memory size {limit!r} is more than 2**64 - 1 bytes")
+    except (ValueError, OverflowError) as e:
+        raise type(e)(f"GPUKIT_MEMORY_LIMIT={limit!r}: {e}") from None
+    return size

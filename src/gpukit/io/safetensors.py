@@ -97,6 +97,10 @@ def _index_sources(index: str) -> list[tuple[str, list[str]]]:
         raise SafeTensorsError(f"{index}: weight_map must map tensor names to file names")
     shards: dict[str, list[str]] = {}
     for name, shard in weight_map.items():
+        if os.path.isabs(shard) or os.path.normpath(shard).split(os.sep)[0] == os.pardir:
+            raise SafeTensorsError(
+                f"{index}: tensor {name!r} is mapped to {shard!r}, outside the index's folder"
+            )
         shards.setdefault(shard, []).append(name)
     base = os.path.dirname(index)
     return [(os.path.join(base, shard), names) for shard, names in sorted(shards.items())]
@@ -308,14 +312,21 @@ def save_safetensors(tensors: Mapping, path, metadata: Mapping | None = None) ->
     then name, so every tensor is aligned to its item size; the header padded with spaces to 8
     bytes.
     `metadata` is a str -> str map stored as __metadata__. The file is replaced atomically."""
-    if metadata is not None and not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
+    if not isinstance(tensors, Mapping):
+        raise TypeError(f"tensors must map names to arrays, not {type(tensors).__name__}")
+    if metadata is not None and not (
+        isinstance(metadata, Mapping)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())
     ):
         raise TypeError("metadata must map str to str")
     items = []
     for name, value in tensors.items():
         if not isinstance(name, str) or name == "__metadata__":
             raise ValueError(f"invalid tensor name {name!r}")
+        if not isinstance(value, (GPUArray, np.ndarray)):
+            raise TypeError(
+                f"tensor {name!r} must be a GPUArray or a NumPy array, not {type(value).__name__}"
+            )
         dtype = np.dtype(value.dtype)
         if dtype.name not in _FORMAT_NAMES:
             raise TypeError(f"tensor {name!r}: dtype {dtype.name} has no SafeTensors equivalent")

@@ -14,29 +14,34 @@ class GPT2LMHeadModel(CausalLM):
 
     def __init__(self, config, weights):
         super().__init__(config, weights)
-        self.wte = self.weight("wte.weight")
-        self.wpe = self.weight("wpe.weight")
-        self.lm_head = self.weight("lm_head.weight", optional=True)
+        h = config.hidden_size
+        self.wte = self.weight("wte.weight", (config.vocab_size, h))
+        self.wpe = self.weight("wpe.weight", (config.max_positions, h))
+        self.lm_head = self.weight("lm_head.weight", (config.vocab_size, h), optional=True)
         if self.lm_head is None:
             self.lm_head = self.wte
         self.layers = [self._layer(i) for i in range(config.num_layers)]
-        self.ln_f = (self.weight("ln_f.weight"), self.weight("ln_f.bias"))
+        self.ln_f = self._norm("ln_f")
+
+    def _norm(self, name: str) -> tuple:
+        h = (self.config.hidden_size,)
+        return self.weight(name + ".weight", h), self.weight(name + ".bias", h)
 
     def _layer(self, i: int) -> dict:
         p = f"h.{i}."
+        h, f = self.config.hidden_size, self.config.intermediate_size
 
-        def conv1d(name):
-            return ascontiguousarray(self.weight(p + name + ".weight").T), self.weight(
-                p + name + ".bias"
-            )
+        def conv1d(name, n_in, n_out):
+            weight = self.weight(p + name + ".weight", (n_in, n_out))
+            return ascontiguousarray(weight.T), self.weight(p + name + ".bias", (n_out,))
 
         return {
-            "ln_1": (self.weight(p + "ln_1.weight"), self.weight(p + "ln_1.bias")),
-            "ln_2": (self.weight(p + "ln_2.weight"), self.weight(p + "ln_2.bias")),
-            "qkv": conv1d("attn.c_attn"),
-            "proj": conv1d("attn.c_proj"),
-            "fc": conv1d("mlp.c_fc"),
-            "fc_proj": conv1d("mlp.c_proj"),
+            "ln_1": self._norm(p + "ln_1"),
+            "ln_2": self._norm(p + "ln_2"),
+            "qkv": conv1d("attn.c_attn", h, 3 * h),
+            "proj": conv1d("attn.c_proj", h, h),
+            "fc": conv1d("mlp.c_fc", h, f),
+            "fc_proj": conv1d("mlp.c_proj", f, h),
         }
 
     def forward(self, ids, cache, last_only: bool):

@@ -19,12 +19,13 @@ class LlamaForCausalLM(CausalLM):
         super().__init__(config, weights)
         c = config
         self.rotary = RotaryTable(c.head_dim, c.rope_theta, c.rope_scaling, self.dtype)
-        self.embed = self.weight("embed_tokens.weight")
-        self.lm_head = self.weight("lm_head.weight", optional=True)
+        table = (c.vocab_size, c.hidden_size)
+        self.embed = self.weight("embed_tokens.weight", table)
+        self.lm_head = self.weight("lm_head.weight", table, optional=True)
         if self.lm_head is None:
             self.lm_head = self.embed  # tied embeddings
         self.layers = [self._layer(i) for i in range(c.num_layers)]
-        self.norm = self.weight("norm.weight")
+        self.norm = self.weight("norm.weight", (c.hidden_size,))
 
     def _layer(self, i: int) -> dict:
         p, c = f"layers.{i}.", self.config
@@ -38,13 +39,22 @@ class LlamaForCausalLM(CausalLM):
             "down": "mlp.down_proj",
         }
         biased = {"q": c.qkv_bias, "k": c.qkv_bias, "v": c.qkv_bias, "o": c.o_bias}
+        h, q, kv, f = (
+            c.hidden_size,
+            c.num_heads * c.head_dim,
+            c.num_kv_heads * c.head_dim,
+            c.intermediate_size,
+        )
+        shapes = {"q": (q, h), "k": (kv, h), "v": (kv, h), "o": (h, q)}
+        shapes.update(gate=(f, h), up=(f, h), down=(h, f))
         layer = {}
         for key, name in names.items():
-            layer[key] = self.weight(p + name + ".weight")
+            layer[key] = self.weight(p + name + ".weight", shapes[key])
             has_bias = biased.get(key, c.mlp_bias)
-            layer[key + "_bias"] = self.weight(p + name + ".bias") if has_bias else None
-        layer["attn_norm"] = self.weight(p + "input_layernorm.weight")
-        layer["mlp_norm"] = self.weight(p + "post_attention_layernorm.weight")
+            bias = (shapes[key][0],)
+            layer[key + "_bias"] = self.weight(p + name + ".bias", bias) if has_bias else None
+        layer["attn_norm"] = self.weight(p + "input_layernorm.weight", (h,))
+        layer["mlp_norm"] = self.weight(p + "post_attention_layernorm.weight", (h,))
         return layer
 
     def forward(self, ids, cache, last_only: bool):

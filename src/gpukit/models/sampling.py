@@ -3,16 +3,21 @@ top-k and top-p on the host (one row of the vocabulary per sequence)."""
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 
 def sample(logits, temperature: float, top_k: int | None, top_p: float | None, rng) -> np.ndarray:
     """logits: GPUArray (batch, vocab). Returns int64 (batch,)."""
-    if temperature < 0:
+    temperature = float(temperature)
+    if not temperature >= 0:  # NaN too
         raise ValueError(f"temperature must be >= 0, got {temperature}")
-    if top_k is not None and top_k < 1:
-        raise ValueError(f"top_k must be >= 1, got {top_k}")
-    if top_p is not None and not 0 < top_p <= 1:
+    if top_k is not None:
+        top_k = operator.index(top_k)
+        if top_k < 1:
+            raise ValueError(f"top_k must be >= 1, got {top_k}")
+    if top_p is not None and not 0 < float(top_p) <= 1:
         raise ValueError(f"top_p must be in (0, 1], got {top_p}")
     if temperature == 0:
         return logits.argmax(axis=-1).to_numpy().astype(np.int64)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..array import GPUArray, asarray, operands
 from ..base.dtypes import bfloat16, is_floating
 
@@ -46,3 +48,10 @@ def vector_like(p, x: GPUArray, func: str, what: str) -> GPUArray | None:
     if p.dtype != x.dtype:
         p = p.astype(x.dtype)
     return p if p.is_contiguous else p.copy()
+
+
+def real(value, func: str, what: str) -> float:
+    """A float from an int or float (NumPy's too); TypeError naming `what` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{func}: {what} must be a real number, not {value!r}")
+    return float(value)

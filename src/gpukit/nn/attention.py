@@ -7,7 +7,7 @@ import math
 from ..array import GPUArray, asarray, operands
 from ..base import dtypes as _dtypes
 from ..base import shapes as _shapes
-from ._checks import float_array, same_device
+from ._checks import float_array, real, same_device
 from ._plans import contiguous, describe, layout, result, run
 
 MAX_HEAD_DIM = 256
@@ -78,7 +78,7 @@ def scaled_dot_product_attention(
         raise ValueError(f"{name}: head_dim {d} (q of shape {q.shape}) exceeds {MAX_HEAD_DIM}")
     if mask is not None:
         mask = _mask(mask, q, (b, hq, sq, skv))
-    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    scale = 1.0 / math.sqrt(d) if scale is None else real(scale, name, "scale")
     rt, causal = q._rt, bool(is_causal)
     out = contiguous(q.dtype, q.shape)
     key = ("attention", rt, causal, scale, *describe(q, k, v, mask))

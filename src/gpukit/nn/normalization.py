@@ -8,7 +8,7 @@ import operator
 from ..array import GPUArray, desc_of, describe, layout
 from ..base import shapes as _shapes
 from ..runtime.quota import local as _quota
-from ._checks import float_array, vector_like
+from ._checks import float_array, real, vector_like
 from ._plans import contiguous
 
 # (plan, shape, dtype, strides, result's Desc) by (kind, axis, x's Desc, weight?, bias?): weight
@@ -45,7 +45,7 @@ def _rows(kind: str, x: GPUArray, axis: int, weight=None, bias=None, eps=0.0) ->
     out = _new(GPUArray)
     out._buf = plan(rt.thread.stream, _quota.quota, *args, eps)
     out._offset, out._rt, out._desc = 0, rt, desc
-    out.shape, out.dtype, out.strides = shape, dtype, strides
+    out._shape, out._dtype, out._strides = shape, dtype, strides
     return out
 
 
@@ -76,7 +76,7 @@ def layer_norm(x, weight=None, bias=None, eps: float = 1e-5) -> GPUArray:
         raise ValueError("layer_norm: x must have at least one dimension, got shape ()")
     w = vector_like(weight, x, "layer_norm", "weight")
     b = vector_like(bias, x, "layer_norm", "bias")
-    return _rows("layer_norm", x, x.ndim - 1, w, b, float(eps))
+    return _rows("layer_norm", x, x.ndim - 1, w, b, real(eps, "layer_norm", "eps"))
 
 
 def rms_norm(x, weight=None, eps: float = 1e-6) -> GPUArray:
@@ -85,7 +85,7 @@ def rms_norm(x, weight=None, eps: float = 1e-6) -> GPUArray:
     if x.ndim == 0:
         raise ValueError("rms_norm: x must have at least one dimension, got shape ()")
     w = vector_like(weight, x, "rms_norm", "weight")
-    return _rows("rms_norm", x, x.ndim - 1, w, None, float(eps))
+    return _rows("rms_norm", x, x.ndim - 1, w, None, real(eps, "rms_norm", "eps"))
 
 
 __all__ = ["layer_norm", "log_softmax", "rms_norm", "softmax"]

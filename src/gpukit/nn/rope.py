@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import operator
+
 import numpy as np
 
 from ..array import GPUArray, asarray
@@ -15,6 +18,9 @@ from ._plans import layout as _layout
 def rope_cache(seq_len: int, dim: int, base: float = 10000.0, dtype="float32"):
     """(cos, sin), each (seq_len, dim // 2): angle p * base**(-2j / dim) for position p and pair j
     (computed in float64 on the host, then stored as `dtype`)."""
+    seq_len, dim = operator.index(seq_len), operator.index(dim)
+    if not (isinstance(base, (int, float, np.integer, np.floating)) and 0 < base < math.inf):
+        raise ValueError(f"rope_cache: base must be a positive number, got {base!r}")
     if dim <= 0 or dim % 2:
         raise ValueError(f"rope_cache: dim must be a positive even number, got {dim}")
     if seq_len < 0:
