@@ -213,6 +213,77 @@
     F(gk_i32, n_splits)
 
 // Every argument block: (struct name, field list).
+// LSD radix sort (kernels/sort.cu). Keys are raw bits; each pass moves keys (and int64 values)
+// stably by one digit of their order-preserving bits (key passes, first) or, when rows of seg_len
+// keys lie end to end, of the row number value / seg_len (row passes, after them). The input is
+// cut into portions of portion_tiles tiles so that look-back counts fit in 30 bits.
+#define GK_SORT_ARGS(F, A, M)                                                                   \
+    F(gk_u64, keys_in)                                                                          \
+    F(gk_u64, keys_out)      /* 0: this pass writes no keys (argsort's last pass) */            \
+    F(gk_u64, vals_in)       /* 0: the values are the positions */                              \
+    F(gk_u64, vals_out)      /* 0: not written */                                               \
+    F(gk_u64, block_counts)  /* u32 [portion][histogram block][pass][radix] */                  \
+    F(gk_u64, digit_starts)  /* i64 [pass][portion][radix]: each run's first output position */ \
+    F(gk_u64, status)        /* u32 [tile][radix]: look-back words (flag << 30 | count) */      \
+    F(gk_u64, tile_counters) /* u32 [pass][portion]: tiles handed out so far */                 \
+    F(gk_u64, key_xor)       /* applied to the ordered bits: all ones sorts descending */       \
+    F(gk_i64, n)             /* keys in all */                                                  \
+    F(gk_i64, seg_len)       /* row length (row passes; the row sort's rows) */                 \
+    F(gk_i64, portion_tiles)                                                                    \
+    F(gk_i64, status_words) /* look-back words and tile counters the histogram zeroes */        \
+    F(gk_i64, counter_words)                                                                    \
+    F(gk_i32, passes)     /* key passes, then row passes */                                     \
+    F(gk_i32, key_passes) /* fewer than the key's digits when its high bits are known zero */   \
+    F(gk_i32, pass)       /* of this onesweep launch */                                         \
+    F(gk_i32, portion)                                                                          \
+    F(gk_i32, portions)                                                                         \
+    F(gk_i32, hist_blocks) /* histogram blocks per portion */                                   \
+    F(gk_i32, local_index) /* the last row pass writes value % seg_len (argsort along rows) */  \
+    F(gk_i32, unused)
+
+// Binary searches (kernels/search.cu): out[i] = the number of sorted elements before which
+// queries[i] goes (side left: elements < it; right: <= it), in NumPy's order (NaN last).
+#define GK_SEARCH_ARGS(F, A, M)                                                       \
+    F(gk_u64, sorted)                                                                 \
+    F(gk_u64, sorter) /* int64, 0 when absent: sorted[sorter[k]] is in order */       \
+    F(gk_u64, queries)                                                                \
+    F(gk_u64, out) /* int64 */                                                        \
+    F(gk_u64, err) /* int32 set to 1 when a sorter index is out of range (0: none) */ \
+    F(gk_i64, n)   /* sorted elements */                                              \
+    F(gk_i64, m)   /* queries */                                                      \
+    F(gk_i32, right)                                                                  \
+    F(gk_i32, unused)
+
+// Distinct values of sorted keys (kernels/search.cu): an element starts a run when it differs
+// from the one before it (NaNs alike unless nan_distinct, -0.0 == +0.0). A tile per block.
+#define GK_UNIQUE_ARGS(F, A, M)                                                              \
+    F(gk_u64, keys)        /* sorted keys (raw bits) */                                      \
+    F(gk_u64, perm)        /* int64 positions of the sorted keys in the input (0: none) */   \
+    F(gk_u64, tile_counts) /* int64 [tiles + 1]: runs starting per tile; scanned in place */ \
+    F(gk_u64, values)      /* outputs below: 0 when not wanted */                            \
+    F(gk_u64, index)                                                                         \
+    F(gk_u64, inverse)                                                                       \
+    F(gk_u64, starts)                                                                        \
+    F(gk_u64, counts)                                                                        \
+    F(gk_i64, n)                                                                             \
+    F(gk_i64, n_unique)                                                                      \
+    F(gk_i32, nan_distinct) /* every NaN starts a run (the Array API's unique_*) */          \
+    F(gk_i32, unused)
+
+// Histograms (kernels/search.cu): bin k holds [edges[k], edges[k+1]), the last one also its
+// right edge; counts are int64, zeroed by the caller.
+#define GK_HIST_ARGS(F, A, M)                                                                 \
+    F(gk_u64, x)       /* histogram: values, raw bits of the edges' dtype; else int64 bins */ \
+    F(gk_u64, edges)   /* nbins + 1 increasing edges */                                       \
+    F(gk_u64, counts)  /* int64 [nbins] (0: not counted) */                                   \
+    F(gk_u64, bins)    /* int64 per element: its bin, or nbins when outside (0: none) */      \
+    F(gk_u64, sums)    /* double [nbins]: bin sums of sorted weights (gk_bin_sums) */         \
+    F(gk_u64, weights) /* double per element, sorted by bin like x (gk_bin_sums) */           \
+    F(gk_i64, n)                                                                              \
+    F(gk_i64, nbins)                                                                          \
+    F(gk_i32, shared_bins) /* count in shared memory (nbins small enough) */                  \
+    F(gk_i32, unused)
+
 #define GK_ARG_STRUCTS(S)                   \
     S(gk_ew_args, GK_EW_ARGS)               \
     S(gk_ew_contig_args, GK_EW_CONTIG_ARGS) \
@@ -226,7 +297,11 @@
     S(gk_rows_args, GK_ROWS_ARGS)           \
     S(gk_embed_args, GK_EMBED_ARGS)         \
     S(gk_rope_args, GK_ROPE_ARGS)           \
-    S(gk_attn_args, GK_ATTN_ARGS)
+    S(gk_attn_args, GK_ATTN_ARGS)           \
+    S(gk_sort_args, GK_SORT_ARGS)           \
+    S(gk_search_args, GK_SEARCH_ARGS)       \
+    S(gk_unique_args, GK_UNIQUE_ARGS)       \
+    S(gk_hist_args, GK_HIST_ARGS)
 
 #define GK_ARG_FIELD(T, NAME) T NAME;
 #define GK_ARG_ARRAY(T, NAME, COUNT) T NAME[COUNT];

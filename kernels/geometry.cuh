@@ -41,6 +41,13 @@
 #define GK_PHILOX_PER_GROUP_32 4
 #define GK_PHILOX_PER_GROUP_64 2
 
+// kernels/sort.cu: digits of GK_SORT_RADIX_BITS bits; one onesweep launch sorts at most
+// GK_SORT_PORTION_KEYS keys (its look-back counts carry 30 bits). kernels/search.cu: unique's
+// tiles of GK_BLOCK * GK_UNIQUE_ITEMS sorted keys per block.
+#define GK_SORT_RADIX_BITS 8
+#define GK_SORT_PORTION_KEYS (1 << 28)
+#define GK_UNIQUE_ITEMS 16
+
 // Every constant above, for gpukit._native.constants().
 #define GK_CONSTANTS(X)       \
     X(GK_MAX_DIMS)            \
@@ -67,4 +74,7 @@
     X(GK_ATTN_MAX_WARPS)      \
     X(GK_ATTN_PAD_BYTES)      \
     X(GK_PHILOX_PER_GROUP_32) \
-    X(GK_PHILOX_PER_GROUP_64)
+    X(GK_PHILOX_PER_GROUP_64) \
+    X(GK_SORT_RADIX_BITS)     \
+    X(GK_SORT_PORTION_KEYS)   \
+    X(GK_UNIQUE_ITEMS)

@@ -203,6 +203,44 @@ def test_nonzero(rt, rng):
     np.testing.assert_array_equal(get(rt, buf, dense(I64, (2, count))), np.nonzero(mask))
 
 
+def test_sorting_plans(rt, rng):
+    x = random_array(rng, (5, 301), "float32")
+    x[:, ::7] = np.nan
+    bx, ox, lx = put(rt, x, 16)
+    keys, index = rt.plan_sort(lx, True, True, False)(rt.stream, None, bx, ox)
+    order = np.argsort(x, axis=-1, kind="stable")
+    np.testing.assert_array_equal(get(rt, index, dense(I64, x.shape)), order)
+    np.testing.assert_array_equal(get(rt, keys, dense(F32, x.shape)), np.sort(x, kind="stable"))
+    a = np.sort(random_array(rng, (100,), "float64"))
+    v = random_array(rng, (40,), "float64")
+    (ba, oa, la), (bv, ov, lv) = put(rt, a), put(rt, v)
+    got = rt.plan_searchsorted(la, lv, True, None)(rt.stream, None, ba, oa, bv, ov)
+    np.testing.assert_array_equal(get(rt, got, dense(I64, v.shape)), np.searchsorted(a, v, "right"))
+    flat = x.reshape(-1)
+    bf, of, lf = put(rt, flat)
+    values, first, inverse, counts, total = rt.unique(lf, bf, of, True, True, True, True,
+                                                      rt.stream, None)  # fmt: skip
+    rv, ri, rinv, rc = np.unique(flat, return_index=True, return_inverse=True, return_counts=True)
+    assert total == rv.size
+    np.testing.assert_array_equal(get(rt, values, dense(F32, (total,))), rv)
+    np.testing.assert_array_equal(get(rt, first, dense(I64, (total,))), ri)
+    np.testing.assert_array_equal(get(rt, inverse, dense(I64, flat.shape)), rinv)
+    np.testing.assert_array_equal(get(rt, counts, dense(I64, (total,))), rc)
+    edges = np.linspace(-2.0, 2.0, 9)
+    (be, oe, le), (bv, ov, lv) = put(rt, edges), put(rt, v)
+    counts = rt.plan_histogram(lv, le, True, False)(rt.stream, None, bv, ov, be, oe)
+    np.testing.assert_array_equal(get(rt, counts, dense(I64, (8,))), np.histogram(v, edges)[0])
+    bins = rng.integers(0, 9, 500)
+    w = random_array(rng, (500,), "float64")
+    (bb, ob, lb), (bw, ow, lw) = put(rt, bins), put(rt, w)
+    counts = rt.plan_bincount(lb, 12, None)(rt.stream, None, bb, ob)
+    np.testing.assert_array_equal(
+        get(rt, counts, dense(I64, (12,))), np.bincount(bins, minlength=12)
+    )
+    sums = rt.plan_bincount(lb, 12, lw)(rt.stream, None, bb, ob, bw, ow)
+    np.testing.assert_allclose(get(rt, sums, dense(F64, (12,))), np.bincount(bins, w, 12))
+
+
 def test_nn_plans(rt, rng):
     x = random_array(rng, (3, 40), "float32")
     w = random_array(rng, (40,), "float32")

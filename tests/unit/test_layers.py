@@ -15,7 +15,7 @@ import gpukit as gk
 PACKAGE = Path(gk.__file__).resolve().parent
 NATIVE = ("gpukit._native", "gpukit._core")
 FRONT_END = ("array", "elementwise", "reductions", "linalg", "indexing", "views", "creation")
-FRONT_END += ("random",)
+FRONT_END += ("random", "sorting")
 LIBRARIES = ("nn", "models", "io", "interop", "streams", "memory", "scheduler", "jit", "kernel")
 LIBRARIES += ("info",)
 LAYERS = ["base", "native", "runtime", "front end", "libraries", "package"]

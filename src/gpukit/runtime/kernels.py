@@ -8,6 +8,7 @@ import numpy as np
 from ..base.dtypes import bfloat16, is_floating
 from .ops import ELEMENTWISE, functor_source
 from .philox import uniform_bits
+from .sort_plan import search_defines, sort_defines, tuning
 
 C_TYPES = {
     np.dtype("bool"): "bool",
@@ -212,6 +213,17 @@ KERNEL_NAMES = {
     ),
     "nn_gather.cu": ("gk_embedding", "gk_rope"),
     "attention.cu": ("gk_attention", "gk_attention_combine"),
+    "sort.cu": ("gk_sort_histogram", "gk_sort_scan", "gk_sort_onesweep", "gk_sort_rows"),
+    "search.cu": (
+        "gk_searchsorted",
+        "gk_unique_count",
+        "gk_unique_scan",
+        "gk_unique_write",
+        "gk_unique_counts",
+        "gk_histogram",
+        "gk_bincount",
+        "gk_bin_sums",
+    ),
 }
 
 
@@ -351,6 +363,13 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         attention(bf16, 128, "none"),
         attention(bf16, 64, "additive"),
         attention(bf16, 256, "bool"),
+        *(sort_defines(t, v, tuning(t.itemsize, v)) for t in (f32, b, f64) for v in (False, True)),
+        sort_defines(np.dtype("int16"), True, tuning(2, True)),
+        sort_defines(bf16, False, tuning(2, False)),
+        search_defines(f32),
+        search_defines(i64),
+        search_defines(bf16),
+        search_defines(u8),
     ]
     if target == "hip":
         return [x for x in instances if x[0] not in CUDA_MIN_ARCH]

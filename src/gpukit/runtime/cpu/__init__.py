@@ -14,6 +14,7 @@ from ...base.shapes import contiguous_strides
 from .. import philox
 from ..backend import Capabilities, Layout
 from . import nn
+from . import sort as _sort
 
 CAPABILITIES = Capabilities(
     device_streams=False,
@@ -67,6 +68,11 @@ def _identity(name: str, dtype: np.dtype):
         return -np.inf if name == "max" else np.inf
     info = np.iinfo(dtype)
     return info.min if name == "max" else info.max
+
+
+def _strides(layout: Layout) -> tuple:
+    """C-contiguous byte strides of an int64 array of layout's shape."""
+    return contiguous_strides(layout.shape, 8)
 
 
 def _contiguous(layout: Layout) -> Layout:
@@ -353,6 +359,75 @@ class CpuBackend:
             nn.attention(qv, kv, vv, m[0] if m else None, o, causal, scale)
 
         return self._plan((q, k, v) if mask is None else (q, k, v, mask), [out], compute)
+
+    # --- sorting (gpukit.sorting) ---------------------------------------------------------------
+    def plan_sort(self, src: Layout, keys: bool, index: bool, descending: bool):
+        outs = ([_contiguous(src)] if keys else []) + [Layout(_I64, src.shape, _strides(src))]
+
+        def compute(s, *o):
+            idx = _sort.argsort_rows(s, descending)
+            if keys:
+                o[0][...] = np.take_along_axis(s, idx, -1)
+            if index:
+                o[-1][...] = idx
+
+        return self._plan((src,), outs if index else outs[:1], compute)
+
+    def plan_searchsorted(self, a: Layout, v: Layout, right: bool, sorter):
+        outs = [Layout(_I64, v.shape, _strides(v))]
+        if sorter is None:
+            return self._plan(
+                (a, v), outs, lambda va, vv, o: _sort.searchsorted(va, vv, right, None, o, None)
+            )
+        outs.append(Layout(_I32, (1,), (4,)))
+        return self._plan(
+            (a, v, sorter), outs, lambda va, vv, s, o, f: _sort.searchsorted(va, vv, right, s, o, f)
+        )
+
+    def unique(self, x: Layout, buffer, offset, index, inverse, counts, equal_nan, stream, quota):
+        (v,) = self.views([(buffer, offset, x)])
+        found = _sort.unique(v, index, inverse, counts, equal_nan)
+        total = found[0].size
+        made = []
+        for i, arr in enumerate(found):
+            if arr is None:
+                made.append(None)
+                continue
+            arr = arr.astype(x.dtype if i == 0 else _I64, copy=False)
+            buf = self.pool.allocate(arr.nbytes, stream, quota)
+            layout = Layout(arr.dtype, arr.shape, contiguous_strides(arr.shape, arr.itemsize))
+            if arr.size:
+                (o,) = self.views([(buf, 0, layout)])
+                o[...] = arr
+            made.append(buf)
+        return (*made, total)
+
+    def plan_histogram(self, x: Layout, edges: Layout, counts: bool, bins: bool):
+        nbins = edges.size - 1
+        outs = [Layout(_I64, (nbins,), (8,))] if counts else []
+        outs += [Layout(_I64, (x.size,), (8,))] if bins else []
+
+        def compute(xv, ev, *o):
+            b = _sort.bins_of(xv, ev)
+            if counts:
+                o[0][...] = np.bincount(b, minlength=nbins + 1)[:nbins]
+            if bins:
+                o[-1][...] = b
+
+        return self._plan((x, edges), outs, compute)
+
+    def plan_bincount(self, x: Layout, nbins: int, weights):
+        if weights is None:
+
+            def count(xv, o):
+                o[...] = np.bincount(xv, minlength=nbins)
+
+            return self._plan((x,), [Layout(_I64, (nbins,), (8,))], count)
+
+        def weigh(xv, wv, o):
+            o[...] = np.bincount(xv, weights=wv, minlength=nbins)
+
+        return self._plan((x, weights), [Layout(np.dtype(np.float64), (nbins,), (8,))], weigh)
 
     def nonzero(self, mask: Layout, buffer, offset: int, stream, quota):
         """(buffer, count): the int64 (ndim, count) coordinates of mask's true elements."""

@@ -12,7 +12,7 @@ from ... import _core, _native
 from ...errors import BackendUnavailableError, CudaError
 from .. import jit, kernels, libs
 from ..backend import Capabilities
-from . import elementwise, gather, matmul, nn, reduce
+from . import elementwise, gather, matmul, nn, reduce, sort
 
 CAPABILITIES = Capabilities(
     device_streams=True,
@@ -221,3 +221,8 @@ class CudaBackend:
     plan_embedding = nn.plan_embedding
     plan_rope = nn.plan_rope
     plan_attention = nn.plan_attention
+    plan_sort = sort.plan_sort
+    plan_searchsorted = sort.plan_searchsorted
+    unique = sort.unique
+    plan_histogram = sort.plan_histogram
+    plan_bincount = sort.plan_bincount

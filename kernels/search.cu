@@ -1,0 +1,258 @@
+// What builds on sorted keys: binary search (searchsorted, digitize, isin), the distinct values of
+// a sorted array with their first index, inverse and counts (unique), and histograms.
+//
+// Defines: GK_KEY_T, GK_KEY_KIND, GK_KEY_INF (the keys' raw bits and kind, sort_common.cuh).
+// Blocks of GK_BLOCK threads; unique's tiles give each thread GK_UNIQUE_ITEMS consecutive keys
+// (geometry.cuh).
+#include "args.cuh"
+#include "sort_common.cuh"
+
+typedef GK_KEY_T raw_key;
+
+#define UNIQUE_TILE (GK_BLOCK * GK_UNIQUE_ITEMS)
+
+extern __shared__ __align__(16) unsigned char gk_search_smem[];
+
+__device__ inline raw_key ordered(raw_key k) {
+    return gk_order_bits<GK_KEY_KIND>(k, (raw_key)GK_KEY_INF);
+}
+
+// Elements of ordered bits `keys` [0, n) that go before q: those < q, or <= q when `right`.
+__device__ inline gk_i64 insertion_point(const raw_key* keys, gk_i64 n, raw_key q, bool right) {
+    gk_i64 lo = 0, hi = n;
+    while (lo < hi) {
+        const gk_i64 mid = lo + (hi - lo) / 2;
+        const raw_key v = ordered(keys[mid]);
+        if (right ? v <= q : v < q)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+GK_KERNEL void gk_searchsorted(const gk_search_args a) {
+    const raw_key* sorted = reinterpret_cast<const raw_key*>(a.sorted);
+    const gk_i64* sorter = reinterpret_cast<const gk_i64*>(a.sorter);
+    const raw_key* queries = reinterpret_cast<const raw_key*>(a.queries);
+    gk_i64* out = reinterpret_cast<gk_i64*>(a.out);
+    const gk_i64 stride = (gk_i64)gridDim.x * blockDim.x;
+    for (gk_i64 i = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; i < a.m; i += stride) {
+        const raw_key q = ordered(queries[i]);
+        if (sorter == nullptr) {
+            out[i] = insertion_point(sorted, a.n, q, a.right);
+            continue;
+        }
+        gk_i64 lo = 0, hi = a.n;
+        while (lo < hi) {
+            const gk_i64 mid = lo + (hi - lo) / 2;
+            gk_i64 at = sorter[mid];
+            if (at < 0 || at >= a.n) {  // NumPy refuses such a sorter; read nothing out of range
+                if (a.err) *reinterpret_cast<int*>(a.err) = 1;
+                at = at < 0 ? 0 : a.n - 1;
+            }
+            const raw_key v = ordered(sorted[at]);
+            if (a.right ? v <= q : v < q)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        out[i] = lo;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// unique over sorted keys, three launches: gk_unique_count (runs starting in each tile), then
+// gk_unique_scan (their running sum; the total is the only number the host reads), then
+// gk_unique_write; gk_unique_counts turns run starts into counts.
+
+__device__ inline bool starts_run(const gk_unique_args& a, const raw_key* keys, gk_i64 i) {
+    if (i == 0) return true;
+    const raw_key k = ordered(keys[i]);
+    if (GK_KEY_KIND == GK_KEY_FLOAT && a.nan_distinct && k == (raw_key) ~(raw_key)0) return true;
+    return k != ordered(keys[i - 1]);
+}
+
+// Exclusive running sum of v over the block; *total gets the sum.
+__device__ inline gk_i64 block_exclusive_sum(gk_i64 v, gk_i64* warp_sums, gk_i64* total) {
+    const int lane = gk_lane(), warp = threadIdx.x / GK_LANES, warps = blockDim.x / GK_LANES;
+    gk_i64 incl = v;
+    for (int o = 1; o < GK_LANES; o *= 2) {
+        const gk_i64 up = gk_shfl(incl, lane >= o ? lane - o : lane);
+        if (lane >= o) incl += up;
+    }
+    if (lane == GK_LANES - 1) warp_sums[warp] = incl;
+    __syncthreads();
+    gk_i64 before = 0, all = 0;
+    for (int w = 0; w < warps; ++w) {
+        before += w < warp ? warp_sums[w] : 0;
+        all += warp_sums[w];
+    }
+    __syncthreads();  // warp_sums may be reused by the caller
+    *total = all;
+    return before + incl - v;
+}
+
+GK_KERNEL void gk_unique_count(const gk_unique_args a) {
+    __shared__ gk_i64 warp_sums[GK_BLOCK / GK_LANES];
+    const raw_key* keys = reinterpret_cast<const raw_key*>(a.keys);
+    const gk_i64 first = ((gk_i64)blockIdx.x * GK_BLOCK + threadIdx.x) * GK_UNIQUE_ITEMS;
+    gk_i64 mine = 0;
+#pragma unroll
+    for (int j = 0; j < GK_UNIQUE_ITEMS; ++j)
+        if (first + j < a.n) mine += starts_run(a, keys, first + j);
+    gk_i64 total;
+    block_exclusive_sum(mine, warp_sums, &total);
+    if (threadIdx.x == 0) reinterpret_cast<gk_i64*>(a.tile_counts)[blockIdx.x] = total;
+}
+
+// One block: tile_counts[0, tiles) becomes its exclusive running sum, tile_counts[tiles] the total.
+GK_KERNEL void gk_unique_scan(const gk_unique_args a) {
+    __shared__ gk_i64 warp_sums[GK_BLOCK / GK_LANES];
+    gk_i64* counts = reinterpret_cast<gk_i64*>(a.tile_counts);
+    const gk_i64 tiles = (a.n + UNIQUE_TILE - 1) / UNIQUE_TILE;
+    gk_i64 carry = 0;
+    for (gk_i64 start = 0; start < tiles; start += GK_BLOCK) {
+        const gk_i64 i = start + threadIdx.x;
+        const gk_i64 v = i < tiles ? counts[i] : 0;
+        gk_i64 total;
+        const gk_i64 before = block_exclusive_sum(v, warp_sums, &total);
+        if (i < tiles) counts[i] = carry + before;
+        carry += total;
+    }
+    if (threadIdx.x == 0) counts[tiles] = carry;
+}
+
+GK_KERNEL void gk_unique_write(const gk_unique_args a) {
+    __shared__ gk_i64 warp_sums[GK_BLOCK / GK_LANES];
+    const raw_key* keys = reinterpret_cast<const raw_key*>(a.keys);
+    const gk_i64* perm = reinterpret_cast<const gk_i64*>(a.perm);
+    const gk_i64 first = ((gk_i64)blockIdx.x * GK_BLOCK + threadIdx.x) * GK_UNIQUE_ITEMS;
+    unsigned flags = 0;
+#pragma unroll
+    for (int j = 0; j < GK_UNIQUE_ITEMS; ++j)
+        if (first + j < a.n && starts_run(a, keys, first + j)) flags |= 1u << j;
+    gk_i64 total;
+    gk_i64 pos = reinterpret_cast<const gk_i64*>(a.tile_counts)[blockIdx.x] +
+                 block_exclusive_sum(__popc(flags), warp_sums, &total);
+    // pos: this thread's first new value's place; the run of element e is pos - 1 after e's flag
+    for (int j = 0; j < GK_UNIQUE_ITEMS && first + j < a.n; ++j) {
+        const gk_i64 e = first + j;
+        if (flags >> j & 1u) {
+            if (a.values) reinterpret_cast<raw_key*>(a.values)[pos] = keys[e];
+            if (a.index) reinterpret_cast<gk_i64*>(a.index)[pos] = perm[e];
+            if (a.starts) reinterpret_cast<gk_i64*>(a.starts)[pos] = e;
+            ++pos;
+        }
+        if (a.inverse) reinterpret_cast<gk_i64*>(a.inverse)[perm[e]] = pos - 1;
+    }
+}
+
+GK_KERNEL void gk_unique_counts(const gk_unique_args a) {
+    const gk_i64* starts = reinterpret_cast<const gk_i64*>(a.starts);
+    gk_i64* counts = reinterpret_cast<gk_i64*>(a.counts);
+    const gk_i64 stride = (gk_i64)gridDim.x * blockDim.x;
+    for (gk_i64 j = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; j < a.n_unique; j += stride)
+        counts[j] = (j + 1 < a.n_unique ? starts[j + 1] : a.n) - starts[j];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Histograms. A value's bin: bin k holds [edges[k], edges[k+1]), the last bin its right edge
+// too; NaN and values outside [edges[0], edges[nbins]] belong to none (nbins).
+
+__device__ inline gk_i64 bin_of(const gk_hist_args& a, raw_key x) {
+    const raw_key* edges = reinterpret_cast<const raw_key*>(a.edges);
+    const raw_key q = ordered(x);
+    const raw_key last = ordered(edges[a.nbins]);
+    if (q < ordered(edges[0]) || q > last) return a.nbins;  // NaN is above every edge
+    if (q == last) return a.nbins - 1;
+    return insertion_point(edges, a.nbins + 1, q, true) - 1;
+}
+
+// Counts in shared memory when a.shared_bins (dynamic shared memory of nbins counters), else
+// straight into a.counts; integer atomics, so the result is the same on every run.
+GK_KERNEL void gk_histogram(const gk_hist_args a) {
+    unsigned* local = reinterpret_cast<unsigned*>(gk_search_smem);
+    gk_u64* counts = reinterpret_cast<gk_u64*>(a.counts);
+    const raw_key* x = reinterpret_cast<const raw_key*>(a.x);
+    gk_i64* bins = reinterpret_cast<gk_i64*>(a.bins);
+    if (a.shared_bins) {
+        for (gk_i64 b = threadIdx.x; b < a.nbins; b += blockDim.x) local[b] = 0;
+        __syncthreads();
+    }
+    const gk_i64 stride = (gk_i64)gridDim.x * blockDim.x;
+    for (gk_i64 i = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += stride) {
+        const gk_i64 b = bin_of(a, x[i]);
+        if (bins) bins[i] = b;
+        if (!counts || b == a.nbins) continue;
+        if (a.shared_bins)
+            atomicAdd(&local[b], 1u);
+        else
+            atomicAdd(&counts[b], 1ull);
+    }
+    if (counts && a.shared_bins) {
+        __syncthreads();
+        for (gk_i64 b = threadIdx.x; b < a.nbins; b += blockDim.x)
+            if (local[b]) atomicAdd(&counts[b], (gk_u64)local[b]);
+    }
+}
+
+// bincount of int64 bins in [0, nbins) (checked by the caller), as gk_histogram counts.
+GK_KERNEL void gk_bincount(const gk_hist_args a) {
+    unsigned* local = reinterpret_cast<unsigned*>(gk_search_smem);
+    gk_u64* counts = reinterpret_cast<gk_u64*>(a.counts);
+    const gk_i64* x = reinterpret_cast<const gk_i64*>(a.x);
+    if (a.shared_bins) {
+        for (gk_i64 b = threadIdx.x; b < a.nbins; b += blockDim.x) local[b] = 0;
+        __syncthreads();
+    }
+    const gk_i64 stride = (gk_i64)gridDim.x * blockDim.x;
+    for (gk_i64 i = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += stride) {
+        if (a.shared_bins)
+            atomicAdd(&local[x[i]], 1u);
+        else
+            atomicAdd(&counts[x[i]], 1ull);
+    }
+    if (a.shared_bins) {
+        __syncthreads();
+        for (gk_i64 b = threadIdx.x; b < a.nbins; b += blockDim.x)
+            if (local[b]) atomicAdd(&counts[b], (gk_u64)local[b]);
+    }
+}
+
+// sums[b] = the sum of the weights of bin b, the elements sorted by bin (a.x: int64 bins in
+// increasing order, a.weights alike): a block per bin, each thread summing a strided share in
+// order, then a fixed tree, so that the result is the same on every run.
+GK_KERNEL void gk_bin_sums(const gk_hist_args a) {
+    __shared__ double partial[GK_BLOCK];
+    const gk_i64* bins = reinterpret_cast<const gk_i64*>(a.x);
+    const double* w = reinterpret_cast<const double*>(a.weights);
+    for (gk_i64 b = blockIdx.x; b < a.nbins; b += gridDim.x) {
+        gk_i64 lo = 0, hi = a.n;  // first element of bin >= b
+        while (lo < hi) {
+            const gk_i64 mid = lo + (hi - lo) / 2;
+            if (bins[mid] < b)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        gk_i64 end = lo, top = a.n;  // first element of bin > b
+        while (end < top) {
+            const gk_i64 mid = end + (top - end) / 2;
+            if (bins[mid] <= b)
+                end = mid + 1;
+            else
+                top = mid;
+        }
+        double s = 0.0;
+        for (gk_i64 i = lo + threadIdx.x; i < end; i += GK_BLOCK) s += w[i];
+        partial[threadIdx.x] = s;
+        __syncthreads();
+        for (int width = GK_BLOCK / 2; width > 0; width /= 2) {
+            if (threadIdx.x < width) partial[threadIdx.x] += partial[threadIdx.x + width];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) reinterpret_cast<double*>(a.sums)[b] = partial[0];
+        __syncthreads();
+    }
+}
