@@ -126,10 +126,9 @@ def _common(a: GPUArray, v):
             raise TypeError(f"cannot search for values of dtype {host.dtype}")
         dtype = _dtypes.result_type(a.dtype, host.dtype)
         v = asarray(host.astype(dtype) if host.dtype != dtype else host, rt=a._rt)
-    return (
-        ascontiguousarray(a.astype(dtype, copy=False)),
-        ascontiguousarray(v.astype(dtype, copy=False)),
-    )
+    a, v = (x.astype(dtype, copy=False) for x in (a, v))
+    # Not ascontiguousarray: that makes a 0-d v 1-D, as NumPy's does, and v's shape is the result's.
+    return (a if a.is_contiguous else a.copy()), (v if v.is_contiguous else v.copy())
 
 
 def searchsorted(a, v, side="left", sorter=None) -> GPUArray:
