@@ -1,0 +1,40 @@
+"""Elementwise functions composed from gpukit's kernels: clip with NumPy 2's and the Array API's
+optional bounds, square, and the standard's other spellings of existing ops."""
+
+from __future__ import annotations
+
+from . import _args, ufuncs
+from .array import GPUArray
+from .manipulation import _write
+
+
+def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None) -> GPUArray:
+    """`a` limited to [a_min, a_max] (either may be None: that side is open; `min` / `max` are
+    the Array API's names for them). NaN stays NaN."""
+    if min is not None:
+        if a_min is not None:
+            raise TypeError("clip: pass a_min or min, not both")
+        a_min = min
+    if max is not None:
+        if a_max is not None:
+            raise TypeError("clip: pass a_max or max, not both")
+        a_max = max
+    if a_min is None and a_max is None:
+        a = _args.array(a)
+        return a.copy() if out is None else _write(a, out)
+    if a_min is None:
+        return ufuncs.minimum(a, a_max, out=out)
+    if a_max is None:
+        return ufuncs.maximum(a, a_min, out=out)
+    return ufuncs.clip(a, a_min, a_max, out=out)
+
+
+def square(x, out=None) -> GPUArray:
+    """x * x elementwise."""
+    return ufuncs.multiply(x, x, out=out)
+
+
+pow = ufuncs.power
+bitwise_invert = ufuncs.invert
+
+__all__ = ["bitwise_invert", "clip", "pow", "square"]
