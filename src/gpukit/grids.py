@@ -12,7 +12,7 @@ from . import _args, _dtypes, ufuncs
 from ._device import on_device
 from .array import GPUArray
 from .creation import arange, linspace
-from .views import broadcast_to
+from .views import broadcast_to, expand_dims, stack
 
 
 def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy"):
@@ -20,13 +20,9 @@ def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy")
     swapped; 'ij': matrix indexing). A tuple, as NumPy 2."""
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
-    xs = [x.reshape(-1) for x in _args.arrays(*xi)] if xi else []
+    xs = [x if x.ndim == 1 else x.reshape(-1) for x in _args.arrays(*xi)] if xi else []
     ndim = len(xs)
-    grids = []
-    for i, x in enumerate(xs):
-        shape = [1] * ndim
-        shape[i] = x.shape[0]
-        grids.append(x.reshape(shape))
+    grids = [expand_dims(x, tuple(j for j in range(ndim) if j != i)) for i, x in enumerate(xs)]
     if indexing == "xy" and ndim > 1:
         for i, g in enumerate(grids):
             grids[i] = g.swapaxes(0, 1)
@@ -52,17 +48,13 @@ def indices(dimensions, dtype=int, sparse: bool = False):
         parts.append(arange(d, dtype=dtype).reshape(shape))
     if sparse:
         return tuple(parts)
-    from .views import stack
-
     if not parts:
         return arange(0, dtype=dtype)
     return stack([broadcast_to(p, dimensions) for p in parts], 0)
 
 
 def _scalar(value, name: str) -> float:
-    if isinstance(value, GPUArray):
-        value = value.item()
-    value = np.asarray(value)
+    value = np.asarray(value.to_numpy() if isinstance(value, GPUArray) else value)
     if value.ndim:
         raise TypeError(f"{name}: gpukit takes scalar start and stop, not arrays")
     return value.item()
