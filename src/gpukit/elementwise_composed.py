@@ -3,8 +3,11 @@ optional bounds, square, and the standard's other spellings of existing ops."""
 
 from __future__ import annotations
 
-from . import _args, ufuncs
+import math
+
+from . import _args, _dtypes, ufuncs
 from .array import GPUArray
+from .data_types import finfo
 from .manipulation import _write
 
 
@@ -29,6 +32,24 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None) -> GPUArray
     return ufuncs.clip(a, a_min, a_max, out=out)
 
 
+def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None) -> GPUArray:
+    """NaN replaced by `nan`, infinities by `posinf` / `neginf` (by default the dtype's largest
+    and smallest finite values); in place when copy=False."""
+    x = _args.array(x)
+    if not _dtypes.is_floating(x.dtype):
+        return x.copy() if copy else x
+    info = finfo(x.dtype)
+    high = info.max if posinf is None else posinf
+    low = info.min if neginf is None else neginf
+    result = ufuncs.where(ufuncs.not_equal(x, x), nan, x)
+    result = ufuncs.where(ufuncs.equal(x, math.inf), high, result)
+    result = ufuncs.where(ufuncs.equal(x, -math.inf), low, result).astype(x.dtype, copy=False)
+    if copy:
+        return result
+    x[...] = result
+    return x
+
+
 def square(x, out=None) -> GPUArray:
     """x * x elementwise."""
     return ufuncs.multiply(x, x, out=out)
@@ -37,4 +58,4 @@ def square(x, out=None) -> GPUArray:
 pow = ufuncs.power
 bitwise_invert = ufuncs.invert
 
-__all__ = ["bitwise_invert", "clip", "pow", "square"]
+__all__ = ["bitwise_invert", "clip", "nan_to_num", "pow", "square"]

@@ -79,6 +79,22 @@ def flip(m, axis=None) -> GPUArray:
     return m[tuple(key)]
 
 
+def fliplr(m) -> GPUArray:
+    """A view with the columns (axis 1) reversed."""
+    m = _args.array(m)
+    if m.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return m[:, ::-1]
+
+
+def flipud(m) -> GPUArray:
+    """A view with the rows (axis 0) reversed."""
+    m = _args.array(m)
+    if m.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return m[::-1]
+
+
 def rot90(m, k: int = 1, axes=(0, 1)) -> GPUArray:
     """`m` rotated by 90 degrees `k` times in the plane of `axes`, from the first towards the
     second (a view)."""
@@ -396,6 +412,8 @@ __all__ = [
     "delete",
     "dstack",
     "flip",
+    "fliplr",
+    "flipud",
     "hstack",
     "matrix_transpose",
     "moveaxis",

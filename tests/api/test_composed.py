@@ -51,3 +51,24 @@ def test_square_pow_invert(backend, rng, dtype):
             assert_matches(gk.pow(a, 2), want, a.dtype)
         if dtype in ("bool", "int16", "uint8"):
             assert_same(gk.bitwise_invert(a), np.bitwise_invert(x))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float16", "bfloat16", "float32", "float64"])
+def test_nan_to_num(backend, rng, dtype):
+    for _, a, x in layouts(rng, (4, 5), dtype):
+        if dtype != "int32":
+            x = x.copy()
+            x[0, :3] = [np.nan, np.inf, -np.inf]
+            x[2, 4] = np.nan
+            a = gk.asarray(x)
+        ref = x.astype(np.float32) if dtype == "bfloat16" else x
+        for kwargs in ({}, {"nan": -1.5, "posinf": 7.0}, {"neginf": -3.0}):
+            want = np.nan_to_num(ref, **kwargs)
+            if dtype == "bfloat16":
+                big = float(gk.finfo(gk.bfloat16).max)
+                want[np.isposinf(ref)] = kwargs.get("posinf", big)
+                want[np.isneginf(ref)] = kwargs.get("neginf", -big)
+            assert_same(gk.nan_to_num(a, **kwargs), want.astype(x.dtype))
+        in_place = gk.asarray(x)
+        assert gk.nan_to_num(in_place, copy=False) is in_place
+        assert not np.isnan(in_place.to_numpy().astype(np.float64)).any()

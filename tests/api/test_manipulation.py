@@ -18,6 +18,8 @@ def test_transposes_flips_rolls(backend, rng, dtype):
         assert_same(gk.moveaxis(a, (0, 2), (2, 0)), np.moveaxis(x, (0, 2), (2, 0)))
         for axis in (None, 0, -1, (0, 2)):
             assert_same(gk.flip(a, axis), np.flip(x, axis))
+        assert_same(gk.fliplr(a), np.fliplr(x))
+        assert_same(gk.flipud(a), np.flipud(x))
         for k, axes in ((1, (0, 1)), (2, (1, 2)), (3, (0, 2)), (-1, (2, 0)), (4, (0, 1))):
             assert_same(gk.rot90(a, k, axes), np.rot90(x, k, axes))
         for shift, axis in ((2, None), (-7, None), (4, 1), ((1, -2), (0, 2)), ((3, 1), (1, 1))):
@@ -31,6 +33,8 @@ def test_transposes_flips_rolls(backend, rng, dtype):
         gk.flip(a, 3)
     with pytest.raises(ValueError, match="at least 2 dimensions"):
         gk.matrix_transpose(gk.ones(3))
+    with pytest.raises(ValueError, match=r"Input must be >= 2-d"):
+        gk.fliplr(gk.ones(3))
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
@@ -51,6 +55,19 @@ def test_repeat_tile(backend, rng, dtype):
         gk.repeat(a, [1, 2, 3], axis=1)
     with pytest.raises(ValueError, match="negative dimensions"):
         gk.tile(a, (-1, 2))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int16", "bfloat16", "float32"])
+def test_array_and_copy(backend, rng, dtype):
+    for _, a, x in layouts(rng, (3, 4), dtype):
+        for got in (gk.array(a), gk.copy(a)):
+            assert got._buf is not a._buf and got.is_contiguous
+            assert_same(got, x)
+        assert gk.array(a, copy=False) is a
+        assert_same(gk.array(x, ndmin=4), np.array(x, ndmin=4))
+        assert_same(gk.array(a, dtype="float64"), x.astype("float64"))
+    assert_same(gk.array([[1, 2]], dtype=gk.int8), np.array([[1, 2]], dtype="int8"))
+    assert_same(gk.copy([1.5, 2.0]), np.copy([1.5, 2.0]))
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int16", "uint64", "bfloat16", "float32"])
