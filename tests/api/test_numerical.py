@@ -63,8 +63,13 @@ def test_polyval(backend, rng, dtype):
     p = random_array(rng, (4,), dtype)
     for _, a, xs in layouts(rng, (3, 4), dtype):
         got = gk.polyval(gk.asarray(p), a)
-        want = np.polyval(as_float64(p), as_float64(xs)) if dtype == "bfloat16" else np.polyval(p, xs)
+        want = (
+            np.polyval(as_float64(p), as_float64(xs)) if dtype == "bfloat16" else np.polyval(p, xs)
+        )
         assert_matches(got, want, got.dtype, scale=8)
         assert got.dtype == (gk.bfloat16 if dtype == "bfloat16" else want.dtype)
     assert_matches(gk.polyval([1.0, -2.0, 0.5], 3.0), np.polyval([1.0, -2.0, 0.5], 3.0))
-    assert_same(gk.polyval(gk.asarray(np.array([2, 0, 1])), gk.asarray(x[0].astype("int64") % 5)), np.polyval([2, 0, 1], x[0].astype("int64") % 5))
+    assert_same(
+        gk.polyval(gk.asarray(np.array([2, 0, 1])), gk.asarray(x[0].astype("int64") % 5)),
+        np.polyval([2, 0, 1], x[0].astype("int64") % 5),
+    )
