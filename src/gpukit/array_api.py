@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from . import _device
+from . import _device, interop
 from .data_types import DTYPES, isdtype
 
 __array_api_version__ = "2023.12"
@@ -18,6 +18,25 @@ inf = math.inf
 nan = math.nan
 pi = math.pi
 newaxis = None
+
+# The standard's real dtypes (complex64 and complex128 join once gpukit has complex numbers).
+STANDARD_DTYPE_NAMES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+]
+
+
+# gpukit.interop's import, with the standard's `device=` (the backend the array lands on)
+from_dlpack = _device.on_device(interop.from_dlpack)
 
 
 def check_api_version(api_version) -> None:
@@ -52,12 +71,14 @@ class Info:
         }
 
     def dtypes(self, *, device=None, kind=None) -> dict:
-        """The dtypes gpukit has, by name; `kind` (a kind name, a tuple of kinds, or None for
-        all) selects them as isdtype does."""
+        """The standard's dtypes gpukit has, by name (float16 and bfloat16 are gpukit's extras,
+        outside the standard); `kind` (a kind name, a tuple of kinds, or None for all) selects
+        them as isdtype does."""
         _device.runtime_for(device)
+        standard = {n: d for n, d in DTYPES.items() if n in STANDARD_DTYPE_NAMES}
         if kind is None:
-            return dict(DTYPES)
-        return {name: d for name, d in DTYPES.items() if isdtype(d, kind)}
+            return standard
+        return {name: d for name, d in standard.items() if isdtype(d, kind)}
 
 
 def __array_namespace_info__() -> Info:

@@ -11,25 +11,26 @@ from .data_types import finfo
 from .manipulation import _write
 
 
-def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None) -> GPUArray:
-    """`a` limited to [a_min, a_max] (either may be None: that side is open; `min` / `max` are
-    the Array API's names for them). NaN stays NaN."""
-    if min is not None:
-        if a_min is not None:
+def clip(x, /, min=None, max=None, out=None, *, a_min=None, a_max=None) -> GPUArray:
+    """`x` limited to [min, max]; either bound may be None (that side is open). `a_min` / `a_max`
+    are NumPy's keyword names for them (the Array API's `min` / `max` are the positional ones).
+    NaN stays NaN."""
+    if a_min is not None:
+        if min is not None:
             raise TypeError("clip: pass a_min or min, not both")
-        a_min = min
-    if max is not None:
-        if a_max is not None:
+        min = a_min
+    if a_max is not None:
+        if max is not None:
             raise TypeError("clip: pass a_max or max, not both")
-        a_max = max
-    if a_min is None and a_max is None:
-        a = _args.array(a)
-        return a.copy() if out is None else _write(a, out)
-    if a_min is None:
-        return ufuncs.minimum(a, a_max, out=out)
-    if a_max is None:
-        return ufuncs.maximum(a, a_min, out=out)
-    return ufuncs.clip(a, a_min, a_max, out=out)
+        max = a_max
+    if min is None and max is None:
+        x = _args.array(x)
+        return x.copy() if out is None else _write(x, out)
+    if min is None:
+        return ufuncs.minimum(x, max, out=out)
+    if max is None:
+        return ufuncs.maximum(x, min, out=out)
+    return ufuncs.clip(x, min, max, out=out)
 
 
 def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None) -> GPUArray:

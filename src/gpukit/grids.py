@@ -17,7 +17,7 @@ from .views import broadcast_to, expand_dims, stack
 
 def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy"):
     """Coordinate arrays from 1-D coordinate vectors ('xy': Cartesian, the first two axes
-    swapped; 'ij': matrix indexing). A tuple, as NumPy 2."""
+    swapped; 'ij': matrix indexing), as a list (the Array API's type; NumPy 2 gives a tuple)."""
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     xs = [x if x.ndim == 1 else x.reshape(-1) for x in _args.arrays(*xi)] if xi else []
@@ -31,7 +31,7 @@ def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy")
         grids = [broadcast_to(g, full) for g in grids]
     if copy:
         grids = [g.copy() for g in grids]
-    return tuple(grids)
+    return grids
 
 
 @on_device

@@ -183,11 +183,12 @@ def tile(A, reps) -> GPUArray:
     return out.copy() if out._buf is A._buf else out
 
 
-def broadcast_arrays(*arrays) -> tuple[GPUArray, ...]:
-    """Views of the arrays broadcast to their common shape."""
+def broadcast_arrays(*arrays) -> list[GPUArray]:
+    """Views of the arrays broadcast to their common shape, as a list (the Array API's type;
+    NumPy 2 gives a tuple)."""
     arrays = _args.arrays(*arrays)
     shape = _shapes.broadcast(*(a.shape for a in arrays))
-    return tuple(views.broadcast_to(a, shape) for a in arrays)
+    return [views.broadcast_to(a, shape) for a in arrays]
 
 
 def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind") -> GPUArray:

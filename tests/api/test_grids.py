@@ -17,12 +17,12 @@ def test_meshgrid(backend, rng, dtype):
             for sparse in (False, True):
                 got = gk.meshgrid(*strided[:k], indexing=indexing, sparse=sparse)
                 want = np.meshgrid(*xs[:k], indexing=indexing, sparse=sparse)
-                assert isinstance(got, tuple) and len(got) == len(want)
+                assert isinstance(got, list) and len(got) == len(want)
                 for g, w in zip(got, want, strict=True):
                     assert_same(g, w)
     views = gk.meshgrid(*strided[:2], copy=False)
     assert views[0]._buf is strided[0]._buf
-    assert gk.meshgrid() == ()
+    assert gk.meshgrid() == []
     with pytest.raises(ValueError, match="'xy' and 'ij'"):
         gk.meshgrid(strided[0], indexing="ji")
 
