@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _args, _dtypes, _shapes, reductions, ufuncs
@@ -18,12 +20,14 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False) -> GPUArray:
     a, b = _args.arrays(a, b)
     if not _dtypes.is_floating(b.dtype):
         b = b.astype(_dtypes.result_type(b.dtype, np.dtype("float64")))
-    finite_b = ufuncs.equal(b - b, 0)  # inf - inf and NaN - NaN are NaN
+    reference = b
+    finite_b = ufuncs.less(ufuncs.absolute(b), math.inf)
+    b = ufuncs.where(finite_b, b, 0)  # only finite references can be close: no inf - inf
     tolerance = ufuncs.absolute(b) * rtol + atol
     close = ufuncs.logical_and(ufuncs.less_equal(ufuncs.absolute(a - b), tolerance), finite_b)
-    result = ufuncs.logical_or(close, ufuncs.equal(a, b))
+    result = ufuncs.logical_or(close, ufuncs.equal(a, reference))
     if equal_nan:
-        result = ufuncs.logical_or(result, ufuncs.logical_and(_nan(a), _nan(b)))
+        result = ufuncs.logical_or(result, ufuncs.logical_and(_nan(a), _nan(reference)))
     return result
 
 
