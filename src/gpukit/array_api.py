@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from . import _device, interop
+from . import device_arg as _device
 from .data_types import DTYPES, isdtype
 
 __array_api_version__ = "2023.12"
@@ -35,10 +35,6 @@ STANDARD_DTYPE_NAMES = [
 ]
 
 
-# gpukit.interop's import, with the standard's `device=` (the backend the array lands on)
-from_dlpack = _device.on_device(interop.from_dlpack)
-
-
 def check_api_version(api_version) -> None:
     """What __array_namespace__(api_version) accepts: None or a version gpukit implements."""
     if api_version is not None and api_version not in SUPPORTED_VERSIONS:
@@ -57,7 +53,7 @@ class Info:
         return {"boolean indexing": True, "data-dependent shapes": True}
 
     def default_device(self):
-        return _device.name_of(_device.runtime_for(None))
+        return _device.runtime_for(None).name
 
     def devices(self) -> list:
         return _device.devices()

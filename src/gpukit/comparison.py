@@ -6,12 +6,25 @@ import math
 
 import numpy as np
 
-from . import _args, _dtypes, _shapes, reductions, ufuncs
+from . import array_args as _args
+from . import reductions
 from .array import GPUArray
+from .base import dtypes as _dtypes
+from .base import shapes as _shapes
+from .elementwise import (
+    absolute,
+    equal,
+    less,
+    less_equal,
+    logical_and,
+    logical_or,
+    not_equal,
+    where,
+)
 
 
 def _nan(a: GPUArray) -> GPUArray:
-    return ufuncs.not_equal(a, a)
+    return not_equal(a, a)
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False) -> GPUArray:
@@ -21,13 +34,13 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False) -> GPUArray:
     if not _dtypes.is_floating(b.dtype):
         b = b.astype(_dtypes.result_type(b.dtype, np.dtype("float64")))
     reference = b
-    finite_b = ufuncs.less(ufuncs.absolute(b), math.inf)
-    b = ufuncs.where(finite_b, b, 0)  # only finite references can be close: no inf - inf
-    tolerance = ufuncs.absolute(b) * rtol + atol
-    close = ufuncs.logical_and(ufuncs.less_equal(ufuncs.absolute(a - b), tolerance), finite_b)
-    result = ufuncs.logical_or(close, ufuncs.equal(a, reference))
+    finite_b = less(absolute(b), math.inf)
+    b = where(finite_b, b, 0)  # only finite references can be close: no inf - inf
+    tolerance = absolute(b) * rtol + atol
+    close = logical_and(less_equal(absolute(a - b), tolerance), finite_b)
+    result = logical_or(close, equal(a, reference))
     if equal_nan:
-        result = ufuncs.logical_or(result, ufuncs.logical_and(_nan(a), _nan(reference)))
+        result = logical_or(result, logical_and(_nan(a), _nan(reference)))
     return result
 
 
@@ -41,9 +54,9 @@ def array_equal(a1, a2, equal_nan: bool = False) -> bool:
     a1, a2 = _args.arrays(a1, a2)
     if a1.shape != a2.shape:
         return False
-    same = ufuncs.equal(a1, a2)
+    same = equal(a1, a2)
     if equal_nan and (_dtypes.is_floating(a1.dtype) or _dtypes.is_floating(a2.dtype)):
-        same = ufuncs.logical_or(same, ufuncs.logical_and(_nan(a1), _nan(a2)))
+        same = logical_or(same, logical_and(_nan(a1), _nan(a2)))
     return bool(reductions.all(same).item())
 
 
@@ -54,7 +67,7 @@ def array_equiv(a1, a2) -> bool:
         _shapes.broadcast(a1.shape, a2.shape)
     except ValueError:
         return False
-    return bool(reductions.all(ufuncs.equal(a1, a2)).item())
+    return bool(reductions.all(equal(a1, a2)).item())
 
 
 __all__ = ["allclose", "array_equal", "array_equiv", "isclose"]

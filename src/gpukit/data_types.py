@@ -7,9 +7,9 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from . import _dtypes
-from ._device import runtime_for
 from .array import GPUArray
+from .base import dtypes as _dtypes
+from .device_arg import runtime_for
 
 # The dtype objects the namespace exposes (gk.float32, ...), by name.
 DTYPES = {d.name: d for d in _dtypes.SUPPORTED}

@@ -1,36 +1,15 @@
-"""Elementwise functions composed from gpukit's kernels: clip with NumPy 2's and the Array API's
-optional bounds, square, and the standard's other spellings of existing ops."""
+"""Elementwise functions composed from gpukit's kernels: nan_to_num, square, and the standard's
+other spellings of existing ops."""
 
 from __future__ import annotations
 
 import math
 
-from . import _args, _dtypes, ufuncs
+from . import array_args as _args
 from .array import GPUArray
+from .base import dtypes as _dtypes
 from .data_types import finfo
-from .manipulation import _write
-
-
-def clip(x, /, min=None, max=None, out=None, *, a_min=None, a_max=None) -> GPUArray:
-    """`x` limited to [min, max]; either bound may be None (that side is open). `a_min` / `a_max`
-    are NumPy's keyword names for them (the Array API's `min` / `max` are the positional ones).
-    NaN stays NaN."""
-    if a_min is not None:
-        if min is not None:
-            raise TypeError("clip: pass a_min or min, not both")
-        min = a_min
-    if a_max is not None:
-        if max is not None:
-            raise TypeError("clip: pass a_max or max, not both")
-        max = a_max
-    if min is None and max is None:
-        x = _args.array(x)
-        return x.copy() if out is None else _write(x, out)
-    if min is None:
-        return ufuncs.minimum(x, max, out=out)
-    if max is None:
-        return ufuncs.maximum(x, min, out=out)
-    return ufuncs.clip(x, min, max, out=out)
+from .elementwise import equal, invert, multiply, not_equal, power, where
 
 
 def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None) -> GPUArray:
@@ -42,9 +21,9 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None) -> GPUAr
     info = finfo(x.dtype)
     high = info.max if posinf is None else posinf
     low = info.min if neginf is None else neginf
-    result = ufuncs.where(ufuncs.not_equal(x, x), nan, x)
-    result = ufuncs.where(ufuncs.equal(x, math.inf), high, result)
-    result = ufuncs.where(ufuncs.equal(x, -math.inf), low, result).astype(x.dtype, copy=False)
+    result = where(not_equal(x, x), nan, x)
+    result = where(equal(x, math.inf), high, result)
+    result = where(equal(x, -math.inf), low, result).astype(x.dtype, copy=False)
     if copy:
         return result
     x[...] = result
@@ -53,10 +32,10 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None) -> GPUAr
 
 def square(x, out=None) -> GPUArray:
     """x * x elementwise."""
-    return ufuncs.multiply(x, x, out=out)
+    return multiply(x, x, out=out)
 
 
-pow = ufuncs.power
-bitwise_invert = ufuncs.invert
+pow = power
+bitwise_invert = invert
 
-__all__ = ["bitwise_invert", "clip", "nan_to_num", "pow", "square"]
+__all__ = ["bitwise_invert", "nan_to_num", "pow", "square"]

@@ -8,10 +8,12 @@ import operator
 
 import numpy as np
 
-from . import _args, _dtypes, ufuncs
-from ._device import on_device
+from . import array_args as _args
 from .array import GPUArray
+from .base import dtypes as _dtypes
 from .creation import arange, linspace
+from .device_arg import on_device
+from .elementwise import power
 from .views import broadcast_to, expand_dims, stack
 
 
@@ -67,7 +69,7 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
     if operator.index(axis) not in (0, -1):
         raise np.exceptions.AxisError(axis, 1)
     exponents = linspace(start, stop, num, endpoint)
-    out = ufuncs.power(float(_scalar(base, "logspace")), exponents)
+    out = power(float(_scalar(base, "logspace")), exponents)
     return out if dtype is None else out.astype(dtype)
 
 
@@ -88,7 +90,7 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     elif start < 0 or stop < 0:
         raise ValueError("geomspace: start and stop of different signs need complex numbers")
     exponents = linspace(math.log10(start), math.log10(stop), num, endpoint)
-    out = ufuncs.power(10.0, exponents) * sign
+    out = power(10.0, exponents) * sign
     if num > 0:
         out[0] = sign * start
         if endpoint and num > 1:

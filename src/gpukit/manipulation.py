@@ -8,10 +8,13 @@ import operator
 
 import numpy as np
 
-from . import _args, _dtypes, _shapes, views
+from . import array_args as _args
+from . import views
 from .array import GPUArray
+from .base import dtypes as _dtypes
+from .base import shapes as _shapes
+from .elementwise import where as _where
 from .indexing import take
-from .ufuncs import where as _where
 
 
 def _axes(axis, ndim: int) -> tuple[int, ...]:

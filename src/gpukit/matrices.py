@@ -7,10 +7,12 @@ import operator
 
 import numpy as np
 
-from . import _args, _dtypes, ufuncs
-from ._device import on_device
+from . import array_args as _args
 from .array import GPUArray
+from .base import dtypes as _dtypes
 from .creation import arange, eye, zeros
+from .device_arg import on_device
+from .elementwise import less_equal, power, where
 from .manipulation import moveaxis
 
 
@@ -18,7 +20,7 @@ def _at_or_below(n: int, m: int, k: int, device) -> GPUArray:
     """Boolean (n, m) mask: True where column <= row + k."""
     rows = arange(n, dtype="int64", device=device).reshape(n, 1)
     cols = arange(m, dtype="int64", device=device).reshape(1, m)
-    return ufuncs.less_equal(cols, rows + operator.index(k))
+    return less_equal(cols, rows + operator.index(k))
 
 
 @on_device
@@ -34,7 +36,7 @@ def tril(m, /, k: int = 0) -> GPUArray:
     if m.ndim < 2:
         raise ValueError(f"tril needs at least 2 dimensions, got {m.ndim}")
     mask = _at_or_below(*m.shape[-2:], k, m.device)
-    return ufuncs.where(mask, m, zeros((), m.dtype, device=m.device))
+    return where(mask, m, zeros((), m.dtype, device=m.device))
 
 
 def triu(m, /, k: int = 0) -> GPUArray:
@@ -43,7 +45,7 @@ def triu(m, /, k: int = 0) -> GPUArray:
     if m.ndim < 2:
         raise ValueError(f"triu needs at least 2 dimensions, got {m.ndim}")
     mask = _at_or_below(*m.shape[-2:], operator.index(k) - 1, m.device)
-    return ufuncs.where(mask, zeros((), m.dtype, device=m.device), m)
+    return where(mask, zeros((), m.dtype, device=m.device), m)
 
 
 def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> GPUArray:
@@ -77,7 +79,7 @@ def diag(v, k: int = 0) -> GPUArray:
     padded[: v.shape[0]] = v
     along = padded.reshape(n, 1) if k >= 0 else padded.reshape(1, n)
     mask = eye(n, n, k, dtype="bool", device=v.device)
-    return ufuncs.where(mask, along, zeros((), v.dtype, device=v.device))
+    return where(mask, along, zeros((), v.dtype, device=v.device))
 
 
 def diagflat(v, k: int = 0) -> GPUArray:
@@ -104,7 +106,7 @@ def vander(x, N: int | None = None, increasing: bool = False) -> GPUArray:
     if not increasing:
         powers = powers[::-1]
     base = x.astype(dtype, copy=False).reshape(-1, 1)
-    out = ufuncs.power(base, powers.astype(dtype) if _dtypes.is_floating(dtype) else powers)
+    out = power(base, powers.astype(dtype) if _dtypes.is_floating(dtype) else powers)
     return out if out.dtype == dtype else out.astype(dtype)
 
 

@@ -6,9 +6,12 @@ from __future__ import annotations
 import operator
 import sys
 
-from . import _device, _dtypes, elementwise_composed, manipulation, matrices, products, statistics
+from . import device_arg as _device
+from . import manipulation, matrices, products, statistics
 from .array import GPUArray
 from .array_api import check_api_version
+from .base import dtypes as _dtypes
+from .elementwise import clip as _clip
 from .indexing import nonzero, take
 
 
@@ -25,10 +28,9 @@ def to_device(self, device, /, *, stream=None) -> GPUArray:
     target = _device.runtime_for(device)
     if target is self._rt:
         return self
-    from ._runtime import use_backend
     from .creation import asarray
 
-    with use_backend(target.name):
+    with _device.placed(target.name):
         return asarray(self.to_numpy())
 
 
@@ -95,7 +97,7 @@ _FUNCTIONS = {
 
 
 def clip(self, min=None, max=None, out=None) -> GPUArray:
-    return elementwise_composed.clip(self, min, max, out=out)
+    return _clip(self, min, max, out=out)
 
 
 def dot(self, b, out=None) -> GPUArray:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _args, _dtypes
+from . import array_args as _args
 from .array import GPUArray
+from .base import dtypes as _dtypes
 from .creation import zeros
 from .statistics import diff
 

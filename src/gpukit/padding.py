@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _args
+from . import array_args as _args
 from .array import GPUArray
 from .creation import empty
 from .indexing import take

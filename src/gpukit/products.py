@@ -8,8 +8,10 @@ import operator
 
 import numpy as np
 
-from . import _args, _dtypes
-from .array import GPUArray, matmul
+from . import array_args as _args
+from .array import GPUArray
+from .base import dtypes as _dtypes
+from .linalg import matmul
 from .manipulation import _write, moveaxis
 from .matrices import diagonal
 from .statistics import sum as _sum

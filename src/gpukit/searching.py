@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import math
 
-from . import _args, ufuncs
+from . import array_args as _args
 from .array import GPUArray
 from .creation import arange
+from .elementwise import less, remainder
+from .elementwise import where as _where
 from .indexing import nonzero
+from .runtime.ops import ELEMENTWISE
 from .views import stack
 
 
@@ -59,12 +62,12 @@ def put_along_axis(arr, indices, values, axis) -> None:
     if axis is None and not arr.is_contiguous:  # a flat view does not exist: unravel instead
         if indices.ndim != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
-        flat = ufuncs.where(ufuncs.less(indices, 0), indices + arr.size, indices)
+        flat = _where(less(indices, 0), indices + arr.size, indices)
         if flat.size and (int(flat.min()) < 0 or int(flat.max()) >= arr.size):
             raise IndexError(f"index out of bounds for an array of size {arr.size}")
         coords = []
         for k, n in enumerate(arr.shape):
-            coords.append(ufuncs.remainder(flat // math.prod(arr.shape[k + 1 :]), n))
+            coords.append(remainder(flat // math.prod(arr.shape[k + 1 :]), n))
         arr[tuple(coords)] = values
         return
     target, key = _along(arr, indices, axis, "put_along_axis")
@@ -72,12 +75,14 @@ def put_along_axis(arr, indices, values, axis) -> None:
 
 
 def where(condition, x=None, y=None, /, out=None) -> GPUArray | tuple[GPUArray, ...]:
-    """x where `condition` is true, else y (broadcast); with only `condition`, its nonzero()."""
     if x is None and y is None:
         return nonzero(condition)
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
-    return ufuncs.where(condition, x, y, out=out)
+    return _where(condition, x, y, out=out)
+
+
+where.__doc__ = ELEMENTWISE["where"].doc  # the op's one description, the 1-argument form included
 
 
 __all__ = ["argwhere", "put_along_axis", "take_along_axis", "where"]

@@ -9,9 +9,12 @@ import operator
 
 import numpy as np
 
-from . import _args, _dtypes, reductions, ufuncs
+from . import array_args as _args
+from . import reductions
 from .array import GPUArray
+from .base import dtypes as _dtypes
 from .creation import full, zeros
+from .elementwise import clip, equal, less, logical_not, not_equal, sqrt, where
 from .manipulation import _write, atleast_2d, concatenate
 from .matrices import diagonal
 from .views import broadcast_to, expand_dims
@@ -154,14 +157,14 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> GPUArray:
     head = (slice(None),) * axis
     for _ in range(n):
         upper, lower = a[(*head, slice(1, None))], a[(*head, slice(None, -1))]
-        a = ufuncs.not_equal(upper, lower) if a.dtype == np.bool_ else upper - lower
+        a = not_equal(upper, lower) if a.dtype == np.bool_ else upper - lower
     return a
 
 
 def count_nonzero(a, axis=None, *, keepdims=False) -> GPUArray:
     """How many elements along `axis` are nonzero (int64)."""
     a = _args.array(a)
-    truth = a if a.dtype == np.bool_ else ufuncs.not_equal(a, 0)
+    truth = a if a.dtype == np.bool_ else not_equal(a, 0)
     return reductions.sum(truth, axis, keepdims)
 
 
@@ -175,21 +178,21 @@ def ptp(a, axis=None, out=None, keepdims=False) -> GPUArray:
 # --- NaN-ignoring reductions ----------------------------------------------------------------
 def _nan_mask(a: GPUArray):
     """Where `a` is NaN (None for dtypes without NaN)."""
-    return ufuncs.not_equal(a, a) if _dtypes.is_floating(a.dtype) else None
+    return not_equal(a, a) if _dtypes.is_floating(a.dtype) else None
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False) -> GPUArray:
     """Sum treating NaN as zero."""
     a = _args.array(a)
     mask = _nan_mask(a)
-    return sum(a if mask is None else ufuncs.where(mask, 0, a), axis, dtype, out, keepdims)
+    return sum(a if mask is None else where(mask, 0, a), axis, dtype, out, keepdims)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False) -> GPUArray:
     """Product treating NaN as one."""
     a = _args.array(a)
     mask = _nan_mask(a)
-    return prod(a if mask is None else ufuncs.where(mask, 1, a), axis, dtype, out, keepdims)
+    return prod(a if mask is None else where(mask, 1, a), axis, dtype, out, keepdims)
 
 
 def _nan_extreme(name: str, a, axis, out, keepdims) -> GPUArray:
@@ -198,9 +201,9 @@ def _nan_extreme(name: str, a, axis, out, keepdims) -> GPUArray:
     if mask is None:
         return _finish(getattr(reductions, name)(a, axis, keepdims), None, out)
     fill = -math.inf if name == "max" else math.inf
-    result = getattr(reductions, name)(ufuncs.where(mask, fill, a), axis, keepdims)
+    result = getattr(reductions, name)(where(mask, fill, a), axis, keepdims)
     all_nan = reductions.all(mask, axis, keepdims)
-    return _finish(ufuncs.where(all_nan, math.nan, result), None, out)
+    return _finish(where(all_nan, math.nan, result), None, out)
 
 
 def nanmax(a, axis=None, out=None, keepdims=False) -> GPUArray:
@@ -219,7 +222,7 @@ def _nan_arg(name: str, a, axis, out, keepdims) -> GPUArray:
     if mask is not None:
         if reductions.any(reductions.all(mask, axis)).item():
             raise ValueError("All-NaN slice encountered")
-        a = ufuncs.where(mask, -math.inf if name == "argmax" else math.inf, a)
+        a = where(mask, -math.inf if name == "argmax" else math.inf, a)
     return _finish(getattr(reductions, name)(a, axis, keepdims), None, out)
 
 
@@ -234,8 +237,8 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False) -> GPUArray:
 
 
 def _nan_count_and_sum(a: GPUArray, mask: GPUArray, axis, dtype):
-    count = reductions.sum(ufuncs.logical_not(mask), axis, True)
-    total = sum(ufuncs.where(mask, 0, a), axis, dtype, keepdims=True)
+    count = reductions.sum(logical_not(mask), axis, True)
+    total = sum(where(mask, 0, a), axis, dtype, keepdims=True)
     return count, total
 
 
@@ -270,15 +273,15 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correc
         a, dtype = a.astype(_F32), _F32
     count, total = _nan_count_and_sum(a, mask, axis, dtype)
     centre = (total / count).astype(total.dtype, copy=False)
-    deviation = ufuncs.where(mask, 0, a - centre)
+    deviation = where(mask, 0, a - centre)
     squares = reductions.sum(deviation * deviation, axis, True)
     dof = count - ddof
-    result = ufuncs.where(dof > 0, squares / dof, math.nan).astype(result_dtype, copy=False)
+    result = where(dof > 0, squares / dof, math.nan).astype(result_dtype, copy=False)
     return _finish(_drop(result, axis, keepdims), None, out)
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
-    result = ufuncs.sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, correction=correction))
+    result = sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, correction=correction))
     return result if out is None else _write(result, out, "unsafe")
 
 
@@ -307,7 +310,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         dtype = np.dtype("float64")
     w = w.astype(dtype, copy=False)
     scale = sum(w, axis, keepdims=keepdims)
-    if reductions.any(ufuncs.equal(scale, 0)).item():
+    if reductions.any(equal(scale, 0)).item():
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
     avg = (sum(a.astype(dtype, copy=False) * w, axis, keepdims=keepdims) / scale).astype(dtype)
     if not returned:
@@ -368,7 +371,7 @@ def _check_weights(w: GPUArray, n: int, name: str) -> None:
         raise RuntimeError(f"cannot handle multidimensional {name}")
     if w.shape[0] != n:
         raise RuntimeError(f"incompatible numbers of samples and {name}")
-    if reductions.any(ufuncs.less(w, 0)).item():
+    if reductions.any(less(w, 0)).item():
         raise ValueError(f"{name} cannot be negative")
 
 
@@ -378,10 +381,10 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None) -> GPUArray:
     c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return c / c
-    d = ufuncs.sqrt(diagonal(c))
+    d = sqrt(diagonal(c))
     c = c / expand_dims(d, 1)
     c = c / expand_dims(d, 0)
-    return ufuncs.clip(c, -1, 1)
+    return clip(c, -1, 1)
 
 
 __all__ = [

@@ -7,12 +7,12 @@ import operator
 
 import numpy as np
 
-from .array import GPUArray, _operands, asarray
+from .array import GPUArray, asarray, operands
 
 
 def arrays(*xs) -> list[GPUArray]:
     """GPUArrays as they are; NumPy data, lists and scalars copied to the GPUArrays' device."""
-    ops, rt = _operands(*xs)
+    ops, rt = operands(*xs)
     return [x if isinstance(x, GPUArray) else asarray(x, rt=rt) for x in ops]
 
 
