@@ -9,11 +9,27 @@ from . import elementwise as _elementwise_module
 from . import indexing as _indexing
 from . import interop as _interop
 from . import jit, linalg, memory, models, nn, random, scheduler
-from .array import GPUArray, asarray, empty
-from .base.dtypes import bfloat16
+from . import methods as _methods
+from . import searching as _searching
+from .array import GPUArray
+from .array_api import (
+    __array_api_version__,
+    __array_namespace_info__,
+    e,
+    inf,
+    nan,
+    newaxis,
+    pi,
+)
 from .base.version import VERSION
+from .comparison import *  # noqa: F403
+from .comparison import __all__ as _comparison_names
 from .creation import (
     arange,
+    array,
+    asarray,
+    copy,
+    empty,
     empty_like,
     eye,
     from_numpy,
@@ -26,8 +42,13 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .data_types import DTYPES as _DTYPES
+from .data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
+from .einsum import einsum
 from .elementwise import FUNCTIONS as _ufuncs
 from .elementwise import elementwise
+from .elementwise_composed import *  # noqa: F403
+from .elementwise_composed import __all__ as _composed_names
 from .errors import (
     BackendUnavailableError,
     CompileError,
@@ -40,27 +61,24 @@ from .errors import (
     TaskRejectedError,
     TaskTimeoutError,
 )
+from .grids import *  # noqa: F403
+from .grids import __all__ as _grid_names
 from .indexing import flatnonzero, nonzero, take
 from .info import info
 from .interop import from_dlpack
 from .io import load_safetensors, save_safetensors
 from .kernel import ElementwiseKernel, RawKernel
 from .linalg import dot, linear, matmul
-from .reductions import (
-    all,
-    any,
-    argmax,
-    argmin,
-    cumsum,
-    max,
-    mean,
-    min,
-    prod,
-    reduce,
-    std,
-    sum,
-    var,
-)
+from .manipulation import *  # noqa: F403
+from .manipulation import __all__ as _manipulation_names
+from .matrices import *  # noqa: F403
+from .matrices import __all__ as _matrix_names
+from .numerical import *  # noqa: F403
+from .numerical import __all__ as _numerical_names
+from .padding import pad
+from .products import *  # noqa: F403
+from .products import __all__ as _product_names
+from .reductions import all, any, reduce
 from .runtime import Device, available_backends, use_backend
 from .runtime import devices as _devices
 from .scheduler import Scheduler
@@ -91,20 +109,17 @@ from .sorting import (
     unique_inverse,
     unique_values,
 )
+from .searching import *  # noqa: F403
+from .searching import __all__ as _searching_names
+from .statistics import *  # noqa: F403
+from .statistics import __all__ as _statistics_names
 from .streams import Event, Stream, synchronize
-from .views import (
-    ascontiguousarray,
-    broadcast_to,
-    concatenate,
-    expand_dims,
-    split,
-    squeeze,
-    stack,
-    swapaxes,
-    transpose,
-)
+from .views import ascontiguousarray, broadcast_to, expand_dims, squeeze, stack, swapaxes, transpose
 
 globals().update(_ufuncs)  # exp, maximum, where, ... with NumPy's names
+where = _searching.where  # the ufunc, and with one argument nonzero()
+globals().update(_DTYPES)  # gk.bool, gk.int8, ..., gk.float64 (NumPy dtype objects)
+_methods.install()
 del _elementwise_module, _indexing, _interop
 __version__ = VERSION
 
@@ -122,6 +137,33 @@ def device() -> Device:
 
 __all__ = [
     *sorted(_ufuncs),
+    *_DTYPES,
+    *_comparison_names,
+    *_composed_names,
+    *_grid_names,
+    *_manipulation_names,
+    *_matrix_names,
+    *_numerical_names,
+    *_product_names,
+    *_searching_names,
+    *_statistics_names,
+    "__array_api_version__",
+    "__array_namespace_info__",
+    "array",
+    "astype",
+    "can_cast",
+    "copy",
+    "e",
+    "einsum",
+    "finfo",
+    "iinfo",
+    "inf",
+    "isdtype",
+    "nan",
+    "newaxis",
+    "pad",
+    "pi",
+    "result_type",
     "BackendUnavailableError",
     "CompileError",
     "CudaError",
@@ -142,19 +184,14 @@ __all__ = [
     "all",
     "any",
     "arange",
-    "argmax",
-    "argmin",
     "argpartition",
     "argsort",
     "asarray",
     "ascontiguousarray",
     "available_backends",
     "backend",
-    "bfloat16",
     "bincount",
     "broadcast_to",
-    "concatenate",
-    "cumsum",
     "device",
     "digitize",
     "dot",
@@ -180,11 +217,8 @@ __all__ = [
     "linspace",
     "load_safetensors",
     "matmul",
-    "max",
-    "mean",
     "median",
     "memory",
-    "min",
     "models",
     "nanmedian",
     "nanpercentile",
@@ -195,7 +229,6 @@ __all__ = [
     "ones_like",
     "partition",
     "percentile",
-    "prod",
     "quantile",
     "random",
     "reduce",
@@ -204,11 +237,8 @@ __all__ = [
     "searchsorted",
     "setdiff1d",
     "sort",
-    "split",
     "squeeze",
     "stack",
-    "std",
-    "sum",
     "swapaxes",
     "synchronize",
     "take",
@@ -221,7 +251,7 @@ __all__ = [
     "unique_inverse",
     "unique_values",
     "use_backend",
-    "var",
     "zeros",
     "zeros_like",
 ]
+__all__ = sorted(set(__all__))

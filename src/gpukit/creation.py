@@ -1,4 +1,5 @@
-"""Creating arrays: NumPy's functions, with memory from the gpukit pool."""
+"""Creating arrays: NumPy's functions, with memory from the gpukit pool. Each takes `device=`
+(the Array API's keyword); `*_like` functions create on their argument's device."""
 
 from __future__ import annotations
 
@@ -7,22 +8,34 @@ import operator
 
 import numpy as np
 
-from .array import GPUArray, asarray, cached_plan, empty, fill, wrap
+from .array import GPUArray, cached_plan, fill, wrap
+from .array import asarray as _asarray
+from .array import empty as _empty
 from .base import dtypes as _dtypes
 from .base import shapes as _shapes
+from .device_arg import on_device, runtime_for
 from .runtime import runtime
 from .runtime.backend import Layout
 from .runtime.quota import local as _quota
 
+_FLOAT64 = np.dtype("float64")
 
+
+@on_device
+def empty(shape, dtype=None) -> GPUArray:
+    """An uninitialised array (float64 unless `dtype` is given)."""
+    return _empty(shape, _FLOAT64 if dtype is None else dtype)
+
+
+@on_device
 def full(shape, fill_value, dtype=None) -> GPUArray:
     """`fill_value` everywhere (an array fill value broadcasts to `shape`, as in NumPy)."""
     if isinstance(fill_value, GPUArray):
-        out = empty(shape, fill_value.dtype if dtype is None else dtype)
+        out = _empty(shape, fill_value.dtype if dtype is None else dtype)
         out[...] = fill_value
         return out
     host = np.asarray(fill_value)
-    out = empty(shape, host.dtype if dtype is None else dtype)
+    out = _empty(shape, host.dtype if dtype is None else dtype)
     if host.ndim:
         out[...] = host
     else:
@@ -30,14 +43,56 @@ def full(shape, fill_value, dtype=None) -> GPUArray:
     return out
 
 
-def zeros(shape, dtype="float64") -> GPUArray:
-    return full(shape, 0, "float64" if dtype is None else dtype)
+@on_device
+def zeros(shape, dtype=None) -> GPUArray:
+    return full(shape, 0, _FLOAT64 if dtype is None else dtype)
 
 
-def ones(shape, dtype="float64") -> GPUArray:
-    return full(shape, 1, "float64" if dtype is None else dtype)
+@on_device
+def ones(shape, dtype=None) -> GPUArray:
+    return full(shape, 1, _FLOAT64 if dtype is None else dtype)
 
 
+@on_device
+def asarray(obj, dtype=None, *, copy: bool | None = None) -> GPUArray:
+    """A GPUArray from a GPUArray, NumPy array, nested list or scalar. copy=True always copies;
+    copy=False never does (ValueError when it would have to: any data not already a GPUArray
+    of this dtype on this device)."""
+    if isinstance(obj, GPUArray):
+        target = runtime_for(None)
+        if obj._rt is not target:
+            if copy is False:
+                raise ValueError(f"asarray(copy=False): the array is on device {obj.device}")
+            obj = obj.to_device(target.name)
+            copy = False
+        if dtype is None or _dtypes.normalize(dtype) == obj.dtype:
+            return obj.copy() if copy else obj
+        if copy is False:
+            raise ValueError(f"asarray(copy=False) cannot convert {obj.dtype.name} to {dtype}")
+        return obj.astype(dtype)
+    if copy is False:
+        raise ValueError(
+            f"asarray(copy=False): a {type(obj).__name__} must be copied to the device"
+        )
+    return _asarray(obj, dtype)
+
+
+@on_device
+def array(object, dtype=None, *, copy: bool = True, ndmin: int = 0) -> GPUArray:
+    """A new GPUArray from array-like data (NumPy's array: a copy unless copy=False allows
+    reusing a GPUArray), with at least `ndmin` dimensions (ones prepended)."""
+    out = asarray(object, dtype, copy=True if copy else None)
+    if out.ndim < ndmin:
+        out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
+    return out
+
+
+def copy(a) -> GPUArray:
+    """A copy of `a` on its device."""
+    return a.copy() if isinstance(a, GPUArray) else asarray(a)
+
+
+@on_device
 def arange(start, stop=None, step=1, dtype=None) -> GPUArray:
     """Evenly spaced values in [start, stop), as np.arange."""
     if stop is None:
@@ -82,32 +137,39 @@ def to_numpy(array: GPUArray) -> np.ndarray:
     return array.to_numpy()
 
 
-def _like(a, dtype, shape):
+def _like(a, dtype, shape, device):
+    """(shape, dtype, device) of a *_like call: the argument's unless given."""
     if not isinstance(a, GPUArray):
-        a = np.asarray(a)  # NumPy's *_like take anything array-like
-    return (a.shape if shape is None else shape), (a.dtype if dtype is None else dtype)
+        a = np.asarray(a)
+        device = runtime_for(device).name
+    return (
+        a.shape if shape is None else shape,
+        a.dtype if dtype is None else dtype,
+        a.device if device is None else device,
+    )
 
 
-def empty_like(a, dtype=None, shape=None) -> GPUArray:
-    shape, dtype = _like(a, dtype, shape)
-    return empty(shape, dtype)
+def empty_like(a, dtype=None, shape=None, *, device=None) -> GPUArray:
+    shape, dtype, device = _like(a, dtype, shape, device)
+    return empty(shape, dtype, device=device)
 
 
-def zeros_like(a, dtype=None, shape=None) -> GPUArray:
-    shape, dtype = _like(a, dtype, shape)
-    return zeros(shape, dtype)
+def zeros_like(a, dtype=None, shape=None, *, device=None) -> GPUArray:
+    shape, dtype, device = _like(a, dtype, shape, device)
+    return zeros(shape, dtype, device=device)
 
 
-def ones_like(a, dtype=None, shape=None) -> GPUArray:
-    shape, dtype = _like(a, dtype, shape)
-    return ones(shape, dtype)
+def ones_like(a, dtype=None, shape=None, *, device=None) -> GPUArray:
+    shape, dtype, device = _like(a, dtype, shape, device)
+    return ones(shape, dtype, device=device)
 
 
-def full_like(a, fill_value, dtype=None, shape=None) -> GPUArray:
-    shape, dtype = _like(a, dtype, shape)
-    return full(shape, fill_value, dtype)
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None) -> GPUArray:
+    shape, dtype, device = _like(a, dtype, shape, device)
+    return full(shape, fill_value, dtype, device=device)
 
 
+@on_device
 def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None) -> GPUArray:
     """`num` evenly spaced values from start to stop (stop included when `endpoint`)."""
     try:
@@ -125,7 +187,8 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None) -> G
     return out if dtype == np.float64 else out.astype(dtype)
 
 
-def eye(n: int, m: int | None = None, k: int = 0, dtype="float64") -> GPUArray:
+@on_device
+def eye(n: int, m: int | None = None, k: int = 0, dtype=None) -> GPUArray:
     """A 2-D array with ones on diagonal `k`, zeros elsewhere."""
     m = n if m is None else m
     out = zeros((n, m), dtype)

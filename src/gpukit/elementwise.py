@@ -229,17 +229,39 @@ def _function(op):
 
 
 def where(condition, x, y, out: GPUArray | None = None) -> GPUArray:
-    """x where `condition` is true, else y, broadcasting all three (NumPy's where)."""
     if isinstance(condition, GPUArray) and condition.dtype != bool:
         condition = elementwise("not_equal", condition, 0)
     return elementwise("where", condition, x, y, out=out)
 
 
-def clip(x, a_min, a_max, out: GPUArray | None = None) -> GPUArray:
-    """x limited to [a_min, a_max] elementwise (NaN stays NaN)."""
-    return elementwise("clip", x, a_min, a_max, out=out)
+def clip(x, /, min=None, max=None, out=None, *, a_min=None, a_max=None) -> GPUArray:
+    if a_min is not None:
+        if min is not None:
+            raise TypeError("clip: pass a_min or min, not both")
+        min = a_min
+    if a_max is not None:
+        if max is not None:
+            raise TypeError("clip: pass a_max or max, not both")
+        max = a_max
+    if min is None and max is None:  # nothing to limit: a copy
+        (x,), _ = operands(x)
+        if not isinstance(x, GPUArray):
+            raise TypeError("clip needs an array when both bounds are None")
+        if out is None:
+            return x.copy()
+        if out.shape != x.shape or not dtypes.can_cast_same_kind(x.dtype, out.dtype):
+            raise ValueError(f"clip: out of {out.shape} {out.dtype} does not fit x of {x.shape}")
+        out[...] = x
+        return out
+    if min is None:
+        return elementwise("minimum", x, max, out=out)
+    if max is None:
+        return elementwise("maximum", x, min, out=out)
+    return elementwise("clip", x, min, max, out=out)
 
 
+where.__doc__ = ELEMENTWISE["where"].doc
+clip.__doc__ = ELEMENTWISE["clip"].doc
 FUNCTIONS = {"where": where, "clip": clip}
 for _op in ELEMENTWISE.values():
     if _op.namespace == NUMPY and _op.arity <= 2:

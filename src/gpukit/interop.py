@@ -15,6 +15,7 @@ from . import _core, _native
 from .array import GPUArray
 from .base import dtypes as _dtypes
 from .base import shapes as _shapes
+from .device_arg import placed
 from .runtime import runtime
 
 _CUDA_HOST = 3  # kDLCUDAHost: pinned host memory, readable on the CPU backend
@@ -112,10 +113,16 @@ def _buffer_over(address: int, shape, strides, itemsize: int, keeper):
     return _core.ExternalBuffer(address + (0 if empty else low), nbytes, keeper), -low
 
 
-def from_dlpack(obj, *, copy=None) -> GPUArray:
-    """A GPUArray over the memory of `obj` (anything with `__dlpack__`: a NumPy array on the CPU
+def from_dlpack(x, /, *, device=None, copy=None) -> GPUArray:
+    """A GPUArray over the memory of `x` (anything with `__dlpack__`: a NumPy array on the CPU
     backend, a PyTorch or CuPy tensor on the CUDA one), without copying unless `copy=True`. The
-    producer stays alive while the array (or a view of it) does."""
+    producer stays alive while the array (or a view of it) does. `device=` names the device the
+    array is for (the current one when None)."""
+    with placed(device):
+        return _from_dlpack(x, copy)
+
+
+def _from_dlpack(obj, copy) -> GPUArray:
     if isinstance(obj, GPUArray):
         return obj.copy() if copy else obj
     if not hasattr(obj, "__dlpack__"):

@@ -16,6 +16,10 @@ PACKAGE = Path(gk.__file__).resolve().parent
 NATIVE = ("gpukit._native", "gpukit._core")
 FRONT_END = ("array", "elementwise", "reductions", "linalg", "indexing", "views", "creation")
 FRONT_END += ("random", "sorting")
+# The Array API namespace and the NumPy functions composed from the ops above.
+FRONT_END += ("array_args", "device_arg", "data_types", "array_api", "methods", "manipulation")
+FRONT_END += ("statistics", "comparison", "products", "einsum", "matrices", "grids", "padding")
+FRONT_END += ("searching", "elementwise_composed", "numerical")
 LIBRARIES = ("nn", "models", "io", "interop", "streams", "memory", "scheduler", "jit", "kernel")
 LIBRARIES += ("info",)
 LAYERS = ["base", "native", "runtime", "front end", "libraries", "package"]

@@ -160,10 +160,12 @@ ELEMENTWISE: dict[str, ElementwiseOp] = {
         _binary("bitwise_or", "(T)(a | b)", "x | y", dunder="or"),
         _binary("bitwise_xor", "(T)(a ^ b)", "x ^ y", dunder="xor"),
         _op("where", 3, "a ? b : c", SELECT,
-            "x where `condition` is true, else y, broadcasting all three (NumPy's where).",
+            "x where `condition` is true, else y, broadcasting all three (NumPy's where); "
+            "with only `condition`, the indices of its true elements (nonzero).",
             cpu=lambda c, x, y, out: np.copyto(out, np.where(c, x, y), casting="unsafe")),
         _op("clip", 3, "gk_clip(a, b, c)", COMMON,
-            "x limited to [a_min, a_max] elementwise (NaN stays NaN).",
+            "x limited to [min, max] elementwise; a bound of None leaves that side open "
+            "(`a_min` / `a_max` are NumPy's keywords for them). NaN stays NaN.",
             cpu=lambda x, lo, hi, out: np.copyto(out, np.clip(x, lo, hi), casting="unsafe")),
     )
 }

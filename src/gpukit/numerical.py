@@ -1,0 +1,163 @@
+"""Numerical methods on sequences with NumPy's names, built from slices and elementwise ops:
+gradient, convolve, correlate, polyval."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import array_args as _args
+from .array import GPUArray
+from .base import dtypes as _dtypes
+from .creation import zeros
+from .statistics import diff
+
+
+def _float(f: GPUArray) -> GPUArray:
+    """Integers and booleans as float64, as NumPy's gradient does."""
+    return f if _dtypes.is_floating(f.dtype) else f.astype("float64")
+
+
+def _spacings(varargs, axes, f: GPUArray) -> list:
+    """Per axis a Python float (uniform spacing) or a 1-D GPUArray of coordinates."""
+    if not varargs:
+        return [1.0] * len(axes)
+    if len(varargs) == 1 and np.ndim(_host_or_device(varargs[0])) == 0:
+        return [float(_host_or_device(varargs[0]))] * len(axes)
+    if len(varargs) != len(axes):
+        raise TypeError("invalid number of arguments")
+    out = []
+    for spacing, axis in zip(varargs, axes, strict=True):
+        if np.ndim(_host_or_device(spacing)) == 0:
+            out.append(float(_host_or_device(spacing)))
+            continue
+        coords = _args.arrays(f, spacing)[1]
+        if coords.ndim != 1:
+            raise ValueError("distances must be either scalars or 1d")
+        if coords.shape[0] != f.shape[axis]:
+            raise ValueError(
+                "when 1d, distances must match the length of the corresponding dimension"
+            )
+        out.append(coords)
+    return out
+
+
+def _host_or_device(x):
+    return x if isinstance(x, GPUArray) else np.asarray(x)
+
+
+def gradient(f, *varargs, axis=None, edge_order: int = 1):
+    """Second-order central differences inside, one-sided differences of order `edge_order`
+    (1 or 2) at the ends, along each axis; spacing per axis as a scalar or coordinates."""
+    f = _float(_args.array(f))
+    if axis is None:
+        axes = tuple(range(f.ndim))
+    else:
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        axes = tuple(_args.axis_index(a, f.ndim) for a in axes)
+    if edge_order not in (1, 2):
+        raise ValueError("'edge_order' greater than 2 not supported")
+    results = []
+    for ax, h in zip(axes, _spacings(varargs, axes, f), strict=True):
+        if f.shape[ax] < edge_order + 1:
+            raise ValueError(
+                "Shape of array too small to calculate a numerical gradient, at least "
+                f"(edge_order + 1) elements are required (axis {ax} has {f.shape[ax]})."
+            )
+        results.append(_gradient_along(f, ax, h, edge_order))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _gradient_along(f: GPUArray, ax: int, h, edge_order: int) -> GPUArray:
+    head = (slice(None),) * ax
+
+    def at(s):
+        return f[(*head, s)]
+
+    def along(v: GPUArray) -> GPUArray:  # coordinates-derived 1-D factors, broadcast along ax
+        return v.reshape((-1,) + (1,) * (f.ndim - ax - 1)).astype(f.dtype, copy=False)
+
+    out = zeros(f.shape, f.dtype, device=f.device)
+    if isinstance(h, float):
+        out[(*head, slice(1, -1))] = (at(slice(2, None)) - at(slice(None, -2))) / (2.0 * h)
+        if edge_order == 1:
+            out[(*head, 0)] = (at(1) - at(0)) / h
+            out[(*head, -1)] = (at(-1) - at(-2)) / h
+        else:
+            out[(*head, 0)] = (at(0) * -1.5 + at(1) * 2.0 - at(2) * 0.5) / h
+            out[(*head, -1)] = (at(-3) * 0.5 - at(-2) * 2.0 + at(-1) * 1.5) / h
+        return out
+    dx = diff(h.astype("float64"))
+    dx1, dx2 = dx[:-1], dx[1:]
+    a = along(-dx2 / (dx1 * (dx1 + dx2)))
+    b = along((dx2 - dx1) / (dx1 * dx2))
+    c = along(dx1 / (dx2 * (dx1 + dx2)))
+    out[(*head, slice(1, -1))] = (
+        a * at(slice(None, -2)) + b * at(slice(1, -1)) + c * at(slice(2, None))
+    )
+    d = dx.to_numpy()
+    if edge_order == 1:
+        out[(*head, 0)] = (at(1) - at(0)) / float(d[0])
+        out[(*head, -1)] = (at(-1) - at(-2)) / float(d[-1])
+        return out
+    d1, d2 = float(d[0]), float(d[1])
+    out[(*head, 0)] = (
+        at(0) * (-(2.0 * d1 + d2) / (d1 * (d1 + d2)))
+        + at(1) * ((d1 + d2) / (d1 * d2))
+        + at(2) * (-d1 / (d2 * (d1 + d2)))
+    )
+    d1, d2 = float(d[-2]), float(d[-1])
+    out[(*head, -1)] = (
+        at(-3) * (d2 / (d1 * (d1 + d2)))
+        + at(-2) * (-(d2 + d1) / (d1 * d2))
+        + at(-1) * ((2.0 * d2 + d1) / (d2 * (d1 + d2)))
+    )
+    return out
+
+
+def convolve(a, v, mode: str = "full") -> GPUArray:
+    """Discrete linear convolution of two 1-D sequences ('full', 'same' or 'valid'), one
+    multiply-add of a shifted slice per element of the shorter one."""
+    a, v = _args.arrays(a, v)
+    if a.ndim > 1 or v.ndim > 1:
+        raise ValueError("object too deep for desired array")
+    a, v = a.reshape(-1), v.reshape(-1)
+    if a.shape[0] == 0:
+        raise ValueError("a cannot be empty")
+    if v.shape[0] == 0:
+        raise ValueError("v cannot be empty")
+    if v.shape[0] > a.shape[0]:
+        a, v = v, a
+    n, m = a.shape[0], v.shape[0]
+    dtype = _dtypes.result_type(a.dtype, v.dtype)
+    full = zeros((n + m - 1,), dtype, device=a.device)
+    for j in range(m):
+        full[j : j + n] += a * v[j]
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = (m - 1) // 2
+        return full[start : start + n]
+    if mode == "valid":
+        return full[m - 1 : n]
+    raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+
+
+def correlate(a, v, mode: str = "valid") -> GPUArray:
+    """Cross-correlation of two 1-D sequences: sum_n a[n + k] * v[n]."""
+    a, v = _args.arrays(a, v)
+    return convolve(a, v.reshape(-1)[::-1], mode)
+
+
+def polyval(p, x) -> GPUArray:
+    """The polynomial with coefficients p (highest power first) at x, by Horner's rule."""
+    p = _args.array(p)
+    if p.ndim != 1:
+        raise ValueError("polyval needs a 1-D array of coefficients")
+    x = _args.arrays(p, x)[1]
+    y = zeros(x.shape, x.dtype, device=x.device)
+    for i in range(p.shape[0]):
+        y = y * x + p[i]
+    return y
+
+
+__all__ = ["convolve", "correlate", "gradient", "polyval"]

@@ -1,0 +1,75 @@
+"""gradient, convolve, correlate, polyval against NumPy in float64."""
+
+import numpy as np
+import pytest
+from array_cases import as_float64, assert_same, layouts
+from conftest import assert_matches, random_array
+
+import gpukit as gk
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float16", "bfloat16", "float32", "float64"])
+def test_gradient(backend, rng, dtype):
+    scale = 8 if dtype in ("float16", "bfloat16") else 4
+    for _, a, x in layouts(rng, (5, 6), dtype):
+        ref = as_float64(x)
+        coords = np.cumsum(0.5 + rng.random(6))
+        for varargs, kwargs in (
+            ((), {}),
+            ((0.5,), {}),
+            ((2.0, 0.25), {"edge_order": 2}),
+            ((coords,), {"axis": 1}),
+            ((coords,), {"axis": -1, "edge_order": 2}),
+            ((), {"axis": 0, "edge_order": 2}),
+            ((3.0, gk.asarray(coords)), {}),
+        ):
+            got = gk.gradient(a, *varargs, **kwargs)
+            host = [v.to_numpy() if isinstance(v, gk.GPUArray) else v for v in varargs]
+            want = np.gradient(ref, *host, **kwargs)
+            got = got if isinstance(got, tuple) else (got,)
+            want = want if isinstance(want, tuple) else (want,)
+            assert len(got) == len(want)
+            for g, w in zip(got, want, strict=True):
+                # differences of nearby values lose digits; the tolerance follows the inputs' scale
+                expected = "float64" if dtype == "int32" else g.dtype
+                assert_matches(g, w, expected, scale=scale * (1 + np.abs(ref).max()))
+    with pytest.raises(ValueError, match="at least \\(edge_order \\+ 1\\) elements"):
+        gk.gradient(gk.ones((2, 5)), edge_order=2, axis=0)
+    with pytest.raises(ValueError, match="must match the length"):
+        gk.gradient(gk.ones((3, 5)), [1.0, 2.0], axis=1)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int16", "bfloat16", "float32", "float64"])
+def test_convolve_correlate(backend, rng, dtype):
+    for n, m in ((9, 3), (4, 4), (3, 8), (1, 5), (7, 1), (6, 2)):
+        x, y = random_array(rng, (2 * n,), dtype)[::2], random_array(rng, (m,), dtype)
+        a, v = gk.asarray(np.repeat(x, 2))[::2], gk.asarray(y)
+        ref = (lambda z: as_float64(z)) if dtype == "bfloat16" else (lambda z: z)
+        for mode in ("full", "same", "valid"):
+            for name in ("convolve", "correlate"):
+                got = getattr(gk, name)(a, v, mode)
+                want = getattr(np, name)(ref(x), ref(y), mode)
+                assert_matches(got, want, got.dtype, scale=4)
+                assert got.dtype == (gk.result_type(a, v))
+    with pytest.raises(ValueError, match="v cannot be empty"):
+        gk.convolve(gk.ones(3), gk.ones(0))
+    with pytest.raises(ValueError, match="mode must be one of"):
+        gk.convolve(gk.ones(3), gk.ones(2), "middle")
+
+
+@pytest.mark.parametrize("dtype", ["int32", "bfloat16", "float32", "float64"])
+def test_polyval(backend, rng, dtype):
+    x = random_array(rng, (3, 4), dtype)
+    p = random_array(rng, (4,), dtype)
+    for _, a, xs in layouts(rng, (3, 4), dtype):
+        got = gk.polyval(gk.asarray(p), a)
+        want = (
+            np.polyval(as_float64(p), as_float64(xs)) if dtype == "bfloat16" else np.polyval(p, xs)
+        )
+        assert_matches(got, want, got.dtype, scale=8)
+        assert got.dtype == (gk.bfloat16 if dtype == "bfloat16" else want.dtype)
+    assert_matches(gk.polyval([1.0, -2.0, 0.5], 3.0), np.polyval([1.0, -2.0, 0.5], 3.0))
+    assert_same(
+        gk.polyval(gk.asarray(np.array([2, 0, 1])), gk.asarray(x[0].astype("int64") % 5)),
+        np.polyval([2, 0, 1], x[0].astype("int64") % 5),
+    )
