@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import _native
+from . import _native, linalg
 from .base.sizes import requested_backend
 from .base.version import VERSION
 from .runtime import devices, jit
@@ -44,6 +44,7 @@ def info() -> Info:
     out["hiprtc"] = _first_found(_libs.hiprtc_candidates(), _libs.probe_isolated)
     if rt.capabilities.compiles_kernels:
         out["compiler in use"] = rt.compiler_description()
+    out["matmul paths"] = rt.describe_matmul(bool(linalg.allow_tf32))
     cache = jit.cache_info()
     out["kernel cache"] = (
         f"{cache['directory']} ({cache['entries']} entries, {cache['bytes']} bytes)"
