@@ -406,6 +406,7 @@ cu::Result CudaDevice::launch_buffer(cu::Function f, const unsigned* grid, const
 cu::Result CudaDevice::encode_tensor_map(void* out, const gk_tensor_map_desc& d,
                                          uint64_t address) const {
     if (api_.cuTensorMapEncodeTiled == nullptr) return cu::ERROR_NOT_SUPPORTED;
+    make_current();  // (a plan's first call on a thread encodes before it launches anything)
     // The driver writes a CUtensorMap, which cuda.h declares 64-byte aligned; `out` may not be.
     alignas(64) unsigned char map[GK_TENSOR_MAP_BYTES];
     const cu::Result r = api_.cuTensorMapEncodeTiled(
