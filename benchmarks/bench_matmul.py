@@ -1,100 +1,80 @@
-"""Matrix product throughput (issue 5), against torch and cupy in the same run:
+"""Matrix products (issue 13): every row of the issue's target table, gpukit beside torch (cuBLAS)
+in the same run, with the ratio, the target, the kernel family gpukit took and the hardware limits
+measured here (a device-to-device copy for bytes). Prints the table, writes JSON
+(GPUKIT_BENCH_JSON, default bench_matmul.json).
 
-- TFLOP/s of `a @ b` (output allocated each call) for float16, bfloat16 and float32 at 1024, 2048,
-  4096 and 8192 square, and a decode-shaped product (1 x 2048 @ 2048 x 5632, memory-bound);
-- the dense bfloat16 limit of this GPU as torch (cuBLAS) reaches it: its best bfloat16 figure over
-  the square sizes and a 16384 square product; gpukit's best bfloat16 figure against it.
-
-cupy has no bfloat16.
+Times are the median of 5 CUDA-event timings, each over enough back-to-back calls to last a few
+milliseconds; memory-bound rows alternate between two weights so that they come from HBM, not L2.
 """
 
-import time
+import json
+import os
 
 import numpy as np
 
 import gpukit as gk
 
-SHAPES = [(n, n, n) for n in (1024, 2048, 4096, 8192)] + [(1, 2048, 5632)]
-DTYPES = ("float16", "bfloat16", "float32")
 
-
-def seconds_per_call(step, sync, budget=0.2):
-    """Best of 3 timed runs of `step`, each run about `budget` / 3 seconds, after a warm-up."""
-    step()
-    sync()
-    start = time.perf_counter()
-    step()
-    sync()
-    once = max(time.perf_counter() - start, 1e-6)
-    iters = int(min(2000, max(3, budget / 3 / once)))
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for _ in range(iters):
-            step()
-        sync()
-        best = min(best, (time.perf_counter() - start) / iters)
-    return best
-
-
-def tflops(shape, seconds):
-    m, k, n = shape
-    return 2 * m * k * n / seconds / 1e12
-
-
-def host_operands(rng, shape):
-    m, k, n = shape
-    return rng.standard_normal((m, k), np.float32), rng.standard_normal((k, n), np.float32)
-
-
-def gpukit_tflops(x, y, dtype, shape):
-    np_dtype = np.dtype(gk.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
-    a, b = gk.asarray(x.astype(np_dtype)), gk.asarray(y.astype(np_dtype))
-    return tflops(shape, seconds_per_call(lambda: a @ b, gk.synchronize))
-
-
-def torch_tflops(torch, x, y, dtype, shape):
-    t = getattr(torch, dtype)
-    a, b = torch.from_numpy(x).cuda().to(t), torch.from_numpy(y).cuda().to(t)
-    return tflops(shape, seconds_per_call(lambda: a @ b, torch.cuda.synchronize))
-
-
-def cupy_tflops(cupy, x, y, dtype, shape):
-    if dtype == "bfloat16":
-        return None
-    a, b = cupy.asarray(x.astype(dtype)), cupy.asarray(y.astype(dtype))
-    return tflops(shape, seconds_per_call(lambda: a @ b, cupy.cuda.runtime.deviceSynchronize))
-
-
-def optional(name):
+def optional_torch():
     try:
-        module = __import__(name)
-        if name == "torch" and not module.cuda.is_available():
+        import torch
+
+        if not torch.cuda.is_available():
             raise RuntimeError("torch sees no CUDA device")
-        return module
-    except Exception as e:  # torch and cupy are only there to compare against
-        print(f"{name} unavailable: {e}")
+        return torch
+    except Exception as e:  # torch is only there to compare against
+        print(f"torch unavailable: {e}")
         return None
 
 
-def print_table(backend, rows):
-    """rows: (measure, gpukit, torch, cupy) in TFLOP/s, None where there is no figure; adds the
-    ratios gpukit / torch and gpukit / cupy."""
+def events_ms(step, new_event, elapsed, sync, min_ms=3.0):
+    """Median over 5 runs of the milliseconds per call of `step`, timed by events."""
+    step()
+    sync()
+    a, b = new_event(), new_event()
+    a.record()
+    step()
+    b.record()
+    sync()
+    reps = max(1, min(500, int(min_ms / max(elapsed(a, b), 1e-3))))
+    times = []
+    for _ in range(5):
+        a.record()
+        for _ in range(reps):
+            step()
+        b.record()
+        sync()
+        times.append(elapsed(a, b) / reps)
+    return sorted(times)[2]
 
-    def fmt(v, digits=1):
-        return "" if v is None else f"{v:.{digits}f}"
 
-    def ratio(a, b):
-        return None if a is None or not b else a / b
+def gk_ms(step):
+    return events_ms(step, gk.Event, lambda a, b: a.elapsed_ms(b), gk.synchronize)
 
-    width = max(len(r[0]) for r in rows)
-    print(f"\nbackend: {backend}")
-    head = ("gpukit", "torch", "cupy", "gk/torch", "gk/cupy")
-    print(f"{'measure (TFLOP/s)':{width}s} " + " ".join(f"{h:>9s}" for h in head))
-    for name, ours, torch_v, cupy_v in rows:
-        cells = [fmt(ours), fmt(torch_v), fmt(cupy_v)]
-        cells += [fmt(ratio(ours, torch_v), 2), fmt(ratio(ours, cupy_v), 2)]
-        print(f"{name:{width}s} " + " ".join(f"{c:>9s}" for c in cells))
+
+def torch_ms(torch, step):
+    return events_ms(
+        step,
+        lambda: torch.cuda.Event(enable_timing=True),
+        lambda a, b: a.elapsed_time(b),
+        torch.cuda.synchronize,
+    )
+
+
+def alternate(steps):
+    state = [0]
+
+    def step():
+        steps[state[0]]()
+        state[0] ^= 1
+
+    return step
+
+
+def host(rng, shape, dtype):
+    return rng.standard_normal(shape, np.float32).astype(
+        gk.bfloat16 if dtype == "bfloat16" else dtype
+    )
 
 
 def main():
@@ -102,35 +82,170 @@ def main():
     if gk.backend() == "cpu":
         print("bench_matmul: no GPU backend, nothing to measure")
         return
-    torch, cupy = optional("torch"), optional("cupy")
+    torch = optional_torch()
     rng = np.random.default_rng(0)
-    rows, best = [], {"gpukit": None, "torch": None}
-    for dtype in DTYPES:
-        for shape in SHAPES:
-            x, y = host_operands(rng, shape)
-            ours = gpukit_tflops(x, y, dtype, shape)
-            theirs = torch_tflops(torch, x, y, dtype, shape) if torch else None
-            cp = cupy_tflops(cupy, x, y, dtype, shape) if cupy else None
-            m, k, n = shape
-            label = f"{dtype} {m}x{k} @ {k}x{n}"
-            rows.append((label, ours, theirs, cp))
-            if dtype == "bfloat16" and m > 1:
-                for lib, v in (("gpukit", ours), ("torch", theirs)):
-                    if v is not None:
-                        best[lib] = max(best[lib] or 0.0, v)
-            if cupy:
-                cupy.get_default_memory_pool().free_all_blocks()
-    if torch:
-        shape = (16384, 16384, 16384)
-        a = torch.randn(shape[:2], device="cuda", dtype=torch.bfloat16)
-        big = tflops(shape, seconds_per_call(lambda: a @ a, torch.cuda.synchronize, budget=0.5))
-        del a
-        best["torch"] = max(best["torch"] or 0.0, big)
-        rows.append(("bfloat16 16384 square (torch only)", None, big, None))
+    rows = []
+
+    def tdt(name):
+        return getattr(torch, name) if torch else None
+
+    def add(row, unit, ours_ms, theirs_ms, amount, target, path):
+        """amount: flops (TFLOP/s) or bytes (GB/s) per call; unit "us" reports times."""
+        scale = {"TFLOP/s": 1e12, "GB/s": 1e9}.get(unit)
+        ours = amount / (ours_ms * 1e-3) / scale if scale else ours_ms * 1e3
+        theirs = None
+        if theirs_ms is not None:
+            theirs = amount / (theirs_ms * 1e-3) / scale if scale else theirs_ms * 1e3
+        ratio = None if theirs is None else (ours / theirs if scale else theirs / ours)
         rows.append(
-            ("dense bf16 limit: torch's best bfloat16", best["gpukit"], best["torch"], None)
+            dict(
+                row=row, unit=unit, gpukit=ours, torch=theirs, ratio=ratio, target=target, path=path
+            )
         )
-    print_table(gk.backend(), rows)
+
+    def product(name, dtype, m, k, n, target, b_layout="row"):
+        ha, hb = host(rng, (m, k), dtype), host(rng, (k, n), dtype)
+        a = gk.asarray(ha)
+        b = gk.asarray(hb) if b_layout == "row" else gk.asarray(np.ascontiguousarray(hb.T)).T
+        ours = gk_ms(lambda: a @ b)
+        theirs = None
+        if torch:
+            ta = torch.from_numpy(ha.astype(np.float32)).cuda().to(tdt(dtype))
+            tb = torch.from_numpy(hb.astype(np.float32)).cuda().to(tdt(dtype))
+            theirs = torch_ms(torch, lambda: ta @ tb)
+        add(name, "TFLOP/s", ours, theirs, 2 * m * k * n, target, gk.linalg.matmul_path(a, b))
+        return ours
+
+    if torch:
+        torch.backends.cuda.matmul.allow_tf32 = False
+    product("bf16 8192^3", "bfloat16", 8192, 8192, 8192, ">= 0.95x")
+    product("f16 8192^3", "float16", 8192, 8192, 8192, ">= 0.95x")
+    product("bf16 4096^3", "bfloat16", 4096, 4096, 4096, ">= 0.9x")
+
+    # linear 4096x4096 -> 11008, plain and with bias + gelu fused
+    hx, hw = host(rng, (4096, 4096), "bfloat16"), host(rng, (11008, 4096), "bfloat16")
+    hbias = host(rng, (11008,), "bfloat16")
+    x, w, bias = gk.asarray(hx), gk.asarray(hw), gk.asarray(hbias)
+    plain = gk_ms(lambda: gk.linear(x, w))
+    fused = gk_ms(lambda: gk.linear(x, w, bias, "gelu"))
+    t_plain = t_fused = None
+    if torch:
+        F = torch.nn.functional
+        tx, tw, tb = (
+            torch.from_numpy(v.astype(np.float32)).cuda().bfloat16() for v in (hx, hw, hbias)
+        )
+        t_plain = torch_ms(torch, lambda: F.linear(tx, tw))
+        t_fused = torch_ms(torch, lambda: F.gelu(F.linear(tx, tw, tb)))
+    flops = 2 * 4096 * 4096 * 11008
+    path = gk.linalg.matmul_path(x, w.T)
+    add("linear 4096x4096->11008", "TFLOP/s", plain, t_plain, flops, ">= 0.9x", path)
+    add("fused linear+bias+gelu", "TFLOP/s", fused, t_fused, flops, "plain/fused >= 0.95", path)
+    rows[-1]["plain_over_fused"] = plain / fused
+
+    # batched 64 x (512x128 @ 128x512)
+    ha, hb = host(rng, (64, 512, 128), "bfloat16"), host(rng, (64, 128, 512), "bfloat16")
+    a, b = gk.asarray(ha), gk.asarray(hb)
+    theirs = None
+    if torch:
+        ta, tb2 = (torch.from_numpy(v.astype(np.float32)).cuda().bfloat16() for v in (ha, hb))
+        theirs = torch_ms(torch, lambda: ta @ tb2)
+    add(
+        "batched 64x(512x128@128x512)",
+        "TFLOP/s",
+        gk_ms(lambda: a @ b),
+        theirs,
+        2 * 64 * 512 * 512 * 128,
+        ">= 0.9x",
+        gk.linalg.matmul_path(a, b),
+    )
+
+    # bf16 2048^3: the QoS critical step, in microseconds
+    ha, hb = host(rng, (2048, 2048), "bfloat16"), host(rng, (2048, 2048), "bfloat16")
+    a, b = gk.asarray(ha), gk.asarray(hb)
+    theirs = None
+    if torch:
+        ta, tb2 = (torch.from_numpy(v.astype(np.float32)).cuda().bfloat16() for v in (ha, hb))
+        theirs = torch_ms(torch, lambda: ta @ tb2)
+    add(
+        "bf16 2048^3",
+        "us",
+        gk_ms(lambda: a @ b),
+        theirs,
+        0,
+        "<= 30 us",
+        gk.linalg.matmul_path(a, b),
+    )
+
+    product("f32 4096^3 (no TF32)", "float32", 4096, 4096, 4096, ">= 0.9x")
+    gk.linalg.allow_tf32 = True
+    if torch:
+        torch.backends.cuda.matmul.allow_tf32 = True
+    product("tf32 8192^3, b N-major (copied)", "float32", 8192, 8192, 8192, ">= 0.9x")
+    product("tf32 8192^3, b K-major", "float32", 8192, 8192, 8192, ">= 0.9x", b_layout="col")
+    gk.linalg.allow_tf32 = False
+    if torch:
+        torch.backends.cuda.matmul.allow_tf32 = False
+
+    # decode: 1 x 4096 -> 11008 bf16, both weight layouts, weights alternating (HBM, not L2)
+    hx = host(rng, (1, 4096), "bfloat16")
+    x = gk.asarray(hx)
+    for layout in ("linear", "x@W"):
+        shape = (11008, 4096) if layout == "linear" else (4096, 11008)
+        hws = [host(rng, shape, "bfloat16") for _ in range(2)]
+        ws = [gk.asarray(h) for h in hws]
+        if layout == "linear":
+            ours = gk_ms(alternate([lambda w=w: gk.linear(x, w) for w in ws]))
+            path = gk.linalg.matmul_path(x, ws[0].T)
+        else:
+            ours = gk_ms(alternate([lambda w=w: x @ w for w in ws]))
+            path = gk.linalg.matmul_path(x, ws[0])
+        theirs = None
+        if torch:
+            tx = torch.from_numpy(hx.astype(np.float32)).cuda().bfloat16()
+            tws = [torch.from_numpy(h.astype(np.float32)).cuda().bfloat16() for h in hws]
+            if layout == "linear":
+                step = alternate(
+                    [lambda w=w, tx=tx: torch.nn.functional.linear(tx, w) for w in tws]
+                )
+            else:
+                step = alternate([lambda w=w, tx=tx: tx @ w for w in tws])
+            theirs = torch_ms(torch, step)
+        add(
+            f"decode {layout} 1x4096->11008",
+            "GB/s",
+            ours,
+            theirs,
+            11008 * 4096 * 2,
+            ">= 1.0x, >= 2500 GB/s",
+            path,
+        )
+
+    # the byte limit: a device-to-device copy (read + write)
+    src = gk.ones((2**28,), "float32")
+    copy = gk_ms(lambda: src.copy())
+    limit = 2 * 2**28 * 4 / (copy * 1e-3) / 1e9
+
+    width = max(len(r["row"]) for r in rows)
+    print(f"\nbackend: {gk.backend()}; device copy {limit:.0f} GB/s (read + write)")
+    print(
+        f"{'product':{width}s} {'unit':>7s} {'gpukit':>9s} {'torch':>9s} {'ratio':>7s} "
+        f"{'target':>22s}  path"
+    )
+    for r in rows:
+        theirs = "" if r["torch"] is None else f"{r['torch']:.1f}"
+        ratio = "" if r["ratio"] is None else f"{r['ratio']:.3f}"
+        if "plain_over_fused" in r:
+            ratio = f"{r['plain_over_fused']:.3f}"
+        print(
+            f"{r['row']:{width}s} {r['unit']:>7s} {r['gpukit']:9.1f} {theirs:>9s} "
+            f"{ratio:>7s} {r['target']:>22s}  {r['path']}"
+        )
+    path = os.environ.get("GPUKIT_BENCH_JSON", "bench_matmul.json")
+    with open(path, "w") as f:
+        json.dump(
+            {"device": str(gk.info().get("device")), "copy_GBps": limit, "rows": rows}, f, indent=1
+        )
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

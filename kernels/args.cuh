@@ -75,6 +75,87 @@
     F(gk_u64, bias)                           \
     F(gk_i64, s_bias)
 
+// kernels/gemm_f32.cu: out (batch, m, n) = epilogue(a (batch, m, k) @ b (batch, k, n)), one
+// (collapsed) batch axis; a batch stride of 0 broadcasts the operand. bias: 0 or n values at
+// stride s_bias; residual: 0 or (batch, m, n) at (sr_z, sr_m, 1). out_pairs: two adjacent outputs
+// may be stored as one aligned 8-byte word.
+#define GK_GEMM_F32_ARGS(F, A, M) \
+    F(gk_u64, a)                  \
+    F(gk_u64, b)                  \
+    F(gk_u64, out)                \
+    F(gk_u64, bias)               \
+    F(gk_u64, residual)           \
+    F(gk_i64, m)                  \
+    F(gk_i64, n)                  \
+    F(gk_i64, k)                  \
+    F(gk_i64, batch)              \
+    F(gk_i64, sa_m)               \
+    F(gk_i64, sa_k)               \
+    F(gk_i64, sa_z)               \
+    F(gk_i64, sb_k)               \
+    F(gk_i64, sb_n)               \
+    F(gk_i64, sb_z)               \
+    F(gk_i64, so_m)               \
+    F(gk_i64, so_z)               \
+    F(gk_i64, sr_m)               \
+    F(gk_i64, sr_z)               \
+    F(gk_i64, s_bias)             \
+    F(gk_i32, out_pairs)          \
+    F(gk_i32, unused)
+
+// kernels/gemm_sm90.cu, the block after its two tensor-map parameters (a and b reach the kernel
+// as TMA tensor maps), and its split-K reduction's only parameter. Tiles count GK_GEMM_BM x
+// GK_GEMM_BN outputs, K tiles slices of the stage's K; strides count elements of out's type.
+// workspace (splits > 1): fp32 partials (splits, batch, m, n). a/b_batched: the operand's tensor
+// map has a batch coordinate. out(z, m, n) at z * so_z + m * so_m + n, residual likewise.
+#define GK_GEMM_SM90_ARGS(F, A, M) \
+    F(gk_u64, out)                 \
+    F(gk_u64, bias)                \
+    F(gk_u64, residual)            \
+    F(gk_u64, workspace)           \
+    F(gk_i64, m)                   \
+    F(gk_i64, n)                   \
+    F(gk_i64, so_m)                \
+    F(gk_i64, so_z)                \
+    F(gk_i64, sr_m)                \
+    F(gk_i64, sr_z)                \
+    F(gk_i64, s_bias)              \
+    F(gk_i32, batch)               \
+    F(gk_i32, splits)              \
+    F(gk_i32, k_tiles)             \
+    F(gk_i32, k_tiles_per_split)   \
+    F(gk_i32, tiles_m)             \
+    F(gk_i32, tiles_n)             \
+    F(gk_i32, total_tiles)         \
+    F(gk_i32, a_batched)           \
+    F(gk_i32, b_batched)           \
+    F(gk_i32, out_pairs)
+
+// kernels/gemv.cu: out (m, n) = epilogue(x (m, k) @ w), w (n, k) for gk_gemv_nk (w(n, k) at
+// n * sw + k * swk) or (k, n) for gk_gemv_kn (w(k, n) at k * sw + n * swk); out and residual rows
+// contiguous along n. splits > 1: blockIdx.y takes k_per_split of k and writes float partials
+// (splits, m, n) to workspace, which gk_gemv_reduce adds up.
+#define GK_GEMV_ARGS(F, A, M) \
+    F(gk_u64, x)              \
+    F(gk_u64, w)              \
+    F(gk_u64, out)            \
+    F(gk_u64, bias)           \
+    F(gk_u64, residual)       \
+    F(gk_u64, workspace)      \
+    F(gk_i64, m)              \
+    F(gk_i64, n)              \
+    F(gk_i64, k)              \
+    F(gk_i64, sx_m)           \
+    F(gk_i64, sx_k)           \
+    F(gk_i64, sw)             \
+    F(gk_i64, swk)            \
+    F(gk_i64, so_m)           \
+    F(gk_i64, sr_m)           \
+    F(gk_i64, s_bias)         \
+    F(gk_i64, k_per_split)    \
+    F(gk_i32, splits)         \
+    F(gk_i32, unused)
+
 // Advanced indexing: out (contiguous, n elements of ndim dims) is gathered from src (or, for a
 // scatter, written into it). Each output dimension walks src by src_stride; index array k (int64)
 // is read at the offset its idx_stride row gives, and moves src by axis_stride[k] per unit of its
@@ -290,6 +371,9 @@
     S(gk_reduce_args, GK_REDUCE_ARGS)       \
     S(gk_scan_args, GK_SCAN_ARGS)           \
     S(gk_matmul_args, GK_MATMUL_ARGS)       \
+    S(gk_gemm_f32_args, GK_GEMM_F32_ARGS)   \
+    S(gk_gemm_sm90_args, GK_GEMM_SM90_ARGS) \
+    S(gk_gemv_args, GK_GEMV_ARGS)           \
     S(gk_gather_args, GK_GATHER_ARGS)       \
     S(gk_compact_args, GK_COMPACT_ARGS)     \
     S(gk_philox_args, GK_PHILOX_ARGS)       \

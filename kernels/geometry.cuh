@@ -25,6 +25,38 @@
 #define GK_MMA_TILE_BYTES (GK_MMA_BM * GK_MMA_BK * 2)  // one operand's tile in one stage
 #define GK_MMA_SMEM (GK_MMA_STAGES * 2 * GK_MMA_TILE_BYTES)
 
+// kernels/gemm_sm90.cu (sm_90a): a producer warpgroup and two consumer warpgroups; stages of K
+// slices whose shared-memory rows span the 128-byte swizzle; as many stages as the budget holds.
+#define GK_SM90_THREADS 384
+#define GK_SM90_ROW_BYTES 128       // one shared-memory row of a K slice: the 128-byte swizzle span
+#define GK_SM90_SMEM_BUDGET 230400  // the 227 KiB a block may have, less GK_SM90_SMEM_EXTRA
+#define GK_SM90_SMEM_EXTRA 2048     // 1024-byte alignment slack and the mbarriers
+#define GK_SM90_MAX_STAGES 8
+#define GK_SM90_PRODUCER_REGS 40  // setmaxnreg: 128 x 40 + 256 x 232 <= 65536
+#define GK_SM90_CONSUMER_REGS 232
+#define GK_SM90_GROUP_M 8      // tile rows per group of the tile order (L2 reuse)
+#define GK_SPLITK_THREADS 256  // block of the split-K reduction
+
+// kernels/gemv.cu: products of at most GK_GEMV_MAX_ROWS rows by a weight read once.
+#define GK_GEMV_THREADS 256
+#define GK_GEMV_MAX_ROWS 16
+// Defaults measured best on an H100 for 1 x 4096 -> 11008 bf16 (notes/gemm.md).
+#define GK_GEMV_CPW_DEFAULT 1        // gk_gemv_nk: output columns per warp
+#define GK_GEMV_NK_UNROLL_DEFAULT 2  // gk_gemv_nk: 16-byte loads in flight per lane and column
+#define GK_GEMV_CW_DEFAULT 4         // gk_gemv_kn: 16-byte column chunks per block
+#define GK_GEMV_KN_UNROLL_DEFAULT 4  // gk_gemv_kn: 16-byte loads in flight per thread
+#define GK_GEMV_HINT_DEFAULT 1       // weight loads skip L1 and fetch 256 bytes into L2 (CUDA)
+
+// kernels/gemm_f32.cu: exact float32 products.
+#define GK_F32_TILE 128  // square output tile of a block
+#define GK_F32_BK 8
+#define GK_F32_STAGES 4  // cp.async ring depth (CUDA); HIP double-buffers through registers
+#define GK_F32_THREADS 256
+// Measured on an H100 at 4096^3: register staging with two blocks per SM 43.6 TFLOP/s, cp.async
+// stages 34.7 (they spill under the 128-register cap) or 30.2 with one block per SM.
+#define GK_F32_MIN_BLOCKS_DEFAULT 2  // blocks per SM the register budget must allow
+#define GK_F32_ASYNC_DEFAULT 0       // 1: cp.async stages (CUDA sm_80+); 0: through registers
+
 // kernels/compact.cu: a tile of GK_COMPACT_THREADS * GK_COMPACT_ITEMS mask elements per block.
 #define GK_COMPACT_THREADS 256
 #define GK_COMPACT_ITEMS 16
@@ -49,32 +81,54 @@
 #define GK_UNIQUE_ITEMS 16
 
 // Every constant above, for gpukit._native.constants().
-#define GK_CONSTANTS(X)       \
-    X(GK_MAX_DIMS)            \
-    X(GK_MAX_OPERANDS)        \
-    X(GK_MAX_BATCH_DIMS)      \
-    X(GK_BLOCK)               \
-    X(GK_LANES)               \
-    X(GK_EW_VEC)              \
-    X(GK_MATMUL_THREADS)      \
-    X(GK_SKINNY_M)            \
-    X(GK_SKINNY_WARPS)        \
-    X(GK_MMA_BM)              \
-    X(GK_MMA_BN)              \
-    X(GK_MMA_BK)              \
-    X(GK_MMA_STAGES)          \
-    X(GK_MMA_THREADS)         \
-    X(GK_MMA_TILE_BYTES)      \
-    X(GK_MMA_SMEM)            \
-    X(GK_COMPACT_THREADS)     \
-    X(GK_COMPACT_ITEMS)       \
-    X(GK_COMPACT_TILE)        \
-    X(GK_ATTN_ROWS)           \
-    X(GK_ATTN_KEYS)           \
-    X(GK_ATTN_MAX_WARPS)      \
-    X(GK_ATTN_PAD_BYTES)      \
-    X(GK_PHILOX_PER_GROUP_32) \
-    X(GK_PHILOX_PER_GROUP_64) \
-    X(GK_SORT_RADIX_BITS)     \
-    X(GK_SORT_PORTION_KEYS)   \
+#define GK_CONSTANTS(X)          \
+    X(GK_MAX_DIMS)               \
+    X(GK_MAX_OPERANDS)           \
+    X(GK_MAX_BATCH_DIMS)         \
+    X(GK_BLOCK)                  \
+    X(GK_LANES)                  \
+    X(GK_EW_VEC)                 \
+    X(GK_MATMUL_THREADS)         \
+    X(GK_SKINNY_M)               \
+    X(GK_SKINNY_WARPS)           \
+    X(GK_MMA_BM)                 \
+    X(GK_MMA_BN)                 \
+    X(GK_MMA_BK)                 \
+    X(GK_MMA_STAGES)             \
+    X(GK_MMA_THREADS)            \
+    X(GK_MMA_TILE_BYTES)         \
+    X(GK_MMA_SMEM)               \
+    X(GK_SM90_THREADS)           \
+    X(GK_SM90_ROW_BYTES)         \
+    X(GK_SM90_SMEM_BUDGET)       \
+    X(GK_SM90_SMEM_EXTRA)        \
+    X(GK_SM90_MAX_STAGES)        \
+    X(GK_SM90_PRODUCER_REGS)     \
+    X(GK_SM90_CONSUMER_REGS)     \
+    X(GK_SM90_GROUP_M)           \
+    X(GK_SPLITK_THREADS)         \
+    X(GK_GEMV_THREADS)           \
+    X(GK_GEMV_MAX_ROWS)          \
+    X(GK_GEMV_CPW_DEFAULT)       \
+    X(GK_GEMV_NK_UNROLL_DEFAULT) \
+    X(GK_GEMV_CW_DEFAULT)        \
+    X(GK_GEMV_KN_UNROLL_DEFAULT) \
+    X(GK_GEMV_HINT_DEFAULT)      \
+    X(GK_F32_TILE)               \
+    X(GK_F32_BK)                 \
+    X(GK_F32_STAGES)             \
+    X(GK_F32_THREADS)            \
+    X(GK_F32_MIN_BLOCKS_DEFAULT) \
+    X(GK_F32_ASYNC_DEFAULT)      \
+    X(GK_COMPACT_THREADS)        \
+    X(GK_COMPACT_ITEMS)          \
+    X(GK_COMPACT_TILE)           \
+    X(GK_ATTN_ROWS)              \
+    X(GK_ATTN_KEYS)              \
+    X(GK_ATTN_MAX_WARPS)         \
+    X(GK_ATTN_PAD_BYTES)         \
+    X(GK_PHILOX_PER_GROUP_32)    \
+    X(GK_PHILOX_PER_GROUP_64)    \
+    X(GK_SORT_RADIX_BITS)        \
+    X(GK_SORT_PORTION_KEYS)      \
     X(GK_UNIQUE_ITEMS)

@@ -128,6 +128,13 @@ void bind_cuda(py::module_& m) {
              [](const CudaDevice& d, uint64_t module, const std::string& name) {
                  return to_int(d.function(handle<cu::Module>(module), name));
              })
+        .def_property_readonly("has_param_info", &CudaDevice::has_param_info)
+        .def(
+            "param_layout",
+            [](const CudaDevice& d, uint64_t f) { return d.param_layout(handle<cu::Function>(f)); },
+            py::arg("function"),
+            "[(byte offset, size)] of a kernel's parameters in its launch's parameter buffer "
+            "(CUDA 12.4+ drivers: see has_param_info).")
         .def("set_dynamic_shared",
              [](const CudaDevice& d, uint64_t f, int bytes) {
                  d.set_dynamic_shared(handle<cu::Function>(f), bytes);

@@ -16,6 +16,7 @@ using Module = struct CUmod_st*;
 using Function = struct CUfunc_st*;
 
 constexpr Result SUCCESS = 0;
+constexpr Result ERROR_INVALID_VALUE = 1;
 constexpr Result ERROR_OUT_OF_MEMORY = 2;
 constexpr Result ERROR_NOT_READY = 600;
 
@@ -76,6 +77,9 @@ struct Api {
     Result (*cuTensorMapEncodeTiled)(void*, unsigned, unsigned, void*, const uint64_t*,
                                      const uint64_t*, const unsigned*, const unsigned*, unsigned,
                                      unsigned, unsigned, unsigned);
+    // CUDA 12.4+ drivers only (null otherwise): where a kernel's parameter sits in the buffer
+    // that CU_LAUNCH_PARAM_BUFFER_POINTER passes, and its size.
+    Result (*cuFuncGetParamInfo)(Function, size_t, size_t*, size_t*);
 };
 
 constexpr Result ERROR_NOT_SUPPORTED = 801;

@@ -1,5 +1,6 @@
 #include "cuda_driver.h"
 
+#include <cstring>
 #include <map>
 
 #include "errors.h"
@@ -59,6 +60,8 @@ CudaDriver::CudaDriver(const std::string& library) : lib_(library) {
     lib_.bind(a.cuLaunchKernel, "cuLaunchKernel");
     a.cuTensorMapEncodeTiled =
         reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(lib_.symbol("cuTensorMapEncodeTiled"));
+    a.cuFuncGetParamInfo =
+        reinterpret_cast<decltype(a.cuFuncGetParamInfo)>(lib_.symbol("cuFuncGetParamInfo"));
     check(a.cuInit(0), "cuInit");
     check(a.cuDriverGetVersion(&version_), "cuDriverGetVersion");
 }
@@ -403,9 +406,33 @@ cu::Result CudaDevice::launch_buffer(cu::Function f, const unsigned* grid, const
 cu::Result CudaDevice::encode_tensor_map(void* out, const gk_tensor_map_desc& d,
                                          uint64_t address) const {
     if (api_.cuTensorMapEncodeTiled == nullptr) return cu::ERROR_NOT_SUPPORTED;
-    return api_.cuTensorMapEncodeTiled(out, d.data_type, d.rank, reinterpret_cast<void*>(address),
-                                       d.global_dim, d.global_strides, d.box_dim, d.element_strides,
-                                       d.interleave, d.swizzle, d.l2_promotion, d.oob_fill);
+    make_current();  // (a plan's first call on a thread encodes before it launches anything)
+    // The driver writes a CUtensorMap, which cuda.h declares 64-byte aligned; `out` may not be.
+    alignas(64) unsigned char map[GK_TENSOR_MAP_BYTES];
+    const cu::Result r = api_.cuTensorMapEncodeTiled(
+        map, d.data_type, d.rank, reinterpret_cast<void*>(address), d.global_dim, d.global_strides,
+        d.box_dim, d.element_strides, d.interleave, d.swizzle, d.l2_promotion, d.oob_fill);
+    if (r == cu::SUCCESS) std::memcpy(out, map, sizeof(map));
+    return r;
+}
+
+bool CudaDevice::has_param_info() const { return api_.cuFuncGetParamInfo != nullptr; }
+
+std::vector<std::pair<size_t, size_t>> CudaDevice::param_layout(cu::Function f) const {
+    if (api_.cuFuncGetParamInfo == nullptr) {
+        throw DriverError("cuFuncGetParamInfo", cu::ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED",
+                          "the driver predates CUDA 12.4");
+    }
+    make_current();
+    std::vector<std::pair<size_t, size_t>> out;
+    for (size_t index = 0; index < kMaxParams; ++index) {
+        size_t offset = 0, size = 0;
+        const cu::Result r = api_.cuFuncGetParamInfo(f, index, &offset, &size);
+        if (r == cu::ERROR_INVALID_VALUE) break;  // past the last parameter
+        check(r, "cuFuncGetParamInfo");
+        out.emplace_back(offset, size);
+    }
+    return out;
 }
 
 }  // namespace gpukit

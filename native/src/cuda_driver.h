@@ -85,12 +85,18 @@ class CudaDevice {
     cu::Result launch_buffer(cu::Function f, const unsigned* grid, const unsigned* block,
                              unsigned shared, cu::Stream s, const void* args, size_t bytes) const;
     cu::Result encode_tensor_map(void* out, const gk_tensor_map_desc& desc, uint64_t address) const;
+    // (byte offset, size) of each parameter of `f` in its launch's parameter buffer: a 64-byte
+    // aligned parameter (a tensor map) sits where the parameter bank's alignment puts it, not
+    // where C packing would. has_param_info(): whether the driver can say (CUDA 12.4+).
+    bool has_param_info() const;
+    std::vector<std::pair<size_t, size_t>> param_layout(cu::Function f) const;
 
     const gk_allocator_table* allocator_table() const { return &table_; }
     const gk_launch_table* launch_table() const { return &launch_table_; }
     const CudaDriver& driver() const { return driver_; }
 
    private:
+    static constexpr size_t kMaxParams = 4096;  // far past any kernel's parameter count
     CudaDevice(CudaDriver& driver, int ordinal);
     void check(cu::Result r, const char* call) const { driver_.check(r, call); }
 

@@ -4,6 +4,7 @@
 
 #include "bindings.h"
 #include "errors.h"
+#include "gpukit/launch_table.h"
 #include "host_allocator.h"
 #include "kernel_sources.h"
 #include "pacer.h"
@@ -85,6 +86,8 @@ PYBIND11_MODULE(_native, m) {
         },
         py::arg("table"),
         "Paces every kernel launch through the scheduler's table (gpukit._core.pacer_table()).");
+
+    m.attr("TENSOR_MAP_BYTES") = GK_TENSOR_MAP_BYTES;  // a tensor-map slot's bytes (launch_table.h)
 
     gpukit::bind_cuda(m);
     gpukit::bind_jit(m);

@@ -82,6 +82,8 @@ from .reductions import all, any, reduce
 from .runtime import Device, available_backends, use_backend
 from .runtime import devices as _devices
 from .scheduler import Scheduler
+from .searching import *  # noqa: F403
+from .searching import __all__ as _searching_names
 from .sorting import (
     argpartition,
     argsort,
@@ -109,8 +111,6 @@ from .sorting import (
     unique_inverse,
     unique_values,
 )
-from .searching import *  # noqa: F403
-from .searching import __all__ as _searching_names
 from .statistics import *  # noqa: F403
 from .statistics import __all__ as _statistics_names
 from .streams import Event, Stream, synchronize

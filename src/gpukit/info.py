@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from . import _native
+from . import _native, linalg
 from .base.version import VERSION
 from .errors import BackendUnavailableError
 from .runtime import devices, jit
@@ -53,6 +53,8 @@ def info() -> Info:
     out["hiprtc"] = _first_found(_libs.hiprtc_candidates(), _libs.probe_isolated)
     if rt is not None and rt.capabilities.compiles_kernels:
         out["compiler in use"] = rt.compiler_description()
+    if rt is not None:
+        out["matmul paths"] = rt.describe_matmul(bool(linalg.allow_tf32))
     cache = jit.cache_info()
     out["kernel cache"] = (
         f"{cache['directory']} ({cache['entries']} entries, {cache['bytes']} bytes)"

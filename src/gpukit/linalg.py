@@ -1,25 +1,42 @@
-"""Matrix products: NumPy's `matmul` (the @ operator) and `dot`, PyTorch's `linear`."""
+"""Matrix products: NumPy's `matmul` (the @ operator) and `dot`, PyTorch's `linear` (with a
+fused bias, activation and residual add), and which kernel a product runs on.
+
+`gpukit.linalg.allow_tf32` (False by default, like torch.backends.cuda.matmul.allow_tf32): when
+True, float32 products on GPUs with TF32 tensor cores (sm_90 here) round their operands to TF32
+(10 mantissa bits; relative error near 3e-4 instead of 1e-6)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from . import _core
 from .array import GPUArray, alignment, cached_plan, layout, operands, wrap
 from .base import dtypes, shapes
+from .elementwise import elementwise
 from .runtime.backend import Layout
 from .runtime.quota import local as _quota
+from .views import broadcast_to
+
+allow_tf32 = False
+_FLOAT32 = np.dtype("float32")
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
 
 
-def _product(a: GPUArray, b: GPUArray, bias, row_block) -> GPUArray:
-    """a @ b (+ a 1-D bias of the result's dtype along the last axis) through a plan;
-    `row_block`: at most that many rows per launch (None: the scheduler's advice)."""
+def _product(a: GPUArray, b: GPUArray, bias, row_block, activation=None, residual=None):
+    """activation(a @ b + bias) + residual through a plan: bias 1-D of the result's dtype along
+    the last axis, residual of the result's shape (a broadcast view will do); `row_block`: at
+    most that many rows per launch (None: the scheduler's advice)."""
     rt = a._rt
     shape = shapes.matmul_shape(a.shape, b.shape)
     dtype = dtypes.ufunc_result("matmul", a.dtype, b.dtype)
     strides = shapes.contiguous_strides(shape, dtype.itemsize)
     if row_block is None:  # best-effort work beside guaranteed work launches in row slices
         row_block = _core.slice_rows() or None
+    tf32 = bool(allow_tf32) and dtype == _FLOAT32
     key = ["matmul", rt, row_block]
-    for x in (a, b, bias):
+    if activation is not None or residual is not None or tf32:
+        key += ("epilogue", activation, residual is not None, tf32)
+    for x in (a, b, bias, residual):
         if x is not None:
             key += (x.dtype, x.shape, x.strides, alignment(x))
     plan = cached_plan(
@@ -30,11 +47,15 @@ def _product(a: GPUArray, b: GPUArray, bias, row_block) -> GPUArray:
             Layout(dtype, shape, strides),
             None if bias is None else layout(bias),
             row_block,
+            activation,
+            None if residual is None else layout(residual),
+            tf32,
         ),
     )
     args = [a._buf, a._offset, b._buf, b._offset]
-    if bias is not None:
-        args += (bias._buf, bias._offset)
+    for x in (bias, residual):
+        if x is not None:
+            args += (x._buf, x._offset)
     return wrap(plan(rt.thread.stream, _quota.quota, *args), shape, dtype, strides, rt)
 
 
@@ -74,11 +95,14 @@ def dot(a, b) -> GPUArray:
     return matmul(rows, cols).reshape(*a.shape[:-1], *b.shape[:-2], n)
 
 
-def linear(x, weight, bias=None) -> GPUArray:
-    """PyTorch's linear: x @ weight.T (+ bias), weight of shape (out_features, in_features), x of
-    shape (..., in_features). A 1-D bias of the result's dtype is added in the matmul's epilogue;
-    any other broadcastable bias in one add after it."""
-    ops, _ = operands(x, weight, *([] if bias is None else [bias]))
+def linear(x, weight, bias=None, activation=None, residual=None) -> GPUArray:
+    """PyTorch's linear, x @ weight.T (+ bias), then `activation` ("relu", "gelu" (exact),
+    "gelu_tanh", "silu"), then + `residual`: weight of shape (out_features, in_features), x of
+    shape (..., in_features), residual broadcastable to the result. A 1-D bias and a residual of
+    the result's dtype are applied in the product's epilogue, in float32 before the one rounding
+    of the result (where the kernel has an epilogue); any other bias is added after the product
+    (with NumPy's promotion), any other residual in float32 and stored in the result's dtype."""
+    ops, _ = operands(x, weight, *(y for y in (bias, residual) if y is not None))
     x, weight = ops[:2]
     if not isinstance(x, GPUArray) or not isinstance(weight, GPUArray) or x.ndim == 0:
         raise ValueError("linear: x must be at least 1-D and weight a 2-D array")
@@ -87,26 +111,64 @@ def linear(x, weight, bias=None) -> GPUArray:
             f"linear: x of shape {x.shape} does not fit weight of shape {weight.shape} "
             "(expected weight (out_features, x.shape[-1]))"
         )
+    if activation is not None and activation not in ACTIVATIONS:
+        raise ValueError(
+            f"linear: activation must be one of {', '.join(ACTIVATIONS)} or None, "
+            f"not {activation!r}"
+        )
     w_t = weight.T
     shape = shapes.matmul_shape(x.shape, w_t.shape)
     dtype = dtypes.ufunc_result("matmul", x.dtype, weight.dtype)
+    if (activation is not None or residual is not None) and not dtypes.is_floating(dtype):
+        raise ValueError(f"linear: activation and residual need a floating result, not {dtype}")
     bias = ops[2] if bias is not None else None
+    res = ops[-1] if residual is not None else None
+    if res is not None:
+        if not isinstance(res, GPUArray):
+            raise ValueError("linear: residual must be an array")
+        try:
+            res = broadcast_to(res, shape)
+        except ValueError:
+            raise ValueError(
+                f"linear: residual of shape {res.shape} does not broadcast to the result's "
+                f"shape {shape}"
+            ) from None
     fused = (
         isinstance(bias, GPUArray)
         and bias.ndim == 1
         and bias.shape[0] == weight.shape[0]
         and bias.dtype == dtype
     )
-    out = _product(x, w_t, bias if fused else None, None)
     if bias is None or fused:
-        return out
+        return _product(x, w_t, bias, None, activation, res)
+    # The bias first (it may promote the result), then the rest of the epilogue as ops.
+    out = _product(x, w_t, None, None)
     try:
-        return out + bias
+        out = out + bias
     except ValueError:
         raise ValueError(
             f"linear: bias of shape {getattr(bias, 'shape', ())} does not broadcast to the "
             f"result's shape {shape}"
         ) from None
+    if activation is not None:
+        out = elementwise(activation, out)
+    if res is not None:
+        out = elementwise("add", out, res, out=out)
+    return out
+
+
+def matmul_path(a, b) -> str:
+    """The kernel family `a @ b` runs on, by the names gpukit.info() uses: "sm90a-wgmma-tma"
+    (Hopper: TMA + wgmma), "sm80-mma" (mma.sync tensor cores), "gemv" (a few rows: the weight
+    streamed once), "f32-simt" (exact float32), "generic" (the tiled kernel, every dtype), or
+    "numpy" on the CPU backend."""
+    (a, b), rt = operands(a, b)
+    if not isinstance(a, GPUArray) or not isinstance(b, GPUArray):
+        raise ValueError("matmul_path: both operands must be arrays")
+    shape = shapes.matmul_shape(a.shape, b.shape)
+    dtype = dtypes.ufunc_result("matmul", a.dtype, b.dtype)
+    out = Layout(dtype, shape, shapes.contiguous_strides(shape, dtype.itemsize))
+    return rt.matmul_path(layout(a), layout(b), out, bool(allow_tf32))
 
 
 GPUArray.__matmul__ = lambda self, other: matmul(self, other)

@@ -166,6 +166,27 @@ def test_matmul_with_bias_and_row_slices(rt, rng):
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_matmul_epilogue_and_row_slices_give_the_same_bits(rt, rng, dtype):
+    """act(a @ b + bias) + residual, whole and in row slices: the same bits, near float64."""
+    dt = np.dtype(dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    a, b = random_array(rng, (300, 264), dt), random_array(rng, (264, 520), dt)
+    bias, res = random_array(rng, (520,), dt), random_array(rng, (300, 520), dt)
+    (ba, oa, la), (bb, ob, lb) = put(rt, a), put(rt, b)
+    (bc, oc, lc), (br, orr, lr) = put(rt, bias), put(rt, res)
+    out = dense(dt, (300, 520))
+    got = []
+    for row_block in (None, 100):
+        plan = rt.plan_matmul(la, lb, out, lc, row_block, "silu", lr)
+        got.append(get(rt, plan(rt.stream, None, ba, oa, bb, ob, bc, oc, br, orr), out))
+    np.testing.assert_array_equal(got[1], got[0])
+    f64 = np.float64
+    x = a.astype(f64) @ b.astype(f64) + bias.astype(f64)
+    ref = x / (1 + np.exp(-x)) + res.astype(f64)
+    err = np.linalg.norm(got[0].astype(f64) - ref) / np.linalg.norm(ref)
+    assert err < (1e-5 if dtype == "float32" else 1e-2), err
+
+
 def test_philox_matches_the_reference_generator(rt):
     out = dense(F32, (1001,))
     plan = rt.plan_philox("gk_rand_f", out, False)

@@ -44,6 +44,19 @@ def test_every_builtin_kernel_compiles_to_cubin(arch):
             assert name.encode() in image, (file, name)
 
 
+def test_every_kernel_file_has_instances_that_the_compile_tests_build():
+    """Each kernels/*.cu is in representative_instances (built here for sm_80/89/90 and for
+    gfx90a unless NVIDIA-only) or, built for sm_90a alone, in sm90a_instances
+    (tests/gpu/test_gemm_kernels.py)."""
+    files = {f for f in jit.list_kernels() if f.endswith(".cu")}
+    cuda = {f for f, _ in _kernels.representative_instances("cuda", 90)}
+    sm90a = {f for f, _ in _kernels.sm90a_instances()}
+    assert sm90a == set(_kernels.SM90A_FILES) and not cuda & sm90a
+    assert cuda | sm90a == files
+    hip = {f for f, _ in _kernels.representative_instances("hip")}
+    assert files - hip == set(_kernels.CUDA_MIN_ARCH)
+
+
 def test_every_elementwise_op_of_the_table_compiles():
     """A new op's C expression compiles (once, in a type every op accepts)."""
     j = jit.Jit(compiler("nvrtc"), ["--gpu-architecture=sm_90"])

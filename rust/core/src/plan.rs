@@ -18,8 +18,8 @@ pub enum SlotKind {
     /// The argument's address plus the displacement, as a u64; it must be a multiple of `align`
     /// (the plan's kernel choice assumed it).
     Address { align: u64 },
-    /// The TMA descriptor of `desc` over the argument's address plus the displacement, cached
-    /// for the last address seen.
+    /// The TMA descriptor of `desc` over the argument's address plus the displacement (which
+    /// TMA needs 16-byte aligned), cached for the last address seen.
     TensorMap {
         desc: Box<TensorMapDesc>,
         last: Mutex<Option<(u64, [u8; TENSOR_MAP_BYTES])>>,
@@ -42,6 +42,9 @@ impl SlotKind {
         matches!(self, SlotKind::Address { .. } | SlotKind::TensorMap { .. })
     }
 }
+
+/// The alignment TMA needs of a tensor's global address.
+const TENSOR_MAP_ALIGN: u64 = 16;
 
 #[derive(Debug)]
 pub struct Slot {
@@ -204,7 +207,17 @@ fn check_slot(slot: &Slot, values: &[Value]) -> Result<(), PlanError> {
             }
             Ok(())
         }
-        (Some(Value::Address(_)), SlotKind::TensorMap { .. }) => Ok(()),
+        (Some(Value::Address(base)), SlotKind::TensorMap { .. }) => {
+            let address = base.wrapping_add_signed(slot.displacement);
+            if address % TENSOR_MAP_ALIGN != 0 {
+                return Err(PlanError::Misaligned {
+                    arg: slot.arg,
+                    address,
+                    align: TENSOR_MAP_ALIGN,
+                });
+            }
+            Ok(())
+        }
         (Some(Value::Scalar { .. }), SlotKind::F64 | SlotKind::I64) => Ok(()),
         _ => Err(PlanError::WrongValue {
             arg: slot.arg,

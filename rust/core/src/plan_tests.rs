@@ -253,6 +253,42 @@ fn tensor_maps_are_encoded_once_per_address() {
 }
 
 #[test]
+fn a_tensor_map_over_a_misaligned_address_is_refused() {
+    let (table, rec) = table();
+    let plan = Plan::new(
+        vec![Launch {
+            function: 1,
+            geometry: GEOMETRY,
+            blob: vec![0; 128],
+            slots: vec![slot(
+                0,
+                0,
+                8,
+                SlotKind::TensorMap {
+                    desc: Box::new(TensorMapDesc::default()),
+                    last: Mutex::new(None),
+                },
+            )],
+        }],
+        1,
+    )
+    .unwrap();
+    let err = plan
+        .run(&[Value::Address(0x1000)], 0, &table, &NO_WAIT)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        PlanError::Misaligned {
+            arg: 0,
+            address: 0x1008,
+            align: 16
+        }
+    );
+    assert_eq!(*rec.encodes.lock().unwrap(), 0);
+    assert!(rec.launches.lock().unwrap().is_empty());
+}
+
+#[test]
 fn launch_errors_carry_the_backend_name() {
     let (table, rec) = table();
     *rec.fail_with.lock().unwrap() = 1;

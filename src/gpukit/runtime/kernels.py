@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base.dtypes import bfloat16, is_floating
+from .args import CONSTANTS
 from .ops import ELEMENTWISE, functor_source
 from .philox import uniform_bits
 from .sort_plan import search_defines, sort_defines, tuning
@@ -124,6 +125,117 @@ def matmul_mma(
     return "matmul_mma.cu", defines
 
 
+# The matrix-product kernels' fused epilogue (kernels/epilogue.cuh): activation by name, and the
+# output type (bias and residual share it) by dtype name.
+ACTIVATIONS = {
+    None: "GK_ACT_NONE",
+    "relu": "GK_ACT_RELU",
+    "gelu": "GK_ACT_GELU",
+    "gelu_tanh": "GK_ACT_GELU_TANH",
+    "silu": "GK_ACT_SILU",
+}
+_EPI_OUT = {"float16": "GK_OUT_F16", "bfloat16": "GK_OUT_BF16", "float32": "GK_OUT_F32"}
+# The sm_90a GEMM's operand types by dtype name (float32 multiplies as TF32).
+_SM90_TYPE = {"float16": "GK_GEMM_F16", "bfloat16": "GK_GEMM_BF16", "float32": "GK_GEMM_TF32"}
+NO_EPILOGUE = (False, None, False)
+
+
+def _epilogue(epilogue) -> tuple[str, ...]:
+    """(bias, activation name or None, residual) as the GK_EPI_* defines."""
+    bias, activation, residual = epilogue
+    return (
+        f"GK_EPI_BIAS={int(bias)}",
+        f"GK_EPI_ACT={ACTIVATIONS[activation]}",
+        f"GK_EPI_RESIDUAL={int(residual)}",
+    )
+
+
+def sm90_stages(bm: int, bn: int) -> tuple[int, int]:
+    """(pipeline stages, dynamic shared bytes) of the sm_90a GEMM with a bm x bn tile: as many
+    K slices as the shared-memory budget holds."""
+    stage = (bm + bn) * CONSTANTS["GK_SM90_ROW_BYTES"]
+    stages = min(CONSTANTS["GK_SM90_MAX_STAGES"], CONSTANTS["GK_SM90_SMEM_BUDGET"] // stage)
+    return stages, stages * stage + CONSTANTS["GK_SM90_SMEM_EXTRA"]
+
+
+def gemm_sm90(
+    dtype: str, bm: int, bn: int, a_mn: bool, b_mn: bool, wait1: bool, epilogue=NO_EPILOGUE
+) -> tuple[str, tuple]:
+    """The sm_90a GEMM (wgmma + TMA) over `dtype` ("float16", "bfloat16"; "float32" as TF32) with
+    bm x bn tiles; `a_mn` / `b_mn`: a is M-major, b N-major (else K-major); `wait1`: consumers
+    keep one wgmma group in flight; `epilogue`: (bias, activation, residual)."""
+    stages, shared = sm90_stages(bm, bn)
+    return "gemm_sm90.cu", (
+        f"GK_GEMM_TYPE={_SM90_TYPE[dtype]}",
+        f"GK_GEMM_BM={bm}",
+        f"GK_GEMM_BN={bn}",
+        f"GK_GEMM_STAGES={stages}",
+        f"GK_GEMM_SMEM={shared}",
+        f"GK_A_MN={int(a_mn)}",
+        f"GK_B_MN={int(b_mn)}",
+        f"GK_GEMM_WAIT1={int(wait1)}",
+        *_epilogue(epilogue),
+    )
+
+
+GEMV_DTYPES = ("float16", "bfloat16", "float32")
+
+
+def gemv_rows_compiled(m: int) -> int:
+    """The row count a GEMV instance is compiled for (1, 2, 4, 8 or 16) to serve m rows."""
+    return 1 << (m - 1).bit_length()
+
+
+def gemv_tune(layout: str, tune=None) -> tuple[int, int, int]:
+    """(columns per warp (nk) or 16-byte column chunks per block (kn), 16-byte loads in flight,
+    streaming-load hint) of a GEMV instance: `tune`, else geometry.cuh's defaults."""
+    c = CONSTANTS
+    if tune is not None:
+        return tuple(tune)
+    if layout == "nk":
+        return c["GK_GEMV_CPW_DEFAULT"], c["GK_GEMV_NK_UNROLL_DEFAULT"], c["GK_GEMV_HINT_DEFAULT"]
+    return c["GK_GEMV_CW_DEFAULT"], c["GK_GEMV_KN_UNROLL_DEFAULT"], c["GK_GEMV_HINT_DEFAULT"]
+
+
+def gemv(
+    dtype: str, layout: str, rows: int, vec: bool, tune=None, epilogue=NO_EPILOGUE
+) -> tuple[str, tuple]:
+    """The GEMV kernels (kernels/gemv.cu) over `dtype` (GEMV_DTYPES) for a weight in `layout`
+    ("nk": w (n, k), linear's; "kn": w (k, n)), compiled for `rows` rows (1, 2, 4, 8, 16);
+    `vec`: 16-byte loads; `tune`: as gemv_tune takes it."""
+    width, unroll, hint = gemv_tune(layout, tune)
+    return "gemv.cu", (
+        f"GK_T={C_TYPES[np.dtype(bfloat16 if dtype == 'bfloat16' else dtype)]}",
+        f"GK_EPI_OUT={_EPI_OUT[dtype]}",
+        f"GK_GEMV_ROWS={rows}",
+        f"GK_VEC={int(vec)}",
+        f"GK_GEMV_CPW={width}" if layout == "nk" else f"GK_GEMV_CW={width}",
+        f"GK_GEMV_UNROLL={unroll}",
+        f"GK_GEMV_HINT={hint}",
+        *_epilogue(epilogue),
+    )
+
+
+def gemm_f32(
+    a_mn: bool, b_mn: bool, vec: bool, tune=None, epilogue=NO_EPILOGUE
+) -> tuple[str, tuple]:
+    """The exact float32 GEMM (kernels/gemm_f32.cu): `a_mn` / `b_mn`: a contiguous along m, b
+    along n (else along k); `vec`: 16-byte loads; `tune`: (blocks per SM the registers must
+    allow, cp.async stages (1) or register staging (0)) instead of geometry.cuh's defaults."""
+    min_blocks, async_copies = tune or (
+        CONSTANTS["GK_F32_MIN_BLOCKS_DEFAULT"],
+        CONSTANTS["GK_F32_ASYNC_DEFAULT"],
+    )
+    return "gemm_f32.cu", (
+        f"GK_A_MN={int(a_mn)}",
+        f"GK_B_MN={int(b_mn)}",
+        f"GK_VEC={int(vec)}",
+        f"GK_F32_MIN_BLOCKS={min_blocks}",
+        f"GK_F32_ASYNC={async_copies}",
+        *_epilogue(epilogue),
+    )
+
+
 def cumsum(src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
     acc = C_TYPES[out] if is_integral(out) else ("double" if out == np.float64 else "float")
     return "scan.cu", (f"GK_IN_T={C_TYPES[src]}", f"GK_ACC_T={acc}", f"GK_OUT_T={C_TYPES[out]}")
@@ -224,11 +336,17 @@ KERNEL_NAMES = {
         "gk_bincount",
         "gk_bin_sums",
     ),
+    "gemv.cu": ("gk_gemv_nk", "gk_gemv_kn", "gk_gemv_reduce"),
+    "gemm_f32.cu": ("gk_gemm_f32",),
+    "gemm_sm90.cu": ("gk_gemm_sm90", "gk_gemm_splitk_reduce"),
 }
 
 
 # Files that use NVIDIA-only instructions (inline PTX), with the oldest architecture they need.
-CUDA_MIN_ARCH = {"matmul_mma.cu": 80}
+CUDA_MIN_ARCH = {"matmul_mma.cu": 80, "gemm_sm90.cu": 90}
+# Files built for sm_90a alone (wgmma, setmaxnreg: no other architecture runs them), by a JIT of
+# their own on sm_90 devices; their instances are sm90a_instances(), not representative ones.
+SM90A_FILES = ("gemm_sm90.cu",)
 
 
 def source(file: str, defines: tuple, sources: dict) -> str:
@@ -370,7 +488,30 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         search_defines(i64),
         search_defines(bf16),
         search_defines(u8),
+        gemv("bfloat16", "nk", 1, True),
+        gemv("bfloat16", "kn", 1, True),
+        gemv("float16", "nk", 4, True, epilogue=(True, "gelu", True)),
+        gemv("float32", "kn", 16, False, epilogue=(False, "silu", True)),
+        gemv("float32", "nk", 2, False, (2, 4, 0)),
+        gemm_f32(False, True, True),
+        gemm_f32(True, False, False, epilogue=(True, "gelu_tanh", True)),
+        gemm_f32(True, True, True, (1, 1), (False, "relu", False)),
     ]
     if target == "hip":
         return [x for x in instances if x[0] not in CUDA_MIN_ARCH]
     return [x for x in instances if CUDA_MIN_ARCH.get(x[0], 0) <= arch]
+
+
+def sm90a_instances() -> list[tuple[str, tuple]]:
+    """Instances of the sm_90a GEMM that products commonly take (jit.warmup on sm_90, the
+    compile and SASS tests): a @ b and x @ w.T of row-major operands, an M-major a over a long K,
+    a fused epilogue, TF32, and the small tile of split-K products."""
+    return [
+        gemm_sm90("bfloat16", 128, 256, False, True, True),
+        gemm_sm90("bfloat16", 128, 256, False, False, True),
+        gemm_sm90("float16", 256, 128, True, True, False),
+        gemm_sm90("bfloat16", 128, 256, False, False, True, (True, "gelu", True)),
+        gemm_sm90("float32", 128, 256, False, False, True),
+        gemm_sm90("bfloat16", 128, 64, False, True, True, (False, "silu", True)),
+        gemm_sm90("float16", 128, 128, True, False, False, (True, None, False)),
+    ]

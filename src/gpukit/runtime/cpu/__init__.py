@@ -13,6 +13,7 @@ from ...base.dtypes import bfloat16
 from ...base.shapes import contiguous_strides
 from .. import philox
 from ..backend import Capabilities, Layout
+from ..ops import ELEMENTWISE
 from . import nn
 from . import sort as _sort
 
@@ -24,6 +25,7 @@ CAPABILITIES = Capabilities(
     cuda_array_interface=False,
 )
 _F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
 _I32 = np.dtype(np.int32)
 _I64 = np.dtype(np.int64)
 
@@ -255,29 +257,50 @@ class CpuBackend:
 
         return self._plan((src,), [out], compute)
 
-    def plan_matmul(self, a: Layout, b: Layout, out: Layout, bias, row_block):
-        """out = a @ b (+ bias along the last axis); `row_block`: at most that many output rows
-        per step, as the GPU backends launch it."""
+    def plan_matmul(self, a: Layout, b: Layout, out: Layout, bias, row_block, activation=None,
+                    residual=None, tf32=False):  # fmt: skip
+        """out = activation(a @ b + bias) + residual; floating results in float32 (float64 stays
+        float64) rounded once when stored, as the GPU kernels' epilogue does; integer ones exact.
+        `row_block`: at most that many output rows per step, as the GPU backends launch it.
+        `tf32` changes nothing here: NumPy multiplies in full float32."""
+        if row_block is not None and row_block < 1:
+            raise ValueError(f"matmul: row_block must be at least 1, got {row_block}")
+        act = ELEMENTWISE[activation].cpu if activation is not None else None
+        floating = out.dtype.kind == "f" or out.dtype == bfloat16
+        acc = _F64 if out.dtype == _F64 else _F32
 
         def compute(va, vb, *rest):
-            *vbias, vo = rest
-            va, vb = _as_f32(va), _as_f32(vb)
+            *extra, vo = rest
+            vbias = extra[0] if bias is not None else None
+            vres = extra[-1] if residual is not None else None
+            if floating:
+                va, vb = va.astype(acc, copy=False), vb.astype(acc, copy=False)
+            dest = np.empty(vo.shape, acc) if floating else vo
+            if va.ndim == 1 or row_block is None or row_block >= va.shape[-2]:
+                np.matmul(va, vb, out=dest)
+            else:
+                b2 = vb if vb.ndim > 1 else vb[:, None]
+                o2 = dest if vb.ndim > 1 else dest[..., None]
+                for r0 in range(0, va.shape[-2], row_block):
+                    rows = slice(r0, r0 + row_block)
+                    np.matmul(va[..., rows, :], b2, out=o2[..., rows, :])
+            if vbias is not None:
+                np.add(dest, vbias.astype(acc) if floating else vbias, out=dest)
+            if act is not None:
+                act(dest, dest)
+            if vres is not None:
+                np.add(dest, vres.astype(acc) if floating else vres, out=dest)
+            if floating:
+                np.copyto(vo, dest, casting="unsafe")
 
-            def run(dest):
-                if va.ndim == 1 or row_block is None or row_block >= va.shape[-2]:
-                    np.matmul(va, vb, out=dest)
-                else:
-                    b2 = vb if vb.ndim > 1 else vb[:, None]
-                    o2 = dest if vb.ndim > 1 else dest[..., None]
-                    for r0 in range(0, va.shape[-2], row_block):
-                        rows = slice(r0, r0 + row_block)
-                        np.matmul(va[..., rows, :], b2, out=o2[..., rows, :])
-                if vbias:
-                    np.add(dest, _as_f32(vbias[0]), out=dest)
+        inputs = (a, b, *(x for x in (bias, residual) if x is not None))
+        return self._plan(inputs, [out], compute)
 
-            _compute_into(vo, run)
+    def matmul_path(self, a: Layout, b: Layout, out: Layout, tf32: bool) -> str:
+        return "numpy"
 
-        return self._plan((a, b) if bias is None else (a, b, bias), [out], compute)
+    def describe_matmul(self, tf32: bool) -> str:
+        return "numpy (16-bit floats multiplied in float32)"
 
     def plan_arange(self, out: Layout):
         def compute(start, step, o):

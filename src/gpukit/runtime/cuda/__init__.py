@@ -66,6 +66,15 @@ class CudaBackend:
         self.jit = jit.Jit(
             compiler, jit.nvrtc_arch_options(compiler, self.device.compute_capability)
         )
+        # The sm_90a GEMM (wgmma, setmaxnreg) is built for sm_90a by a JIT of its own, and its
+        # tensor-map parameters are placed where the driver says (cuFuncGetParamInfo).
+        self.sm90a_jit = None
+        if (
+            self.device.compute_capability == (9, 0)
+            and 90 in compiler.supported_archs()
+            and self.device.has_param_info
+        ):
+            self.sm90a_jit = jit.Jit(compiler, ["--gpu-architecture=sm_90a"])
         self.pool = _core.Pool(self.device.allocator_table())
         self.launch_table = self.device.launch_table()
         self.default_stream = self.device.default_stream
@@ -75,7 +84,13 @@ class CudaBackend:
         self._modules: dict = {}
         self._functions: dict = {}
         self._shared_set: dict = {}
+        self._params: dict = {}
         self._lock = threading.Lock()
+
+    @property
+    def sm90a(self) -> bool:
+        """Whether products may take the sm_90a GEMM here."""
+        return self.sm90a_jit is not None
 
     def describe(self) -> str:
         d = self.device
@@ -88,9 +103,10 @@ class CudaBackend:
 
     def compiler_description(self) -> str:
         c = self.jit.compiler
+        extra = " (sm_90a for the GEMM)" if self.sm90a else ""
         return (
             f"{c.kind} {'.'.join(map(str, c.version))} at {c.path} ({self.compiler_origin}), "
-            f"target {' '.join(self.jit.arch_options)}"
+            f"target {' '.join(self.jit.arch_options)}{extra}"
         )
 
     # --- streams and events -------------------------------------------------------------------
@@ -139,11 +155,13 @@ class CudaBackend:
         _native.install_pacer(table)
 
     # --- kernels --------------------------------------------------------------------------------
-    def module(self, name: str, source: str, options=()) -> int:
-        key = (name, source, tuple(options))
+    def module(self, name: str, source: str, options=(), compiler=None) -> int:
+        """The module of `source` built by `compiler` (a jit.Jit; the device's own by default)."""
+        compiler = compiler or self.jit
+        key = (name, source, tuple(options), tuple(compiler.arch_options))
         module = self._modules.get(key)
         if module is None:
-            image = self.jit.build(name, source, options)
+            image = compiler.build(name, source, options)
             with self._lock:
                 module = self._modules.get(key)
                 if module is None:
@@ -155,15 +173,29 @@ class CudaBackend:
         key = (file, defines, name)
         fn = self._functions.get(key)
         if fn is None:
+            compiler = self.jit
+            if file in kernels.SM90A_FILES:
+                if self.sm90a_jit is None:
+                    raise RuntimeError(f"{file} runs on sm_90 only, with sm_90a support")
+                compiler = self.sm90a_jit
             source = kernels.source(file, defines, jit.builtin_sources())
-            module = self.module(file, source, kernels.options(defines))
+            module = self.module(file, source, kernels.options(defines), compiler)
             fn = self._functions[key] = self.device.function(module, name)
         return fn
+
+    def param_layout(self, fn: int) -> list[tuple[int, int]]:
+        """[(byte offset, size)] of a kernel's parameters in its parameter buffer, as the driver
+        reports them."""
+        layout = self._params.get(fn)
+        if layout is None:
+            layout = self._params[fn] = [tuple(p) for p in self.device.param_layout(fn)]
+        return layout
 
     def kernel_instances(self) -> list:
         """A few instances of every built-in kernel file that this GPU runs (jit.warmup)."""
         major, minor = self.device.compute_capability
-        return kernels.representative_instances("cuda", major * 10 + minor)
+        instances = kernels.representative_instances("cuda", major * 10 + minor)
+        return instances + (kernels.sm90a_instances() if self.sm90a else [])
 
     def compile_function(self, file_name: str, source: str, options, kernel: str) -> int:
         return self.device.function(self.module(file_name, source, options), kernel)
@@ -215,6 +247,8 @@ class CudaBackend:
     plan_arange = reduce.plan_arange
     plan_philox = reduce.plan_philox
     plan_matmul = matmul.plan_matmul
+    matmul_path = matmul.matmul_path
+    describe_matmul = matmul.describe_paths
     plan_gather = gather.plan_gather
     nonzero = gather.nonzero
     plan_nn_rows = nn.plan_nn_rows

@@ -3,9 +3,10 @@ launches whose argument blocks are packed once, with slots for what changes per 
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
-from ... import _core
+from ... import _core, _native
 from ..args import arg_struct
 
 
@@ -34,21 +35,36 @@ class PlanBuilder:
     def scratch_arg(self, i: int) -> int:
         return len(self.arguments) + len(self.outputs) + i
 
+    def add_scratch(self, nbytes: int) -> int:
+        """One more buffer of `nbytes` that every call allocates for its launches; its argument
+        number."""
+        self.scratch.append(int(nbytes))
+        return self.scratch_arg(len(self.scratch) - 1)
+
     def launch(self, fn, grid, block, struct: str, fields: dict, *, shared=0, addresses=(),
-               floats=(), ints=()) -> None:  # fmt: skip
+               floats=(), ints=(), at=0, tensor_maps=()) -> None:  # fmt: skip
         """One launch of `fn` with argument block `struct`: `fields` packed now; `addresses`:
         (field, arg, byte displacement, alignment) whose address is filled in per call (field:
         a name, or (name, index...) for an array field); `floats` / `ints`: (field, arg) taking
-        a scalar argument as a double / a 64-bit integer."""
+        a scalar argument as a double / a 64-bit integer. For a kernel with more parameters than
+        the block: `at`, the block's byte offset in the parameter buffer, and `tensor_maps`:
+        (byte offset, arg, byte displacement, descriptor) of the TMA tensor-map parameters
+        encoded per call over the argument's address (descriptor: gemm_plan.TensorMap's)."""
         s = arg_struct(struct)
-        blob = bytes(s.pack(**fields))
+        packed = s.pack(**fields)
+        end = max([at + len(packed)] + [o + _native.TENSOR_MAP_BYTES for o, *_ in tensor_maps])
+        blob = bytearray(end)
+        blob[at : at + len(packed)] = packed
         slots = []
         for field, arg, displacement, align in addresses:
-            slots.append(("address", _offset(s, field), arg, int(displacement), int(align)))
-        slots += [("f64", _offset(s, field), arg, 0, 0) for field, arg in floats]
-        slots += [("i64", _offset(s, field), arg, 0, 0) for field, arg in ints]
+            slots.append(("address", at + _offset(s, field), arg, int(displacement), int(align)))
+        slots += [("f64", at + _offset(s, field), arg, 0, 0) for field, arg in floats]
+        slots += [("i64", at + _offset(s, field), arg, 0, 0) for field, arg in ints]
+        for offset, arg, displacement, descriptor in tensor_maps:
+            slots.append(("tensor_map", int(offset), arg, int(displacement), descriptor))
+        _check_disjoint(slots, at, len(packed))
         grid, block = _dim3(grid), _dim3(block)
-        self.launches.append((fn, grid, block, int(shared), blob, slots))
+        self.launches.append((fn, grid, block, int(shared), bytes(blob), slots))
 
     def build(self):
         b = self.backend
@@ -61,6 +77,19 @@ def _offset(struct, field) -> int:
     if isinstance(field, tuple):
         return struct.offset(field[0], *field[1:])
     return struct.offset(field)
+
+
+def _check_disjoint(slots, at: int, size: int) -> None:
+    """Tensor maps may not overlap each other or the argument block."""
+    spans = [(at, at + size)] + [
+        (offset, offset + _native.TENSOR_MAP_BYTES)
+        for kind, offset, *_ in slots
+        if kind == "tensor_map"
+    ]
+    spans.sort()
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        if start < end:
+            raise ValueError(f"a kernel parameter at byte {start} overlaps the one before it")
 
 
 def _dim3(v) -> tuple[int, int, int]:

@@ -1,0 +1,373 @@
+// Matrix product for Hopper (sm_90a): out = epilogue(a @ b), fp32 accumulation, batched.
+// A persistent grid (one block per SM) walks output tiles in groups of GK_SM90_GROUP_M tile rows
+// (neighbouring blocks share rows of a and columns of b in L2). Each block has three warpgroups:
+// warpgroup 0 produces (one thread issues TMA bulk tensor copies of a and b K slices into a ring
+// of GK_GEMM_STAGES shared-memory stages, each with a `full` and an `empty` mbarrier), warpgroups
+// 1 and 2 consume (each multiplies its BM/2 rows of the tile by the whole BN columns with wgmma
+// from the swizzled stages, accumulating in registers), then store through the fused epilogue
+// with masks for tails. TMA zero-fills what lies outside the operands, so tails in m, n and k
+// need no special case in the main loop.
+//
+// Operand layouts (TMA reads them as they are, no copies): a K-major (a(m, k) at m * lda + k) or
+// M-major (GK_A_MN: a(m, k) at k * lda + m, the .T of a row-major matrix); b K-major (b(k, n) at
+// n * ldb + k: a row-major weight w (n, k) as linear's w.T) or N-major (GK_B_MN: b(k, n) at
+// k * ldb + n). Rows of each stage are 128 bytes of the contiguous dimension, 128-byte swizzled;
+// an MN-major operand is copied as 64-wide column chunks, each its own swizzle column.
+//
+// Split-K (p.splits > 1): tile t also names a K range; the block stores fp32 partial sums in
+// p.workspace (splits, batch, m, n) and gk_gemm_splitk_reduce adds them in split order (the same
+// bits every run) and applies the epilogue.
+//
+// Defines: GK_GEMM_TYPE (GK_GEMM_F16 | GK_GEMM_BF16 | GK_GEMM_TF32), GK_GEMM_BM (128 | 256),
+// GK_GEMM_BN (64 | 128 | 192 | 256), GK_GEMM_STAGES, GK_GEMM_SMEM (the dynamic shared memory
+// the launch gives), GK_A_MN, GK_B_MN, GK_GEMM_WAIT1 (keep one wgmma group in flight),
+// GK_EPI_BIAS, GK_EPI_ACT, GK_EPI_RESIDUAL.
+#include "args.cuh"
+
+#define GK_GEMM_F16 1
+#define GK_GEMM_BF16 2
+#define GK_GEMM_TF32 3
+#if GK_GEMM_TYPE == GK_GEMM_TF32
+#define GK_EPI_OUT GK_OUT_F32
+#elif GK_GEMM_TYPE == GK_GEMM_BF16
+#define GK_EPI_OUT GK_OUT_BF16
+#else
+#define GK_EPI_OUT GK_OUT_F16
+#endif
+#include "epilogue.cuh"
+
+#if GK_GEMM_TYPE == GK_GEMM_TF32
+#define GK_ELEM_BYTES 4
+#define GK_KSTEP 8
+#if GK_A_MN || GK_B_MN
+#error "tf32 wgmma reads K-major operands only"
+#endif
+#else
+#define GK_ELEM_BYTES 2
+#define GK_KSTEP 16
+#if GK_GEMM_TYPE == GK_GEMM_BF16
+#define GK_WGMMA_AB "bf16"
+#else
+#define GK_WGMMA_AB "f16"
+#endif
+#endif
+#include "wgmma.cuh"
+
+#define GK_BK (GK_SM90_ROW_BYTES / GK_ELEM_BYTES)  // K per stage: 64 (16-bit) or 32 (tf32)
+#define GK_WG_M (GK_GEMM_BM / 2)                   // rows per consumer warpgroup
+#define GK_MI (GK_WG_M / 64)                       // m64 wgmmas per consumer and k step
+#define GK_ACC (GK_GEMM_BN / 2)                    // accumulator registers per m64 block
+#define GK_A_STAGE (GK_GEMM_BM * GK_SM90_ROW_BYTES)
+#define GK_B_STAGE (GK_GEMM_BN * GK_SM90_ROW_BYTES)
+#define GK_STAGE_BYTES (GK_A_STAGE + GK_B_STAGE)
+#define GK_CHUNK_BYTES (GK_BK * GK_SM90_ROW_BYTES)  // a 64-wide MN chunk of one stage
+
+static_assert(GK_GEMM_STAGES * GK_STAGE_BYTES + GK_SM90_SMEM_EXTRA <= GK_GEMM_SMEM,
+              "the stages do not fit the shared memory the launch gives");
+static_assert(GK_GEMM_BN % 64 == 0 && GK_GEMM_BN <= 256, "BN: 64, 128, 192 or 256");
+static_assert(GK_GEMM_BM == 128 || GK_GEMM_BM == 256, "BM: 128 or 256");
+static_assert(GK_MI * GK_ACC <= 128, "accumulators beyond 128 registers per thread");
+
+// CUtensorMap: 128 opaque bytes made by the driver's cuTensorMapEncodeTiled.
+struct __align__(64) gk_tensor_map {
+    gk_u64 opaque[16];
+};
+
+__device__ __forceinline__ unsigned gk_smem_u32(const void* p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void gk_mbar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+
+__device__ __forceinline__ void gk_mbar_wait(unsigned bar, unsigned parity) {
+    unsigned done;
+    do {
+        asm volatile(
+            "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            " selp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+    } while (!done);
+}
+
+__device__ __forceinline__ void gk_mbar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void gk_mbar_expect_tx(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+
+// A 3-D box (inner, outer, batch) of `map` into shared memory at dst; completes on bar.
+__device__ __forceinline__ void gk_tma_load(unsigned dst, const gk_tensor_map* map, unsigned bar,
+                                            int c0, int c1, int c2) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
+        "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
+        : "memory");
+}
+
+// wgmma shared-memory descriptor, 128-byte swizzle. lbo: byte distance between MN chunks of an
+// MN-major operand (unused for K-major); sbo: between groups of 8 rows (1024 bytes here).
+__device__ __forceinline__ gk_u64 gk_desc(unsigned addr, unsigned lbo) {
+    return (gk_u64)((addr & 0x3FFFF) >> 4) | ((gk_u64)((lbo & 0x3FFFF) >> 4) << 16) |
+           ((gk_u64)(1024 >> 4) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void gk_wgmma_fence() {
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void gk_wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void gk_wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void gk_wgmma(float (&d)[GK_ACC], gk_u64 da, gk_u64 db) {
+#if GK_GEMM_TYPE == GK_GEMM_TF32
+#define GK_WGMMA_CALL(N) gk_wgmma_tf32_n##N(d, da, db)
+#else
+#define GK_WGMMA_CALL(N) gk_wgmma_n##N<GK_A_MN, GK_B_MN>(d, da, db)
+#endif
+#if GK_GEMM_BN == 256
+    GK_WGMMA_CALL(256);
+#elif GK_GEMM_BN == 192
+    GK_WGMMA_CALL(192);
+#elif GK_GEMM_BN == 128
+    GK_WGMMA_CALL(128);
+#else
+    GK_WGMMA_CALL(64);
+#endif
+}
+
+// Tile t of the schedule: batch item z, split s, tile row tm and column tn. Tiles run through
+// groups of GK_SM90_GROUP_M tile rows, down the rows of a group before moving one column right.
+struct gk_tile {
+    int z, s, tm, tn;
+};
+
+__device__ __forceinline__ gk_tile gk_tile_of(int t, const gk_gemm_sm90_args& p) {
+    const int per_item = p.tiles_m * p.tiles_n;
+    gk_tile r;
+    const int item = t / per_item;  // item = s * batch + z
+    int rest = t - item * per_item;
+    r.s = item / p.batch;
+    r.z = item - r.s * p.batch;
+    const int per_group = GK_SM90_GROUP_M * p.tiles_n;
+    const int group = rest / per_group;
+    const int first_m = group * GK_SM90_GROUP_M;
+    const int rows = min(p.tiles_m - first_m, GK_SM90_GROUP_M);
+    rest -= group * per_group;
+    r.tm = first_m + rest % rows;
+    r.tn = rest / rows;
+    return r;
+}
+
+// Stores acc (one consumer's m64 x BN block mi) through the epilogue.
+__device__ __forceinline__ void gk_epilogue(const float (&acc)[GK_ACC], const gk_gemm_sm90_args& p,
+                                            const gk_tile& t, gk_i64 row0, int lane, int warp) {
+    const gk_i64 col0 = (gk_i64)t.tn * GK_GEMM_BN;
+    const bool partial = p.splits > 1;
+#pragma unroll
+    for (int j = 0; j < GK_ACC / 4; ++j) {
+        const gk_i64 col = col0 + j * 8 + 2 * (lane & 3);
+        if (col >= p.n) continue;
+        const bool both = col + 1 < p.n;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const gk_i64 row = row0 + warp * 16 + (lane >> 2) + 8 * h;
+            if (row >= p.m) continue;
+            float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
+            if (partial) {
+                float* ws = reinterpret_cast<float*>(p.workspace) +
+                            ((gk_i64)(t.s * p.batch + t.z) * p.m + row) * p.n + col;
+                if (both && (p.n & 1) == 0) {
+                    gk_float2 v;
+                    v.x = v0;
+                    v.y = v1;
+                    *reinterpret_cast<gk_float2*>(ws) = v;
+                } else {
+                    ws[0] = v0;
+                    if (both) ws[1] = v1;
+                }
+                continue;
+            }
+#if GK_EPI_BIAS
+            const gk_out_t* bias = reinterpret_cast<const gk_out_t*>(p.bias);
+            v0 += gk_load_out(bias + col * p.s_bias);
+            if (both) v1 += gk_load_out(bias + (col + 1) * p.s_bias);
+#endif
+            v0 = gk_activate(v0);
+            v1 = gk_activate(v1);
+#if GK_EPI_RESIDUAL
+            const gk_out_t* res =
+                reinterpret_cast<const gk_out_t*>(p.residual) + t.z * p.sr_z + row * p.sr_m + col;
+            v0 += gk_load_out(res);
+            if (both) v1 += gk_load_out(res + 1);
+#endif
+            gk_out_t* dst = reinterpret_cast<gk_out_t*>(p.out) + t.z * p.so_z + row * p.so_m + col;
+            gk_store_out2(dst, v0, v1, both, p.out_pairs);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
+    gk_gemm_sm90(const __grid_constant__ gk_tensor_map map_a,
+                 const __grid_constant__ gk_tensor_map map_b, const gk_gemm_sm90_args p) {
+    extern __shared__ __align__(1024) unsigned char gk_smem_raw[];
+    // The 128-byte swizzle repeats every 1024 bytes: stages start on such a boundary.
+    const unsigned raw = gk_smem_u32(gk_smem_raw);
+    const unsigned base = (raw + 1023u) & ~1023u;
+    const unsigned a_stages = base;
+    const unsigned b_stages = base + GK_GEMM_STAGES * GK_A_STAGE;
+    const unsigned bars = b_stages + GK_GEMM_STAGES * GK_B_STAGE;  // full[S], then empty[S]
+    const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) & 3, lane = threadIdx.x & 31;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < GK_GEMM_STAGES; ++s) {
+            gk_mbar_init(bars + 8 * s, 1);                         // the producer's expect_tx
+            gk_mbar_init(bars + 8 * (GK_GEMM_STAGES + s), 2 * 4);  // each consumer warp
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    const int total = p.total_tiles;
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(GK_SM90_PRODUCER_REGS));
+        if (warp == 0 && lane == 0) {
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"(&map_a) : "memory");
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"(&map_b) : "memory");
+            int it = 0;
+            for (int ti = blockIdx.x; ti < total; ti += gridDim.x) {
+                const gk_tile t = gk_tile_of(ti, p);
+                const int k0 = t.s * p.k_tiles_per_split;
+                const int k1 = min(k0 + p.k_tiles_per_split, p.k_tiles);
+                const int m0 = t.tm * GK_GEMM_BM, n0 = t.tn * GK_GEMM_BN;
+                const int za = p.a_batched ? t.z : 0, zb = p.b_batched ? t.z : 0;
+                for (int kt = k0; kt < k1; ++kt, ++it) {
+                    const int stage = it % GK_GEMM_STAGES;
+                    const unsigned phase = (unsigned)(it / GK_GEMM_STAGES) & 1u;
+                    const unsigned full = bars + 8 * stage;
+                    gk_mbar_wait(bars + 8 * (GK_GEMM_STAGES + stage), phase ^ 1u);
+                    gk_mbar_expect_tx(full, GK_STAGE_BYTES);
+                    const unsigned sa = a_stages + stage * GK_A_STAGE;
+                    const unsigned sb = b_stages + stage * GK_B_STAGE;
+                    const int kk = kt * GK_BK;
+#if GK_A_MN
+#pragma unroll
+                    for (int c = 0; c < GK_GEMM_BM / 64; ++c)
+                        gk_tma_load(sa + c * GK_CHUNK_BYTES, &map_a, full, m0 + 64 * c, kk, za);
+#else
+                    gk_tma_load(sa, &map_a, full, kk, m0, za);
+#endif
+#if GK_B_MN
+#pragma unroll
+                    for (int c = 0; c < GK_GEMM_BN / 64; ++c)
+                        gk_tma_load(sb + c * GK_CHUNK_BYTES, &map_b, full, n0 + 64 * c, kk, zb);
+#else
+                    gk_tma_load(sb, &map_b, full, kk, n0, zb);
+#endif
+                }
+            }
+        }
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(GK_SM90_CONSUMER_REGS));
+        const int cw = wg - 1;  // consumer warpgroup: rows [cw * GK_WG_M, (cw + 1) * GK_WG_M)
+        int it = 0;
+        for (int ti = blockIdx.x; ti < total; ti += gridDim.x) {
+            const gk_tile t = gk_tile_of(ti, p);
+            const int k0 = t.s * p.k_tiles_per_split;
+            const int k1 = min(k0 + p.k_tiles_per_split, p.k_tiles);
+            float acc[GK_MI][GK_ACC];
+#pragma unroll
+            for (int mi = 0; mi < GK_MI; ++mi)
+#pragma unroll
+                for (int r = 0; r < GK_ACC; ++r) acc[mi][r] = 0.f;
+#if GK_GEMM_WAIT1
+            int prev_stage = -1;
+#endif
+            for (int kt = k0; kt < k1; ++kt, ++it) {
+                const int stage = it % GK_GEMM_STAGES;
+                gk_mbar_wait(bars + 8 * stage, (unsigned)(it / GK_GEMM_STAGES) & 1u);
+                const unsigned sa = a_stages + stage * GK_A_STAGE;
+                const unsigned sb = b_stages + stage * GK_B_STAGE;
+                gk_wgmma_fence();
+#pragma unroll
+                for (int ks = 0; ks < GK_BK / GK_KSTEP; ++ks) {
+#if GK_B_MN
+                    const gk_u64 db =
+                        gk_desc(sb + ks * GK_KSTEP * GK_SM90_ROW_BYTES, GK_CHUNK_BYTES);
+#else
+                    const gk_u64 db = gk_desc(sb + ks * GK_KSTEP * GK_ELEM_BYTES, 16);
+#endif
+#pragma unroll
+                    for (int mi = 0; mi < GK_MI; ++mi) {
+                        const int mb = cw * GK_MI + mi;  // m64 block of the tile
+#if GK_A_MN
+                        const gk_u64 da =
+                            gk_desc(sa + mb * GK_CHUNK_BYTES + ks * GK_KSTEP * GK_SM90_ROW_BYTES,
+                                    GK_CHUNK_BYTES);
+#else
+                        const gk_u64 da = gk_desc(
+                            sa + mb * 64 * GK_SM90_ROW_BYTES + ks * GK_KSTEP * GK_ELEM_BYTES, 16);
+#endif
+                        gk_wgmma(acc[mi], da, db);
+                    }
+                }
+                gk_wgmma_commit();
+#if GK_GEMM_WAIT1
+                // The group just issued may still run; the one before it has finished reading
+                // its stage, which goes back to the producer.
+                gk_wgmma_wait<1>();
+                if (prev_stage >= 0 && lane == 0)
+                    gk_mbar_arrive(bars + 8 * (GK_GEMM_STAGES + prev_stage));
+                prev_stage = stage;
+#else
+                gk_wgmma_wait<0>();
+                if (lane == 0) gk_mbar_arrive(bars + 8 * (GK_GEMM_STAGES + stage));
+#endif
+            }
+#if GK_GEMM_WAIT1
+            gk_wgmma_wait<0>();
+            if (prev_stage >= 0 && lane == 0)
+                gk_mbar_arrive(bars + 8 * (GK_GEMM_STAGES + prev_stage));
+#endif
+#pragma unroll
+            for (int mi = 0; mi < GK_MI; ++mi)
+                gk_epilogue(acc[mi], p, t, (gk_i64)t.tm * GK_GEMM_BM + (cw * GK_MI + mi) * 64, lane,
+                            warp);
+        }
+    }
+}
+
+// out = epilogue(sum over s of workspace[s]) in split order: the same bits every run.
+extern "C" __global__ void __launch_bounds__(GK_SPLITK_THREADS)
+    gk_gemm_splitk_reduce(const gk_gemm_sm90_args p) {
+    const gk_i64 per_item = p.m * p.n, count = per_item * p.batch;
+    const float* ws = reinterpret_cast<const float*>(p.workspace);
+    for (gk_i64 i = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += (gk_i64)gridDim.x * blockDim.x) {
+        float v = 0.f;
+        for (int s = 0; s < p.splits; ++s) v += ws[s * count + i];
+        const gk_i64 z = i / per_item, rest = i - z * per_item;
+        const gk_i64 row = rest / p.n, col = rest - row * p.n;
+#if GK_EPI_BIAS
+        v += gk_load_out(reinterpret_cast<const gk_out_t*>(p.bias) + col * p.s_bias);
+#endif
+        v = gk_activate(v);
+#if GK_EPI_RESIDUAL
+        v += gk_load_out(reinterpret_cast<const gk_out_t*>(p.residual) + z * p.sr_z + row * p.sr_m +
+                         col);
+#endif
+        gk_out_t* dst = reinterpret_cast<gk_out_t*>(p.out) + z * p.so_z + row * p.so_m + col;
+        gk_store_out2(dst, v, 0.f, false, 0);
+    }
+}
