@@ -201,8 +201,9 @@ class CudaBackend:
         return self.device.function(self.module(file_name, source, options), kernel)
 
     def allow_shared(self, fn: int, nbytes: int) -> None:
-        """Lets `fn` launch with `nbytes` of dynamic shared memory (past the 48 KB a launch gets
-        unasked)."""
+        """Lets `fn` launch with `nbytes` of dynamic shared memory. Every launch with dynamic
+        shared memory asks: a launch gets 48 KB unasked for its static and dynamic shared memory
+        together, and the static part is known only to the compiler."""
         if self._shared_set.get(fn, 0) < nbytes:
             self.device.set_dynamic_shared(fn, nbytes)
             self._shared_set[fn] = nbytes
@@ -213,7 +214,7 @@ class CudaBackend:
 
     def launch(self, fn, grid, block, shared: int, stream: int, params: bytes) -> None:
         """A user kernel's launch (gpukit.RawKernel): `params` packed with C alignment."""
-        if shared > 48 * 1024:
+        if shared:
             self.allow_shared(fn, shared)
         self.device.launch(fn, grid, block, shared, stream, params)
 

@@ -3,6 +3,10 @@ kernel when every operand is one dense run, else the strided one over merged dim
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
+
 from ...base import shapes, strides
 from .. import kernels
 from ..args import CONSTANTS
@@ -102,6 +106,14 @@ def emit_fill_zero(b: PlanBuilder, layout: Layout, arg: int) -> None:
     emit(b, "identity", layout.dtype, [(Const(0), None)], (layout, arg))
 
 
+_RAW = {n: np.dtype(f"uint{8 * n}") for n in (1, 2, 4, 8)}  # bit-exact moves by width
+
+
 def emit_copy(b: PlanBuilder, src: Layout, src_arg: int, dst: Layout, dst_arg: int) -> None:
-    """Appends dst[...] = src (dtype converted; src broadcast or strided)."""
+    """Appends dst[...] = src (dtype converted; src broadcast or strided). A copy within one
+    dtype moves the bits as they are (as NumPy does: a float16 NaN keeps its sign and payload,
+    which a round trip through float would not)."""
+    raw = _RAW.get(dst.dtype.itemsize) if src.dtype == dst.dtype else None
+    if raw is not None:
+        src, dst = replace(src, dtype=raw), replace(dst, dtype=raw)
     emit(b, "identity", dst.dtype, [(src, src_arg)], (dst, dst_arg))

@@ -17,7 +17,6 @@ _C = CONSTANTS
 _BLOCK, _LANES = _C["GK_BLOCK"], _C["GK_LANES"]
 _WARP_ROWS_UP_TO = 1024  # rows up to this long get a warp each, longer ones a whole block
 _MIN_TILES_PER_SPLIT = 4  # fewer key tiles per block than this do not pay for the combine pass
-_STATIC_SHARED = 48 * 1024  # dynamic shared memory a launch gets without asking
 _LOG2E = 1.4426950408889634
 _I32 = np.dtype(np.int32)
 
@@ -178,7 +177,7 @@ def plan_attention(backend, q, k, v, mask, out: Layout, causal: bool, scale: flo
     if m_blocks > 0x7FFFFFFF or bh > 65535 or n_splits > 65535:
         raise ValueError("attention: too many (batch, kv head) pairs for one launch")
     fn = backend.function(file, defines, "gk_attention")
-    if shared > _STATIC_SHARED:
+    if shared:
         backend.allow_shared(fn, shared)
     full = (batch, hq, sq, skv)
     fields = {

@@ -12,12 +12,11 @@ from .plans import PlanBuilder
 
 _I32, _I64, _F64 = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float64)
 _BLOCK = sort_plan.SEARCH_THREADS
-_STATIC_SHARED = 48 * 1024  # a launch gets this much shared memory unasked
 
 
 def _function(backend, file: str, defines: tuple, name: str, shared: int) -> int:
     fn = backend.function(file, defines, name)
-    if shared > _STATIC_SHARED:
+    if shared:
         backend.allow_shared(fn, shared)
     return fn
 
