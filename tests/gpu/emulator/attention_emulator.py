@@ -34,6 +34,8 @@ def build(kernel: int, defines: tuple, out_dir: Path) -> ctypes.CDLL:
         subprocess.run(cmd, check=True, capture_output=True)
     so = ctypes.CDLL(str(lib))
     so.gk_emu_field_offset.restype = ctypes.c_long
+    so.gk_emu_field_offset.argtypes = (ctypes.c_char_p,)
+    so.gk_emu_run.argtypes = (ctypes.c_void_p, ctypes.c_int, *[ctypes.c_uint] * 6)
     assert so.gk_emu_args_size() == ARGS.size
     for field, (_, offset, _) in ARGS.fields.items():
         assert so.gk_emu_field_offset(field.encode()) == offset, field
@@ -69,3 +71,56 @@ def pack(q, k, v, out, mask, kv_len, ws_o, ws_ml, causal, scale, n_splits=1, kps
 
 def run(so, args, kernel: int, grid, threads: int, shared: int, seed: int) -> None:
     so.gk_emu_run(args, kernel, *grid, threads, shared, seed)
+
+
+# gk_launch_table (native/include/gpukit/launch_table.h): how gpukit._core's plans launch.
+_LAUNCH = ctypes.CFUNCTYPE(
+    ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint32),
+    ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p,
+    ctypes.c_uint64,
+)  # fmt: skip
+_ENCODE = ctypes.CFUNCTYPE(
+    ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64
+)
+_ERROR_NAME = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32)
+
+
+class _RawTable(ctypes.Structure):
+    _fields_ = [
+        ("version", ctypes.c_uint32),
+        ("ctx", ctypes.c_void_p),
+        ("launch", _LAUNCH),
+        ("encode_tensor_map", _ENCODE),
+        ("error_name", _ERROR_NAME),
+    ]
+
+
+_CAPSULE_NAME = b"gpukit.launch_table"
+_FAILED = ctypes.create_string_buffer(b"GK_EMULATOR_LAUNCH_FAILED")
+
+
+class LaunchTable:
+    """A launch table whose launches call launch(function, grid, block, shared, args address,
+    args bytes) in Python; a raised exception fails the launch (kept in `.error`)."""
+
+    def __init__(self, launch):
+        self.error = None
+
+        def on_launch(ctx, function, grid, block, shared, stream, args, nbytes):
+            try:
+                launch(function, tuple(grid[:3]), tuple(block[:3]), shared, args, nbytes)
+                return 0
+            except Exception as e:  # reported through the plan's error, kept for the test
+                self.error = e
+                return 1
+
+        self._callbacks = (
+            _LAUNCH(on_launch),
+            _ENCODE(lambda *_: 1),
+            _ERROR_NAME(lambda *_: ctypes.addressof(_FAILED)),
+        )
+        self._raw = _RawTable(1, None, *self._callbacks)
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype = ctypes.py_object
+        new.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+        self.capsule = new(ctypes.addressof(self._raw), _CAPSULE_NAME, None)
