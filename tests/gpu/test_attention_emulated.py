@@ -229,5 +229,5 @@ def test_cuda_plans_run_the_kernels(lib_dir, rng):
     assert launched == ["gk_attn_tc"]
     launched = _plan_case(lib_dir, rng, "f16", 2, 8, 2, 1, 700, 64, False, "none", [500, 3], False)
     assert launched == ["gk_attn_decode", "gk_attn_combine"]
-    launched = _plan_case(lib_dir, rng, "bf16", 1, 8, 2, 2, 300, 96, True, "additive", [250], True)
+    launched = _plan_case(lib_dir, rng, "bf16", 1, 16, 1, 2, 300, 96, True, "additive", [250], True)
     assert launched == ["gk_attn_decode", "gk_attn_combine"]
