@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gpukit as gk
-from gpukit import _native, jit
+from gpukit import jit
 from gpukit.errors import BackendUnavailableError
 from gpukit.runtime import kernels as _kernels
 from gpukit.runtime.ops import ELEMENTWISE
@@ -71,27 +71,6 @@ def test_every_elementwise_op_of_the_table_compiles():
             assert name.encode() in image, (op.name, name)
 
 
-def layout_asserts() -> str:
-    """A translation unit asserting, at compile time, that each argument block has the size,
-    alignment and field offsets that _native exported (what Python packs)."""
-    lines = ['#include "args.cuh"']
-    for name, (size, align, fields) in sorted(_native.arg_layouts().items()):
-        lines.append(f'static_assert(sizeof({name}) == {size}, "{name} size");')
-        lines.append(f'static_assert(alignof({name}) == {align}, "{name} alignment");')
-        for field, _, offset, _, _ in fields:
-            lines.append(
-                f'static_assert(__builtin_offsetof({name}, {field}) == {offset}, "{name}.{field}");'
-            )
-    lines.append('extern "C" __global__ void gk_layout_check() {}')
-    return "\n".join(lines)
-
-
-def test_argument_blocks_have_the_packed_layout_on_the_device():
-    """NVRTC lays out every argument block as the host exported it (the bytes a plan packs)."""
-    j = jit.Jit(compiler("nvrtc"), ["--gpu-architecture=sm_90"])
-    assert j.build("layout_check.cu", layout_asserts())[:4] == ELF
-
-
 HIP_COMPILE = """
 import sys
 from gpukit import jit
@@ -114,10 +93,8 @@ print("ok")
 def test_every_builtin_kernel_compiles_for_amd_gfx90a():
     # In a child on the CPU backend: hiprtc is never loaded beside the CUDA driver (see jit.py).
     env = {**os.environ, "GPUKIT_BACKEND": "cpu"}
-    layouts = f'j.build("layout_check.cu", {layout_asserts()!r})\nprint("ok")'
-    code = HIP_COMPILE.replace('print("ok")', layouts)
     r = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", HIP_COMPILE], env=env, capture_output=True, text=True, timeout=600
     )
     if r.returncode == 3:
         if os.environ.get("CI"):
