@@ -293,7 +293,40 @@
     F(gk_i32, causal)          \
     F(gk_i32, n_splits)
 
-// Every argument block: (struct name, field list).
+// Tensor-core attention over 16-bit floats (sm_80+): kernels/attention_tc.cu (prefill: a block per
+// (batch * q head, tile of query rows)) and kernels/attention_decode.cu (split-KV decode: a block
+// per (key split, batch * kv head), partial states merged by gk_attn_combine). q (batch, hq, sq,
+// d), k / v (batch, hkv, skv, d) with the last stride 1, mask broadcast to (batch, hq, sq, skv);
+// out contiguous (batch, hq, sq, d). kv_len (0: none) points at the number of valid keys (int32
+// or int64, one per batch entry or one for all): keys at or past it are ignored, and causal rows
+// align to it. With n_splits > 1 (decode) the partial states go to ws_o (n_splits, batch * hq *
+// sq, d) and ws_ml (n_splits, batch * hq * sq, 2) as float32.
+#define GK_ATTN_TC_ARGS(F, A, M)                                                                  \
+    F(gk_u64, q)                                                                                  \
+    F(gk_u64, k)                                                                                  \
+    F(gk_u64, v)                                                                                  \
+    F(gk_u64, out)                                                                                \
+    F(gk_u64, mask)                                                                               \
+    F(gk_u64, kv_len)                                                                             \
+    F(gk_u64, ws_o)                                                                               \
+    F(gk_u64, ws_ml)                                                                              \
+    F(gk_i64, batch)                                                                              \
+    F(gk_i64, hq)                                                                                 \
+    F(gk_i64, hkv)                                                                                \
+    F(gk_i64, sq)                                                                                 \
+    F(gk_i64, skv)                                                                                \
+    F(gk_i64, d)                                                                                  \
+    A(gk_i64, q_stride, 4)                                                                        \
+    A(gk_i64, k_stride, 4)                                                                        \
+    A(gk_i64, v_stride, 4)                                                                        \
+    A(gk_i64, mask_stride, 4)                                                                     \
+    F(gk_i64, kv_len_stride)  /* elements between the batch entries of kv_len (0: one for all) */ \
+    F(gk_i64, keys_per_split) /* decode: keys of the capacity each split covers */                \
+    F(float, scale_log2)      /* softmax scale * log2(e) */                                       \
+    F(gk_i32, causal)                                                                             \
+    F(gk_i32, kv_len_size) /* bytes of a kv_len entry: 0 (none), 4 or 8 */                        \
+    F(gk_i32, n_splits)
+
 // LSD radix sort (kernels/sort.cu). Keys are raw bits; each pass moves keys (and int64 values)
 // stably by one digit of their order-preserving bits (key passes, first) or, when rows of seg_len
 // keys lie end to end, of the row number value / seg_len (row passes, after them). The input is
@@ -365,6 +398,7 @@
     F(gk_i32, shared_bins) /* count in shared memory (nbins small enough) */                  \
     F(gk_i32, unused)
 
+// Every argument block: (struct name, field list).
 #define GK_ARG_STRUCTS(S)                   \
     S(gk_ew_args, GK_EW_ARGS)               \
     S(gk_ew_contig_args, GK_EW_CONTIG_ARGS) \
@@ -382,6 +416,7 @@
     S(gk_embed_args, GK_EMBED_ARGS)         \
     S(gk_rope_args, GK_ROPE_ARGS)           \
     S(gk_attn_args, GK_ATTN_ARGS)           \
+    S(gk_attn_tc_args, GK_ATTN_TC_ARGS)     \
     S(gk_sort_args, GK_SORT_ARGS)           \
     S(gk_search_args, GK_SEARCH_ARGS)       \
     S(gk_unique_args, GK_UNIQUE_ARGS)       \

@@ -69,6 +69,25 @@
 #define GK_ATTN_MAX_WARPS 4
 #define GK_ATTN_PAD_BYTES 4
 
+// kernels/attention_tc.cu (prefill) and attention_decode.cu (split-KV decode), tensor cores over
+// 16-bit floats: tile configurations by head-dim class (the head_dim the tiles hold; smaller
+// multiples of 8 run zero-padded), passed to the kernels as defines. Prefill: GK_TC_WARPS, GK_TC_MW
+// (m16 row tiles per warp), GK_TC_BN (keys per tile), GK_TC_STAGES, GK_TC_QREG (Q in registers);
+// decode: GK_DEC_WARPS, GK_DEC_KT (keys per warp step), GK_DEC_STAGES. The fastest spill-free ones
+// timed on an H100 (notes/attention.md).
+#define GK_ATTN_TC_HEAD_DIMS 64, 96, 128, 256
+#define GK_ATTN_TC_PREFILL_D64 4, 2, 64, 2, 1
+#define GK_ATTN_TC_PREFILL_D96 8, 1, 64, 2, 1
+#define GK_ATTN_TC_PREFILL_D128 8, 1, 64, 2, 1
+#define GK_ATTN_TC_PREFILL_D256 8, 1, 64, 2, 0
+#define GK_ATTN_TC_DECODE_D64 4, 16, 4
+#define GK_ATTN_TC_DECODE_D96 4, 16, 4
+#define GK_ATTN_TC_DECODE_D128 4, 16, 4
+#define GK_ATTN_TC_DECODE_D256 4, 16, 2
+#define GK_ATTN_TC_DECODE_MAX_MT 2   // m16 row tiles of a decode block, at most (GK_DEC_MT)
+#define GK_ATTN_MAX_SPLITS 1024      // key splits of one decode call, at most
+#define GK_ATTN_COMBINE_THREADS 128  // threads of gk_attn_combine, a block per output row
+
 // kernels/philox.cu: elements made from one group of four 32-bit words.
 #define GK_PHILOX_PER_GROUP_32 4
 #define GK_PHILOX_PER_GROUP_64 2
@@ -80,7 +99,7 @@
 #define GK_SORT_PORTION_KEYS (1 << 28)
 #define GK_UNIQUE_ITEMS 16
 
-// Every constant above, for gpukit._native.constants().
+// Every constant above, for gpukit._native.constants() (a list of several values becomes a tuple).
 #define GK_CONSTANTS(X)          \
     X(GK_MAX_DIMS)               \
     X(GK_MAX_OPERANDS)           \
@@ -127,6 +146,18 @@
     X(GK_ATTN_KEYS)              \
     X(GK_ATTN_MAX_WARPS)         \
     X(GK_ATTN_PAD_BYTES)         \
+    X(GK_ATTN_TC_HEAD_DIMS)      \
+    X(GK_ATTN_TC_PREFILL_D64)    \
+    X(GK_ATTN_TC_PREFILL_D96)    \
+    X(GK_ATTN_TC_PREFILL_D128)   \
+    X(GK_ATTN_TC_PREFILL_D256)   \
+    X(GK_ATTN_TC_DECODE_D64)     \
+    X(GK_ATTN_TC_DECODE_D96)     \
+    X(GK_ATTN_TC_DECODE_D128)    \
+    X(GK_ATTN_TC_DECODE_D256)    \
+    X(GK_ATTN_TC_DECODE_MAX_MT)  \
+    X(GK_ATTN_MAX_SPLITS)        \
+    X(GK_ATTN_COMBINE_THREADS)   \
     X(GK_PHILOX_PER_GROUP_32)    \
     X(GK_PHILOX_PER_GROUP_64)    \
     X(GK_SORT_RADIX_BITS)        \

@@ -282,11 +282,21 @@ def test_nn_plans(rt, rng):
     v = random_array(rng, (1, 1, 7, 8), "float32")
     (bq, oq, lq), (bk, ok, lk), (bv, ov, lv) = put(rt, q), put(rt, k), put(rt, v)
     att = dense(F32, q.shape)
-    plan = rt.plan_attention(lq, lk, lv, None, att, False, 1 / math.sqrt(8))
+    plan = rt.plan_attention(lq, lk, lv, None, None, att, False, 1 / math.sqrt(8))
     got = get(rt, plan(rt.stream, None, bq, oq, bk, ok, bv, ov), att)
-    s = q.astype(np.float64) @ np.swapaxes(k, -1, -2) / math.sqrt(8)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    np.testing.assert_allclose(got, (p / p.sum(-1, keepdims=True)) @ v, rtol=1e-4, atol=1e-5)
+
+    def reference(n):
+        s = q.astype(np.float64) @ np.swapaxes(k[:, :, :n], -1, -2) / math.sqrt(8)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        return (p / p.sum(-1, keepdims=True)) @ v[:, :, :n]
+
+    np.testing.assert_allclose(got, reference(7), rtol=1e-4, atol=1e-5)
+    # A device count of valid keys: a plan that reads it, or None where no kernel does.
+    bn, on, ln = put(rt, np.array([4], np.int32))
+    plan = rt.plan_attention(lq, lk, lv, None, ln, att, False, 1 / math.sqrt(8))
+    if plan is not None:
+        got = get(rt, plan(rt.stream, None, bq, oq, bk, ok, bv, ov, bn, on), att)
+        np.testing.assert_allclose(got, reference(4), rtol=1e-4, atol=1e-5)
 
 
 def test_zero_sized_plans_allocate_and_run(rt):

@@ -165,9 +165,15 @@ def test_the_sm90_parameters_the_cubin_declares_are_the_ones_packed():
         assert cubin_params(image, "gk_gemm_splitk_reduce")[0] == [(0, size)]
 
 
-def test_gemv_and_f32_kernels_take_their_block_at_offset_zero():
+def test_kernels_of_one_block_take_it_at_offset_zero():
+    """The GEMV, exact-f32 and tensor-core attention kernels: one parameter, the whole block."""
     j = jit.Jit(_nvrtc(), ["--gpu-architecture=sm_90"])
-    blocks = {"gemv.cu": "gk_gemv_args", "gemm_f32.cu": "gk_gemm_f32_args"}
+    blocks = {
+        "gemv.cu": "gk_gemv_args",
+        "gemm_f32.cu": "gk_gemm_f32_args",
+        "attention_tc.cu": "gk_attn_tc_args",
+        "attention_decode.cu": "gk_attn_tc_args",
+    }
     for file, defines in kernels.representative_instances("cuda", 90):
         if file in blocks:
             image = j.build_builtin(file, defines)

@@ -3,6 +3,8 @@ instantiate it, the kernel names, and the source and options an instance compile
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..base.dtypes import bfloat16, is_floating
@@ -299,6 +301,103 @@ def attention(dtype, head_dim: int, mask: str) -> tuple[str, tuple]:
     return "attention.cu", (f"GK_T={t}", f"GK_ACC_T={acc}", f"GK_DMAX={dmax}", f"GK_MASK={kind}")
 
 
+@dataclass(frozen=True)
+class AttentionPrefillTiles:
+    """kernels/attention_tc.cu's blocks: `warps` warps, each owning 16 * m_tiles query rows;
+    `keys` keys per tile through `stages` cp.async stages; q_regs: the Q fragments are held in
+    registers (else read from shared memory at every tile)."""
+
+    warps: int
+    m_tiles: int
+    keys: int
+    stages: int
+    q_regs: bool
+
+    @property
+    def rows(self) -> int:
+        return 16 * self.m_tiles * self.warps
+
+
+@dataclass(frozen=True)
+class AttentionDecodeTiles:
+    """kernels/attention_decode.cu's blocks: `warps` warps, each streaming `keys` keys per step
+    through `stages` stages of its own."""
+
+    warps: int
+    keys: int
+    stages: int
+
+
+# The tensor-core attention kernels' tile configurations by head-dim class (the head_dim the
+# tiles hold), as kernels/geometry.cuh lists them.
+ATTENTION_TC_HEAD_DIMS = tuple(CONSTANTS["GK_ATTN_TC_HEAD_DIMS"])
+ATTENTION_PREFILL_TILES = {
+    c: AttentionPrefillTiles(*CONSTANTS[f"GK_ATTN_TC_PREFILL_D{c}"]) for c in ATTENTION_TC_HEAD_DIMS
+}
+ATTENTION_DECODE_TILES = {
+    c: AttentionDecodeTiles(*CONSTANTS[f"GK_ATTN_TC_DECODE_D{c}"]) for c in ATTENTION_TC_HEAD_DIMS
+}
+_MASK_KINDS = {"none": 0, "bool": 1, "additive": 2}
+
+
+def attention_tc_head_dim(head_dim: int) -> int | None:
+    """The head-dim class whose tiles serve `head_dim` (a multiple of 8, zero-padded up to the
+    class), or None when no tensor-core tile does."""
+    if head_dim <= 0 or head_dim % 8:
+        return None
+    return next((c for c in ATTENTION_TC_HEAD_DIMS if head_dim <= c), None)
+
+
+def _attention_tc_common(mma_type: str, head_dim_class: int, mask: str) -> tuple:
+    return (
+        f"GK_MMA_TYPE={mma_type}",
+        f"GK_TC_D={head_dim_class}",
+        f"GK_TC_MASK={_MASK_KINDS[mask]}",
+    )
+
+
+def attention_tc_prefill(mma_type: str, head_dim_class: int, mask: str) -> tuple[str, tuple]:
+    """The tensor-core prefill (sm_80+) over `mma_type` ("f16" or "bf16") in the class's shipped
+    tiles; mask is "none", "bool" or "additive"."""
+    t = ATTENTION_PREFILL_TILES[head_dim_class]
+    defines = (
+        *_attention_tc_common(mma_type, head_dim_class, mask),
+        f"GK_TC_WARPS={t.warps}",
+        f"GK_TC_MW={t.m_tiles}",
+        f"GK_TC_BN={t.keys}",
+        f"GK_TC_STAGES={t.stages}",
+        f"GK_TC_QREG={int(t.q_regs)}",
+    )
+    return "attention_tc.cu", defines
+
+
+def attention_decode_holds(head_dim_class: int, m_tiles: int) -> bool:
+    """Whether the decode kernel exists for `m_tiles` m16 row tiles of this class: each warp's
+    ring must hold the warp's partial state (floats) for the merge (its static_assert)."""
+    t = ATTENTION_DECODE_TILES[head_dim_class]
+    rows = 16 * m_tiles
+    return (
+        1 <= m_tiles <= CONSTANTS["GK_ATTN_TC_DECODE_MAX_MT"]
+        and t.stages * t.keys * head_dim_class >= rows * head_dim_class + 2 * rows
+    )
+
+
+def attention_tc_decode(
+    mma_type: str, head_dim_class: int, mask: str, m_tiles: int
+) -> tuple[str, tuple]:
+    """The tensor-core split-KV decode (sm_80+) and its combine kernel, for blocks of `m_tiles`
+    m16 tiles of query rows, in the class's shipped tiles."""
+    t = ATTENTION_DECODE_TILES[head_dim_class]
+    defines = (
+        *_attention_tc_common(mma_type, head_dim_class, mask),
+        f"GK_DEC_WARPS={t.warps}",
+        f"GK_DEC_KT={t.keys}",
+        f"GK_DEC_STAGES={t.stages}",
+        f"GK_DEC_MT={m_tiles}",
+    )
+    return "attention_decode.cu", defines
+
+
 KERNEL_NAMES = {
     "elementwise.cu": ("gk_ew_contig", "gk_ew_strided"),
     "reduce.cu": ("gk_reduce_block", "gk_reduce_thread"),
@@ -325,6 +424,8 @@ KERNEL_NAMES = {
     ),
     "nn_gather.cu": ("gk_embedding", "gk_rope"),
     "attention.cu": ("gk_attention", "gk_attention_combine"),
+    "attention_tc.cu": ("gk_attn_tc",),
+    "attention_decode.cu": ("gk_attn_decode", "gk_attn_combine"),
     "sort.cu": ("gk_sort_histogram", "gk_sort_scan", "gk_sort_onesweep", "gk_sort_rows"),
     "search.cu": (
         "gk_searchsorted",
@@ -343,7 +444,12 @@ KERNEL_NAMES = {
 
 
 # Files that use NVIDIA-only instructions (inline PTX), with the oldest architecture they need.
-CUDA_MIN_ARCH = {"matmul_mma.cu": 80, "gemm_sm90.cu": 90}
+CUDA_MIN_ARCH = {
+    "matmul_mma.cu": 80,
+    "gemm_sm90.cu": 90,
+    "attention_tc.cu": 80,
+    "attention_decode.cu": 80,
+}
 # Files built for sm_90a alone (wgmma, setmaxnreg: no other architecture runs them), by a JIT of
 # their own on sm_90 devices; their instances are sm90a_instances(), not representative ones.
 SM90A_FILES = ("gemm_sm90.cu",)
@@ -496,6 +602,16 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         gemm_f32(False, True, True),
         gemm_f32(True, False, False, epilogue=(True, "gelu_tanh", True)),
         gemm_f32(True, True, True, (1, 1), (False, "relu", False)),
+        # Tensor-core attention: the prefill of every head-dim class (d96's rows of 12 chunks
+        # take the swizzle's other branch), decode with one and two m16 row tiles; both types,
+        # every mask kind.
+        attention_tc_prefill("bf16", 64, "bool"),
+        attention_tc_prefill("f16", 96, "additive"),
+        attention_tc_prefill("bf16", 128, "none"),
+        attention_tc_prefill("f16", 256, "none"),
+        attention_tc_decode("bf16", 128, "none", 1),
+        attention_tc_decode("f16", 96, "bool", 2),
+        attention_tc_decode("f16", 256, "additive", 1),
     ]
     if target == "hip":
         return [x for x in instances if x[0] not in CUDA_MIN_ARCH]

@@ -381,12 +381,16 @@ class CpuBackend:
             (x, cos, sin), [out], lambda xv, c, s, o: nn.rope(xv, c, s, o, interleaved)
         )
 
-    def plan_attention(self, q, k, v, mask, out: Layout, causal: bool, scale: float):
+    def plan_attention(self, q, k, v, mask, kv_length, out: Layout, causal: bool, scale: float):
         def compute(qv, kv, vv, *rest):
-            *m, o = rest
-            nn.attention(qv, kv, vv, m[0] if m else None, o, causal, scale)
+            *given, o = rest
+            it = iter(given)
+            m = next(it) if mask is not None else None
+            lengths = next(it) if kv_length is not None else None
+            nn.attention(qv, kv, vv, m, lengths, o, causal, scale)
 
-        return self._plan((q, k, v) if mask is None else (q, k, v, mask), [out], compute)
+        arrays = [x for x in (q, k, v, mask, kv_length) if x is not None]
+        return self._plan(arrays, [out], compute)
 
     # --- sorting (gpukit.sorting) ---------------------------------------------------------------
     def plan_sort(self, src: Layout, keys: bool, index: bool, descending: bool):

@@ -12,7 +12,7 @@ from ... import _core, _native
 from ...errors import BackendUnavailableError, CudaError
 from .. import jit, kernels, libs
 from ..backend import Capabilities
-from . import elementwise, gather, matmul, nn, reduce, sort
+from . import attention, elementwise, gather, matmul, nn, reduce, sort
 
 CAPABILITIES = Capabilities(
     device_streams=True,
@@ -255,7 +255,7 @@ class CudaBackend:
     plan_nn_rows = nn.plan_nn_rows
     plan_embedding = nn.plan_embedding
     plan_rope = nn.plan_rope
-    plan_attention = nn.plan_attention
+    plan_attention = attention.plan_attention
     plan_sort = sort.plan_sort
     plan_searchsorted = sort.plan_searchsorted
     unique = sort.unique

@@ -1,4 +1,4 @@
-"""gpukit.nn plans on CUDA: kernels/nn_rows.cu, nn_gather.cu, attention.cu."""
+"""gpukit.nn plans on CUDA: kernels/nn_rows.cu, nn_gather.cu (attention: attention.py)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,6 @@ from .plans import PlanBuilder
 _C = CONSTANTS
 _BLOCK, _LANES = _C["GK_BLOCK"], _C["GK_LANES"]
 _WARP_ROWS_UP_TO = 1024  # rows up to this long get a warp each, longer ones a whole block
-_MIN_TILES_PER_SPLIT = 4  # fewer key tiles per block than this do not pay for the combine pass
-_LOG2E = 1.4426950408889634
 _I32 = np.dtype(np.int32)
 
 
@@ -129,85 +127,6 @@ def plan_rope(backend, x: Layout, cos: Layout, sin: Layout, out: Layout, interle
         addresses.append(("out", b.output(0), 0, 1))
         grid = _grid(backend, -(-n_rows * half // _BLOCK))
         b.launch(fn, grid, _BLOCK, "gk_rope_args", fields, addresses=addresses)
-    return b.build()
-
-
-def _splits(sm_count: int, blocks: int, n_tiles: int) -> tuple[int, int]:
-    """(n_splits, tiles_per_split): keys are split over blocks when the grid alone would leave
-    most of the GPU idle (decode: one query row per head, long key ranges)."""
-    target = 2 * sm_count
-    if blocks >= target or n_tiles < 2 * _MIN_TILES_PER_SPLIT:
-        return 1, max(n_tiles, 1)
-    splits = min(-(-target // blocks), n_tiles // _MIN_TILES_PER_SPLIT)
-    per = -(-n_tiles // splits)
-    return -(-n_tiles // per), per
-
-
-def plan_attention(backend, q, k, v, mask, out: Layout, causal: bool, scale: float):
-    """Args: q, k, v (, mask). Allocates out (contiguous, q's shape); keys split over blocks
-    (decode) use two per-call workspaces and a combine launch."""
-    batch, hq, sq, d = q.shape
-    hkv, skv = k.shape[1], k.shape[2]
-    kind = "none" if mask is None else "bool" if mask.dtype == np.bool_ else "additive"
-    file, defines = kernels.attention(q.dtype, d, kind)
-    per_kv_head = hq // hkv * sq
-    warps = min(max(-(-per_kv_head // _C["GK_ATTN_ROWS"]), 1), _C["GK_ATTN_MAX_WARPS"])
-    block_rows = warps * _C["GK_ATTN_ROWS"]
-    m_blocks = -(-per_kv_head // block_rows)
-    bh = batch * hkv
-    keys = _C["GK_ATTN_KEYS"]
-    n_splits, tiles_per_split = _splits(backend.sm_count, m_blocks * bh, -(-skv // keys))
-    acc = np.dtype(np.float64 if q.dtype == np.float64 else np.float32)
-    rows = batch * hq * sq
-    scratch = [n_splits * rows * d * acc.itemsize, n_splits * rows * 2 * acc.itemsize]
-    arguments = "aaa" if mask is None else "aaaa"
-    b = PlanBuilder(backend, arguments, outputs=[_nbytes(out)],
-                    scratch=scratch if n_splits > 1 else [])  # fmt: skip
-    if rows == 0 or d == 0:
-        return b.build()
-    t = q.dtype.itemsize
-    pad = _C["GK_ATTN_PAD_BYTES"] // t if t < _C["GK_ATTN_PAD_BYTES"] else 1
-    shared = block_rows * d * acc.itemsize + keys * (d + pad) * t + keys * d * t
-    limit = backend.device.max_shared_per_block_optin
-    if shared > limit:
-        raise ValueError(
-            f"attention: head_dim {d} needs {shared} bytes of shared memory per block; this GPU "
-            f"has {limit}"
-        )
-    if m_blocks > 0x7FFFFFFF or bh > 65535 or n_splits > 65535:
-        raise ValueError("attention: too many (batch, kv head) pairs for one launch")
-    fn = backend.function(file, defines, "gk_attention")
-    if shared:
-        backend.allow_shared(fn, shared)
-    full = (batch, hq, sq, skv)
-    fields = {
-        "batch": batch,
-        "hq": hq,
-        "hkv": hkv,
-        "sq": sq,
-        "skv": skv,
-        "d": d,
-        "q_stride": strides.element_strides(q, q.shape),
-        "k_stride": strides.element_strides(k, k.shape),
-        "v_stride": strides.element_strides(v, v.shape),
-        "mask_stride": strides.element_strides(mask, full) if mask is not None else [0] * 4,
-        "tiles_per_split": tiles_per_split,
-        "scale_log2": float(scale) * _LOG2E,
-        "causal": int(causal),
-        "n_splits": n_splits,
-    }
-    addresses = [("q", 0, 0, 1), ("k", 1, 0, 1), ("v", 2, 0, 1), ("out", b.output(0), 0, 1)]
-    if mask is not None:
-        addresses.append(("mask", 3, 0, 1))
-    if n_splits > 1:
-        addresses += [("ws_o", b.scratch_arg(0), 0, 1), ("ws_ml", b.scratch_arg(1), 0, 1)]
-    grid = (m_blocks, bh, n_splits)
-    b.launch(fn, grid, warps * _LANES, "gk_attn_args", fields, shared=shared,
-             addresses=addresses)  # fmt: skip
-    if n_splits > 1:
-        combine = backend.function(file, defines, "gk_attention_combine")
-        grid = _grid(backend, -(-rows // (_BLOCK // _LANES)))
-        b.launch(combine, grid, _BLOCK, "gk_attn_args", fields, addresses=addresses)
     return b.build()
 
 
