@@ -10,7 +10,7 @@ from ..backend import Layout
 from ..ops import ELEMENTWISE
 from .plans import Const, PlanBuilder
 
-_BLOCK, _VEC = CONSTANTS["GK_BLOCK"], CONSTANTS["GK_EW_VEC"]
+_BLOCK, _VEC_BYTES = CONSTANTS["GK_BLOCK"], CONSTANTS["GK_VEC_BYTES"]
 
 
 def plan_elementwise(backend, op, loop, inputs, out: Layout, allocate: bool):
@@ -68,7 +68,7 @@ def emit(b: PlanBuilder, op, loop, inputs, target) -> None:
     if contiguous and len(inputs) <= 2:
         fn = backend.function(file, defines, "gk_ew_contig")
         fields = {"n": n, **_scalars(scalar_fields, 3)}
-        grid = backend.blocks_for(-(-n // _VEC), _BLOCK)
+        grid = backend.blocks_for(-(-n // _vector(loop, out.dtype, in_types)), _BLOCK)
         b.launch(fn, grid, _BLOCK, "gk_ew_contig_args", fields, addresses=addresses,
                  floats=floats, ints=ints)  # fmt: skip
         return
@@ -84,6 +84,13 @@ def emit(b: PlanBuilder, op, loop, inputs, target) -> None:
     }
     b.launch(fn, backend.blocks_for(n, _BLOCK), _BLOCK, "gk_ew_args", fields,
              addresses=addresses, floats=floats, ints=ints)  # fmt: skip
+
+
+def _vector(loop, out, in_types) -> int:
+    """Elements per vector access of gk_ew_contig: GK_VEC_BYTES of its widest operand (a scalar
+    operand is read as the loop type)."""
+    widest = max(out.itemsize, *((loop if t is None else t).itemsize for t in in_types))
+    return _VEC_BYTES // widest
 
 
 def _scalars(values: dict, slots: int) -> dict:
