@@ -34,6 +34,11 @@ class PlanBuilder:
     def scratch_arg(self, i: int) -> int:
         return len(self.arguments) + len(self.outputs) + i
 
+    def add_scratch(self, nbytes: int) -> int:
+        """One more per-call scratch buffer of `nbytes`; returns its argument number."""
+        self.scratch.append(int(nbytes))
+        return self.scratch_arg(len(self.scratch) - 1)
+
     def launch(self, fn, grid, block, struct: str, fields: dict, *, shared=0, addresses=(),
                floats=(), ints=()) -> None:  # fmt: skip
         """One launch of `fn` with argument block `struct`: `fields` packed now; `addresses`:
