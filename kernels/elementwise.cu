@@ -58,12 +58,12 @@ __device__ inline out_t gk_apply(const Args& a, gk_i64 off1, gk_i64 off2, gk_i64
 #endif
 }
 
-// Elements per vector access: GK_EW_VEC_BYTES of the widest operand (scalars count as the
+// Elements per vector access: GK_VEC_BYTES of the widest operand (scalars count as the
 // compute type's input type).
 static const int GK_IN_BYTES = sizeof(GK_IN0_T) > sizeof(GK_IN1_T) ? sizeof(GK_IN0_T)
                                                                    : sizeof(GK_IN1_T);
 static const int GK_VEC =
-    GK_EW_VEC_BYTES / (GK_IN_BYTES > sizeof(out_t) ? GK_IN_BYTES : sizeof(out_t));
+    GK_VEC_BYTES / (GK_IN_BYTES > sizeof(out_t) ? GK_IN_BYTES : sizeof(out_t));
 
 template <typename T>
 struct alignas(sizeof(T) * GK_VEC) gk_vec {
