@@ -304,6 +304,7 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         reduction("any", f32, b),
         reduction("all", u8, b),
         cumsum(f32, f32),
+        cumsum(i64, i64),  # nonzero's running count of hits per tile
         cumsum_pieces(f32, f32),
         cumsum_pieces(i32, i64),
         transpose(1),
