@@ -24,32 +24,80 @@
     A(double, scalar_f, 3)         \
     A(gk_i64, scalar_i, 3)
 
+// Reductions (kernels/reduce.cu): n_out outputs (the kept dimensions: out_shape, with the input's
+// strides out_stride) of n_red reduced elements each (red_shape / red_stride). The reduced range of
+// every output is cut into `splits` pieces of `chunk` elements; with more than one, each piece's
+// state goes to `partial` (state (o, s) at o * part_out_stride + s * part_split_stride, states of
+// GK_RED_STATE_BYTES at most) and a finishing kernel combines them in a fixed order.
 #define GK_REDUCE_ARGS(F, A, M)                                                   \
     F(gk_u64, in)                                                                 \
     F(gk_u64, out) /* contiguous, n_out elements */                               \
+    F(gk_u64, partial)                                                            \
     F(gk_i64, n_out)                                                              \
     F(gk_i64, n_red)                                                              \
+    F(gk_i64, chunk)                                                              \
+    F(gk_i64, part_out_stride)                                                    \
+    F(gk_i64, part_split_stride)                                                  \
+    F(gk_i32, splits)                                                             \
     F(gk_i32, out_ndim)                                                           \
     F(gk_i32, red_ndim)                                                           \
+    F(gk_i32, unused)                                                             \
     A(gk_i64, out_shape, GK_MAX_DIMS)                                             \
     A(gk_i64, out_stride, GK_MAX_DIMS) /* input strides of the kept dimensions */ \
     A(gk_i64, red_shape, GK_MAX_DIMS)                                             \
     A(gk_i64, red_stride, GK_MAX_DIMS) /* input strides of the reduced ones */    \
-    F(double, scale)                   /* the result is multiplied by it (mean: 1 / n_red) */
+    F(double, scale)                   /* mean: 1 / n_red; var: 1 / (n_red - ddof) */
 
 // A running sum along one axis: rows are the other dimensions, each scanned over n elements.
+// gk_scan_tiles cuts the rows into tiles of GK_SCAN_THREADS * GK_SCAN_ITEMS elements handed out in
+// order through `ticket`; a row's tiles form windows of GK_SCAN_WINDOW. Each tile publishes its
+// sum (flags[t] = 1, sums[t]); the last tile of a window publishes the window's sum
+// (win_flags[w] = 1, win_sums[w]) and then its inclusive prefix (win_flags[w] = 2, win_prefs[w]).
+// The ticket and both flag arrays start at zero. gk_scan_columns serves a strided scanned axis:
+// each row is cut into pieces of `chunk` elements whose sums (partial[c * n_rows + row]) a
+// reduction wrote beforehand; vec: gk_scan_columns_vec, each thread scanning GK_VEC_BYTES' worth
+// of neighbouring rows.
 #define GK_SCAN_ARGS(F, A, M)                               \
     F(gk_u64, in)                                           \
     F(gk_u64, out)                                          \
+    F(gk_u64, ticket)                                       \
+    F(gk_u64, flags)                                        \
+    F(gk_u64, sums)                                         \
+    F(gk_u64, win_flags)                                    \
+    F(gk_u64, win_sums)                                     \
+    F(gk_u64, win_prefs)                                    \
+    F(gk_u64, partial)                                      \
     F(gk_i64, n_rows)                                       \
     F(gk_i64, n)                                            \
     F(gk_i64, in_step) /* strides along the scanned axis */ \
     F(gk_i64, out_step)                                     \
+    F(gk_i64, tiles_per_row)                                \
+    F(gk_i64, chunk)                                        \
     F(gk_i32, row_ndim)                                     \
-    F(gk_i32, unused)                                       \
+    F(gk_i32, vec)                                          \
     A(gk_i64, row_shape, GK_MAX_DIMS)                       \
     A(gk_i64, in_row_stride, GK_MAX_DIMS)                   \
     A(gk_i64, out_row_stride, GK_MAX_DIMS)
+
+// Copy of a strided view into an array whose last dimension q is contiguous (kernels/
+// transpose.cu); p is the dimension the input is contiguous along. Tiles of GK_TRANSPOSE_TILE x
+// GK_TRANSPOSE_TILE elements, over the other (batch) dimensions too. vec: 16-byte accesses on
+// full tiles (aligned pointers and strides).
+#define GK_TRANSPOSE_ARGS(F, A, M)                                  \
+    F(gk_u64, in)                                                   \
+    F(gk_u64, out)                                                  \
+    F(gk_i64, p)                                                    \
+    F(gk_i64, q)                                                    \
+    F(gk_i64, in_q_stride) /* the input's stride along q (along p: 1) */ \
+    F(gk_i64, out_p_stride) /* the output's along p (along q: 1) */ \
+    F(gk_i64, tiles_p)                                              \
+    F(gk_i64, tiles_q)                                              \
+    F(gk_i64, n_tiles)                                              \
+    F(gk_i32, batch_ndim)                                           \
+    F(gk_i32, vec)                                                  \
+    A(gk_i64, batch_shape, GK_MAX_DIMS)                             \
+    A(gk_i64, in_batch_stride, GK_MAX_DIMS)                         \
+    A(gk_i64, out_batch_stride, GK_MAX_DIMS)
 
 // kernels/matmul.cu (any types and strides), matmul_mma.cu (16-bit floats), matmul_skinny.cu.
 // bias 0: none; else out(m, n) += bias[n * s_bias], bias of out's type.
@@ -215,23 +263,34 @@
 
 // gpukit.nn row kernels (softmax, log_softmax, layer_norm, rms_norm): each row is n elements
 // along one axis; rows are the other dimensions. The output is contiguous in the input's shape.
-// weight / bias: 0 when absent (length n, contiguous). group: threads per row, GK_LANES or the
-// whole block.
+// weight / bias: 0 when absent (length n, contiguous). `group` threads serve a row (GK_LANES: a
+// warp; else the whole block). With `residual` (the norms), h = in + residual (rounded to the
+// element type) is written to residual_out (contiguous, like out) and normalized. A row split over
+// blocks (`splits` pieces of `chunk` elements) keeps each piece's statistics in `partial` (row *
+// splits + piece, GK_ROWS_STATE_BYTES each) between the two kernels that serve it.
 #define GK_ROWS_ARGS(F, A, M)                      \
     F(gk_u64, in)                                  \
     F(gk_u64, out)                                 \
     F(gk_u64, weight)                              \
     F(gk_u64, bias)                                \
+    F(gk_u64, residual)                            \
+    F(gk_u64, residual_out)                        \
+    F(gk_u64, partial)                             \
     F(gk_i64, n_rows)                              \
     F(gk_i64, n)                                   \
     F(gk_i64, in_step) /* strides along the row */ \
     F(gk_i64, out_step)                            \
+    F(gk_i64, res_step)                            \
+    F(gk_i64, chunk)                               \
     F(double, eps)                                 \
     F(gk_i32, row_ndim)                            \
     F(gk_i32, group)                               \
+    F(gk_i32, splits)                              \
+    F(gk_i32, unused)                              \
     A(gk_i64, row_shape, GK_MAX_DIMS)              \
     A(gk_i64, in_row_stride, GK_MAX_DIMS)          \
-    A(gk_i64, out_row_stride, GK_MAX_DIMS)
+    A(gk_i64, out_row_stride, GK_MAX_DIMS)         \
+    A(gk_i64, res_row_stride, GK_MAX_DIMS)
 
 // embedding: out[i, :] = table[ids[i], :] for contiguous ids; a bad id sets *error (an i32).
 #define GK_EMBED_ARGS(F, A, M)              \
@@ -404,6 +463,7 @@
     S(gk_ew_contig_args, GK_EW_CONTIG_ARGS) \
     S(gk_reduce_args, GK_REDUCE_ARGS)       \
     S(gk_scan_args, GK_SCAN_ARGS)           \
+    S(gk_transpose_args, GK_TRANSPOSE_ARGS) \
     S(gk_matmul_args, GK_MATMUL_ARGS)       \
     S(gk_gemm_f32_args, GK_GEMM_F32_ARGS)   \
     S(gk_gemm_sm90_args, GK_GEMM_SM90_ARGS) \

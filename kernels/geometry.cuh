@@ -8,7 +8,30 @@
 
 #define GK_BLOCK 256  // threads per block of the grid-stride kernels
 #define GK_LANES 32   // threads of a row group (a CUDA warp; half an AMD wavefront)
-#define GK_EW_VEC 4   // elements per vector access of the contiguous elementwise kernel
+#define GK_VEC_BYTES 16  // bytes of one vector access (gk_vec16; the contiguous elementwise
+                         // kernel's access of its widest operand)
+
+// kernels/reduce.cu: threads of every reduction block, loads each thread keeps in flight, room
+// for the largest partial state of a split reduction (argmax, var).
+#define GK_RED_THREADS 256
+#define GK_RED_UNROLL 4
+#define GK_RED_STATE_BYTES 32
+
+// kernels/scan.cu: tiles of GK_SCAN_THREADS * GK_SCAN_ITEMS elements, GK_SCAN_WINDOW tiles a
+// window (a warp's lanes).
+#define GK_SCAN_THREADS 256
+#define GK_SCAN_ITEMS 16
+#define GK_SCAN_WINDOW 32
+
+// kernels/transpose.cu: square tiles of GK_TRANSPOSE_TILE elements a side.
+#define GK_TRANSPOSE_TILE 64
+#define GK_TRANSPOSE_THREADS 256
+
+// kernels/nn_rows.cu: elements of a row each thread holds in registers at most, threads of a row
+// kernel's block at most (128 registers each), room for one piece's statistics of a split row.
+#define GK_ROWS_MAX_ITEMS 32
+#define GK_ROWS_MAX_THREADS 512
+#define GK_ROWS_STATE_BYTES 32
 
 // kernels/matmul.cu: blocks of GK_MATMUL_THREADS x GK_MATMUL_THREADS threads.
 #define GK_MATMUL_THREADS 16
@@ -106,7 +129,18 @@
     X(GK_MAX_BATCH_DIMS)         \
     X(GK_BLOCK)                  \
     X(GK_LANES)                  \
-    X(GK_EW_VEC)                 \
+    X(GK_VEC_BYTES)              \
+    X(GK_RED_THREADS)            \
+    X(GK_RED_UNROLL)             \
+    X(GK_RED_STATE_BYTES)        \
+    X(GK_SCAN_THREADS)           \
+    X(GK_SCAN_ITEMS)             \
+    X(GK_SCAN_WINDOW)            \
+    X(GK_TRANSPOSE_TILE)         \
+    X(GK_TRANSPOSE_THREADS)      \
+    X(GK_ROWS_MAX_ITEMS)         \
+    X(GK_ROWS_MAX_THREADS)       \
+    X(GK_ROWS_STATE_BYTES)       \
     X(GK_MATMUL_THREADS)         \
     X(GK_SKINNY_M)               \
     X(GK_SKINNY_WARPS)           \

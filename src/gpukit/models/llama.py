@@ -58,22 +58,29 @@ class LlamaForCausalLM(CausalLM):
         return layer
 
     def forward(self, ids, cache, last_only: bool):
-        c = self.config
         start, s = cache.length, ids.shape[1]
         cos, sin = self.rotary(start, s)
         h = nn.embedding(ids, self.embed)
+        pending = None  # the last sublayer's output, added to h by the next norm (one pass)
         for i, layer in enumerate(self.layers):
-            a = nn.rms_norm(h, layer["attn_norm"], c.norm_eps)
-            h = h + self._attention(i, layer, a, cos, sin, cache)
-            m = nn.rms_norm(h, layer["mlp_norm"], c.norm_eps)
+            a, h = self._add_norm(h, pending, layer["attn_norm"])
+            pending = self._attention(i, layer, a, cos, sin, cache)
+            m, h = self._add_norm(h, pending, layer["mlp_norm"])
             gate = nn.silu(linear(m, layer["gate"], layer["gate_bias"]))
-            h = h + linear(
+            pending = linear(
                 gate * linear(m, layer["up"], layer["up_bias"]), layer["down"], layer["down_bias"]
             )
         cache.advance(s)
         if last_only:
             h = h[:, -1:]
-        return linear(nn.rms_norm(h, self.norm, c.norm_eps), self.lm_head)
+            pending = pending[:, -1:] if pending is not None else None
+        return linear(self._add_norm(h, pending, self.norm)[0], self.lm_head)
+
+    def _add_norm(self, h, pending, weight):
+        """(rms_norm(h + pending) * weight, h + pending); h itself without a pending output."""
+        if pending is None:
+            return nn.rms_norm(h, weight, self.config.norm_eps), h
+        return nn.rms_norm(pending, weight, self.config.norm_eps, residual=h)
 
     def _attention(self, i, layer, x, cos, sin, cache):
         c = self.config

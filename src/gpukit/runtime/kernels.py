@@ -53,23 +53,22 @@ def elementwise(op: str, loop: np.dtype, out: np.dtype, inputs: tuple) -> tuple[
     return "elementwise.cu", tuple(defines)
 
 
+# Kernel reducer of each reduction (kernels/reduce.cu): mean is a scaled sum, any / all are max /
+# min into bool.
+_REDUCERS = {"mean": "sum", "any": "max", "all": "min"}
+
+
 def reduction(name: str, src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
-    """(file, defines) for sum / mean / prod / max / min (mean: a sum scaled by 1/n), and
-    argmax / argmin."""
-    if name in ("argmax", "argmin"):
-        defines = (
-            f"GK_ARG={int(name == 'argmax')}",
-            f"GK_IN_T={C_TYPES[src]}",
-            f"GK_ACC_T={arith_type(src)}",
-            f"GK_OUT_T={C_TYPES[out]}",
-        )
-        return "reduce.cu", defines
-    red = "sum" if name in ("sum", "mean") else name
-    if red in ("max", "min"):
+    """(file, defines) for sum mean prod max min argmax argmin var std any all of `src` into
+    `out`. 16-bit floats accumulate in float; integer sums in the (64-bit) result type."""
+    red = _REDUCERS.get(name, name)
+    if name in ("any", "all"):
+        acc = "bool"
+    elif red in ("max", "min", "argmax", "argmin"):
         acc = arith_type(src)
     elif is_integral(out):
         acc = C_TYPES[out]
-    elif out == np.float64 or (name == "mean" and src == np.float64):
+    elif out == np.float64 or src == np.float64:
         acc = "double"
     else:
         acc = "float"
@@ -80,6 +79,17 @@ def reduction(name: str, src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
         f"GK_OUT_T={C_TYPES[out]}",
     )
     return "reduce.cu", defines
+
+
+def acc_bytes(defines: tuple) -> int:
+    """Bytes of the accumulator of a reduction or cumsum instance (GK_ACC_T)."""
+    acc = next(d.split("=", 1)[1] for d in defines if d.startswith("GK_ACC_T="))
+    return {"double": 8, "gk_i64": 8, "gk_u64": 8, "bool": 1}.get(acc, 4)
+
+
+def transpose(itemsize: int) -> tuple[str, tuple]:
+    """kernels/transpose.cu moving elements of `itemsize` bytes (any dtype of that size)."""
+    return "transpose.cu", (f"GK_T={_RAW_TYPES[itemsize]}",)
 
 
 def matmul_tile(out: np.dtype) -> int:
@@ -239,8 +249,14 @@ def gemm_f32(
 
 
 def cumsum(src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
+    """scan.cu for a running sum of `src` into `out` (16-bit floats accumulate in float)."""
     acc = C_TYPES[out] if is_integral(out) else ("double" if out == np.float64 else "float")
     return "scan.cu", (f"GK_IN_T={C_TYPES[src]}", f"GK_ACC_T={acc}", f"GK_OUT_T={C_TYPES[out]}")
+
+
+def cumsum_pieces(src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
+    """The reduction that sums pieces of a strided cumsum's axis, with the scan's accumulator."""
+    return "reduce.cu", ("GK_RED=gk_red_sum", *cumsum(src, out)[1])
 
 
 def arange(out: np.dtype) -> tuple[str, tuple]:
@@ -275,10 +291,11 @@ def _nn_types(dtype) -> tuple[str, str]:
     return c_type, "double" if c_type == "double" else "float"
 
 
-def nn_rows(dtype) -> tuple[str, tuple]:
-    """softmax, log_softmax, layer_norm, rms_norm over rows of `dtype`."""
+def nn_rows(dtype, vecs: int = 0) -> tuple[str, tuple]:
+    """softmax, log_softmax, layer_norm, rms_norm over rows of `dtype`, each thread holding
+    `vecs` 16-byte vectors of its row in registers (0: rows streamed, and split rows)."""
     t, acc = _nn_types(dtype)
-    return "nn_rows.cu", (f"GK_T={t}", f"GK_ACC_T={acc}")
+    return "nn_rows.cu", (f"GK_T={t}", f"GK_ACC_T={acc}", f"GK_VECS={vecs}")
 
 
 def embedding(ids: np.dtype, table) -> tuple[str, tuple]:
@@ -400,12 +417,20 @@ def attention_tc_decode(
 
 KERNEL_NAMES = {
     "elementwise.cu": ("gk_ew_contig", "gk_ew_strided"),
-    "reduce.cu": ("gk_reduce_block", "gk_reduce_thread"),
+    "reduce.cu": (
+        "gk_red_inner_warp",
+        "gk_red_inner_block",
+        "gk_red_outer_1",
+        "gk_red_outer_vec",
+        "gk_red_finish_thread",
+        "gk_red_finish_block",
+    ),
     "matmul.cu": ("gk_matmul",),
     "matmul_skinny.cu": ("gk_matmul_skinny",),
     "matmul_mma.cu": ("gk_matmul_mma",),
     "fill.cu": ("gk_arange",),
-    "scan.cu": ("gk_cumsum",),
+    "scan.cu": ("gk_scan_tiles", "gk_scan_columns", "gk_scan_columns_vec"),
+    "transpose.cu": ("gk_transpose",),
     "gather.cu": ("gk_gather", "gk_scatter"),
     "compact.cu": ("gk_count_tiles", "gk_write_nonzero"),
     "philox.cu": (
@@ -416,11 +441,10 @@ KERNEL_NAMES = {
         "gk_randint_32",
         "gk_randint_64",
     ),
-    "nn_rows.cu": (
-        "gk_softmax_rows",
-        "gk_log_softmax_rows",
-        "gk_layer_norm_rows",
-        "gk_rms_norm_rows",
+    "nn_rows.cu": tuple(
+        f"gk_{kind}_{part}"
+        for kind in ("softmax", "log_softmax", "layer_norm", "rms_norm")
+        for part in ("rows", "split_stats", "split_apply")
     ),
     "nn_gather.cu": ("gk_embedding", "gk_rope"),
     "attention.cu": ("gk_attention", "gk_attention_combine"),
@@ -472,8 +496,6 @@ def kernels_of(file: str, defines: tuple) -> tuple[str, ...]:
     """The kernels an instance defines (three-input elementwise ops have no contiguous one)."""
     if file == "elementwise.cu" and "GK_NIN=3" in defines:
         return ("gk_ew_strided",)
-    if file == "reduce.cu" and any(d.startswith("GK_ARG=") for d in defines):
-        return ("gk_argreduce_block", "gk_argreduce_thread")
     return KERNEL_NAMES[file]
 
 
@@ -512,6 +534,19 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         reduction("argmax", f32, i64),
         reduction("argmin", u8, i64),
         reduction("min", f16, f16),
+        reduction("var", f32, f32),
+        reduction("std", f64, f64),
+        reduction("var", i32, f64),
+        reduction("any", f32, b),
+        reduction("all", u8, b),
+        cumsum(f32, f32),
+        cumsum(i64, i64),  # nonzero's running count of hits per tile
+        cumsum_pieces(f32, f32),
+        cumsum_pieces(i32, i64),
+        transpose(1),
+        transpose(2),
+        transpose(4),
+        transpose(8),
         matmul(f32, f32, f32),
         matmul(f16, f16, f16),
         matmul(f64, i64, f64),
@@ -569,9 +604,11 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         elementwise("silu", f16, f16, (f16,)),
         elementwise("gelu", f64, f64, (f64,)),
         elementwise("gelu_tanh", f32, f32, (f32,)),
-        nn_rows(f16),
+        nn_rows(f16, 2),
+        nn_rows(f32, 8),
         nn_rows(f32),
         nn_rows(f64),
+        nn_rows(f64, 8),
         embedding(i64, f16),
         embedding(i32, f32),
         embedding(u8, f64),
@@ -581,7 +618,9 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         attention(f32, 64, "bool"),
         attention(f16, 256, "additive"),
         attention(f64, 32, "none"),
+        nn_rows(bf16, 4),
         nn_rows(bf16),
+        reduction("var", bf16, bf16),
         embedding(i64, bf16),
         rope(bf16),
         attention(bf16, 128, "none"),

@@ -3,6 +3,7 @@ Python functions over NumPy views of that memory (see gpukit.runtime.backend).""
 
 from __future__ import annotations
 
+import math
 import os
 import time
 
@@ -55,6 +56,16 @@ def _as_f32(x):
 def _compute_into(out: np.ndarray, compute) -> None:
     """compute(dest), with a bfloat16 `out` computed in float32 and rounded once when stored."""
     if out.dtype != bfloat16:
+        compute(out)
+        return
+    tmp = np.empty(out.shape, np.float32)
+    compute(tmp)
+    np.copyto(out, tmp, casting="unsafe")
+
+
+def _compute_into32(out: np.ndarray, compute) -> None:
+    """compute(dest), with a 16-bit float `out` computed in float32 and rounded once."""
+    if out.dtype not in (np.float16, bfloat16):
         compute(out)
         return
     tmp = np.empty(out.shape, np.float32)
@@ -243,13 +254,13 @@ class CpuBackend:
             return self._plan(inputs, [_contiguous(out)], compute)
         return self._plan((*inputs, out), [], compute)
 
-    def plan_reduce(self, name: str, src: Layout, axes: tuple, out: Layout):
+    def plan_reduce(self, name: str, src: Layout, axes: tuple, out: Layout, ddof=0):
         def compute(s, o):
-            if bfloat16 in (s.dtype, o.dtype):
-                s = _as_f32(s)
-                _compute_into(o, lambda dest: _reduce(name, s, axes, dest))
+            if s.dtype in (np.float16, bfloat16):  # 16-bit floats accumulate in float32, as on GPUs
+                s = s.astype(np.float32)
+                _compute_into32(o, lambda dest: _reduce(name, s, axes, dest, ddof))
             else:
-                _reduce(name, s, axes, o)
+                _reduce(name, s, axes, o, ddof)
 
         return self._plan((src,), [out], compute)
 
@@ -358,17 +369,23 @@ class CpuBackend:
         flag = [Layout(_I32, (1,), (4,))] if check else []
         return self._plan((src, *indices), [out, *flag], compute)
 
-    def plan_nn_rows(self, kind, src: Layout, axis: int, out: Layout, weight, bias):
-        params = [p for p in (weight, bias) if p is not None]
+    def plan_nn_rows(self, kind, src: Layout, axis: int, out: Layout, weight, bias, residual=None):
+        """Args: src, weight, bias, residual (those given), eps. Allocates out, and with a
+        residual h = src + residual (rounded to src's dtype, as the GPU stores it), normalized."""
+        given = [p is not None for p in (weight, bias, residual)]
+        params = [p for p in (weight, bias, residual) if p is not None]
 
         def compute(s, *rest):
-            *ps, eps, o = rest
+            if residual is not None:
+                *ps, eps, o, h = rest
+            else:
+                (*ps, eps, o), h = rest, None
             it = iter(ps)
-            w = next(it) if weight is not None else None
-            b = next(it) if bias is not None else None
-            nn.rows(kind, s, axis, w, b, eps, o)
+            w, b, r = (next(it) if g else None for g in given)
+            nn.rows(kind, s, axis, w, b, eps, o, r, h)
 
-        return self._plan((src, *params, float), [out], compute)
+        outputs = [out, out] if residual is not None else [out]
+        return self._plan((src, *params, float), outputs, compute)
 
     def plan_embedding(self, ids: Layout, table: Layout, out: Layout):
         def compute(i, t, o, flag):
@@ -474,7 +491,7 @@ class CpuBackend:
         return out, count
 
 
-def _reduce(name: str, s: np.ndarray, axes: tuple, o: np.ndarray) -> None:
+def _reduce(name: str, s: np.ndarray, axes: tuple, o: np.ndarray, ddof=0) -> None:
     o = o.reshape(tuple(1 if i in axes else n for i, n in enumerate(s.shape)))
     if name in ("argmax", "argmin"):
         if len(axes) == s.ndim:  # the flat index, as NumPy gives for axis=None
@@ -482,8 +499,22 @@ def _reduce(name: str, s: np.ndarray, axes: tuple, o: np.ndarray) -> None:
         else:
             getattr(np, name)(s, axis=axes[0], keepdims=True, out=o)
         return
+    n = math.prod(s.shape[i] for i in axes)
+    if name in ("mean", "var", "std") and n == 0:  # NaN, without NumPy's warning
+        o[...] = np.nan
+        return
+    if name in ("var", "std"):
+        if n <= ddof:  # NumPy: m2 / 0, inf (NaN where m2 is 0), as the GPU's 1 / 0 scale gives
+            m2 = np.var(s, axis=axes, keepdims=True) * n
+            np.copyto(o, np.sqrt(m2 * np.inf) if name == "std" else m2 * np.inf, "unsafe")
+        else:
+            getattr(np, name)(s, axis=axes, keepdims=True, out=o, ddof=ddof)
+        return
+    if name in ("any", "all"):
+        getattr(np, name)(s, axis=axes, keepdims=True, out=o)
+        return
     extra = {}
-    if name in ("max", "min") and s.size == 0:  # any/all of nothing: the identity
+    if name in ("max", "min") and s.size == 0:  # nothing (the front end refuses it): the identity
         extra["initial"] = _identity(name, s.dtype)
     getattr(np, name)(s, axis=axes, keepdims=True, out=o, **extra)
 

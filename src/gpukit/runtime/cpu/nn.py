@@ -51,14 +51,20 @@ def _attention_chunk(q, k, v, allowed, additive, scale):
     return np.matmul(p, v) / np.where(seen, total, 1)
 
 
-def rows(kind, s, axis, w, b, eps, o) -> None:
-    """softmax / log_softmax / layer_norm / rms_norm of NumPy views into `o`."""
+def rows(kind, s, axis, w, b, eps, o, r=None, h=None) -> None:
+    """softmax / log_softmax / layer_norm / rms_norm of NumPy views into `o`; with a residual
+    `r`, h = s + r (rounded to s's dtype, as the GPU stores it) is written to `h` and
+    normalized instead."""
     if s.size == 0:
         return
     acc = _acc(s.dtype)
+    x = s.astype(acc)
+    if r is not None:
+        np.copyto(h, x + r.astype(acc), casting="unsafe")
+        x = h.astype(acc)
     w = None if w is None else w.astype(acc)
     b = None if b is None else b.astype(acc)
-    np.copyto(o, _rows(kind, s.astype(acc), axis, w, b, eps), casting="unsafe")
+    np.copyto(o, _rows(kind, x, axis, w, b, eps), casting="unsafe")
 
 
 def embedding(i, t, o) -> bool:

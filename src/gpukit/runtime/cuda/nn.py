@@ -10,12 +10,12 @@ from ...base import shapes, strides
 from .. import kernels
 from ..args import CONSTANTS
 from ..backend import Layout
+from . import rows_geometry
 from .elementwise import emit_fill_zero
 from .plans import PlanBuilder
 
 _C = CONSTANTS
 _BLOCK, _LANES = _C["GK_BLOCK"], _C["GK_LANES"]
-_WARP_ROWS_UP_TO = 1024  # rows up to this long get a warp each, longer ones a whole block
 _I32 = np.dtype(np.int32)
 
 
@@ -23,47 +23,64 @@ def _grid(backend, blocks: int) -> int:
     return min(max(blocks, 1), backend.sm_count * 32)
 
 
-def _row_layout(src: Layout, axis: int):
-    """(n, in_step, out_step, row_shape, in_row_strides, out_row_strides) of rows along `axis`,
-    the output contiguous in src's shape."""
+def _row_layout(src: Layout, axis: int, residual: Layout | None):
+    """(n, steps, row_shape, row strides) of rows along `axis`: steps along the row and strides
+    of the rows for the input, the output (contiguous in src's shape) and the residual (src's
+    shape; the output's strides without one)."""
     in_el = strides.element_strides(src, src.shape)
     out_el = shapes.contiguous_strides(src.shape, 1)
+    res_el = strides.element_strides(residual, src.shape) if residual is not None else out_el
     rows = [i for i in range(src.ndim) if i != axis]
-    row_shape, (in_rows, out_rows) = strides.collapse(
-        [src.shape[i] for i in rows], [[in_el[i] for i in rows], [out_el[i] for i in rows]]
+    row_shape, row_strides = strides.collapse(
+        [src.shape[i] for i in rows], [[st[i] for i in rows] for st in (in_el, out_el, res_el)]
     )
-    return src.shape[axis], in_el[axis], out_el[axis], row_shape, in_rows, out_rows
+    steps = (in_el[axis], out_el[axis], res_el[axis])
+    return src.shape[axis], steps, row_shape, row_strides
 
 
-def plan_nn_rows(backend, kind: str, src: Layout, axis: int, out: Layout, weight, bias):
-    """Args: src, weight (when given), bias (when given), eps (a scalar). Allocates out."""
-    params = [p for p in (weight, bias) if p is not None]
-    b = PlanBuilder(backend, "a" * (1 + len(params)) + "s", outputs=[_nbytes(out)])
-    n, in_step, out_step, row_shape, in_rows, out_rows = _row_layout(src, axis)
+def plan_nn_rows(backend, kind: str, src: Layout, axis: int, out: Layout, weight, bias,
+                 residual=None):  # fmt: skip
+    """Args: src, weight (when given), bias (when given), residual (when given), eps (a scalar).
+    Allocates out, and with a residual h = src + residual (both contiguous in src's shape; out
+    is the norm of h). Launch shapes from rows_geometry: a row split over blocks is two launches
+    sharing a per-call scratch buffer of the pieces' statistics."""
+    params = [p for p in (weight, bias, residual) if p is not None]
+    outputs = [_nbytes(out)] * (2 if residual is not None else 1)
+    b = PlanBuilder(backend, "a" * (1 + len(params)) + "s", outputs=outputs)
+    n, steps, row_shape, (in_rows, out_rows, res_rows) = _row_layout(src, axis, residual)
     n_rows = math.prod(row_shape)
     if n and n_rows:
-        fn = backend.function(*kernels.nn_rows(src.dtype), f"gk_{kind}_rows")
-        group = _LANES if n <= _WARP_ROWS_UP_TO else _BLOCK
+        geo = rows_geometry.plan_rows(n, n_rows, src.dtype.itemsize, backend.sm_count)
+        file, defines = kernels.nn_rows(src.dtype, geo.vecs)
         fields = {
             "n_rows": n_rows,
             "n": n,
-            "in_step": in_step,
-            "out_step": out_step,
+            "in_step": steps[0],
+            "out_step": steps[1],
+            "res_step": steps[2],
+            "chunk": geo.chunk,
             "row_ndim": len(row_shape),
-            "group": group,
+            "group": geo.group,
+            "splits": geo.splits,
             "row_shape": row_shape,
             "in_row_stride": in_rows,
             "out_row_stride": out_rows,
+            "res_row_stride": res_rows,
         }
         addresses = [("in", 0, 0, 1), ("out", b.output(0), 0, 1)]
         arg = 1
-        for field, p in (("weight", weight), ("bias", bias)):
+        for field, p in (("weight", weight), ("bias", bias), ("residual", residual)):
             if p is not None:
                 addresses.append((field, arg, 0, 1))
                 arg += 1
-        grid = _grid(backend, -(-n_rows // (_BLOCK // group)))
-        b.launch(fn, grid, _BLOCK, "gk_rows_args", fields, addresses=addresses,
-                 floats=[("eps", arg)])  # fmt: skip
+        if residual is not None:
+            addresses.append(("residual_out", b.output(1), 0, 1))
+        if geo.split:
+            addresses.append(("partial", b.add_scratch(geo.scratch_bytes), 0, 1))
+        for part in ("split_stats", "split_apply") if geo.split else ("rows",):
+            fn = backend.function(file, defines, f"gk_{kind}_{part}")
+            b.launch(fn, geo.grid, geo.block, "gk_rows_args", fields, addresses=addresses,
+                     floats=[("eps", arg)])  # fmt: skip
     return b.build()
 
 
