@@ -47,8 +47,8 @@ GK_KERNEL void gk_qkv_cache(const gk_qkv_cache_args a) {
         if (!placed) continue;
         const bool is_k = h < a.hq + a.hkv;
         const gk_i64 kv_head = is_k ? h - a.hq : h - a.hq - a.hkv;
-        T* dst = (is_k ? k_cache : v_cache) + b * a.cache_stride[0] +
-                 kv_head * a.cache_stride[1] + pos * a.cache_stride[2];
+        T* dst = (is_k ? k_cache : v_cache) + b * a.cache_stride[0] + kv_head * a.cache_stride[1] +
+                 pos * a.cache_stride[2];
         dst[j] = (T)lo;
         dst[j + half] = (T)hi;
     }

@@ -128,9 +128,7 @@ GK_KERNEL void gk_sample(const gk_sample_args a) {
             auto one = [](gk_i64, gk_u32) -> gk_u64 { return 1; };
             floor_key = gk_select(n, key, one, (gk_u64)p.top_k, sh);
         }
-        auto kept = [&](gk_i64, gk_u32 k) -> gk_u64 {
-            return k >= floor_key ? weight_of(k) : 0;
-        };
+        auto kept = [&](gk_i64, gk_u32 k) -> gk_u64 { return k >= floor_key ? weight_of(k) : 0; };
         gk_u64 mass = 0;
         for (gk_i64 i = threadIdx.x; i < n; i += GK_BLOCK) mass += kept(i, key(i));
         mass = gk_block_sum(mass, sh, false);
@@ -142,11 +140,11 @@ GK_KERNEL void gk_sample(const gk_sample_args a) {
             for (gk_i64 i = threadIdx.x; i < n; i += GK_BLOCK) mass += kept(i, key(i));
             mass = gk_block_sum(mass, sh, false);
         }
-        const gk_words r = gk_philox4x32((gk_u32)row, (gk_u32)(row >> 32), (gk_u32)position,
-                                         (gk_u32)((gk_u64)position >> 32), (gk_u32)p.seed,
-                                         (gk_u32)(p.seed >> 32));
-        const double u = (double)(((((gk_u64)r.w[0]) << 32) | r.w[1]) >> 11) *
-                         (1.0 / 9007199254740992.0);
+        const gk_words r =
+            gk_philox4x32((gk_u32)row, (gk_u32)(row >> 32), (gk_u32)position,
+                          (gk_u32)((gk_u64)position >> 32), (gk_u32)p.seed, (gk_u32)(p.seed >> 32));
+        const double u =
+            (double)(((((gk_u64)r.w[0]) << 32) | r.w[1]) >> 11) * (1.0 / 9007199254740992.0);
         gk_u64 target = (gk_u64)(u * (double)mass);
         target = target < mass ? target : mass - 1;
         // Each thread's own run of the vocabulary, then the runs' offsets in order.

@@ -12,7 +12,8 @@ of torch.cuda.graph and CuPy's stream capture.
     out = g.replay()                                  # g.outputs, returned by every replay
 
 What a capture records is device work: each op's kernels with their arguments and addresses
-fixed at capture time. Python runs once, at capture; a replay repeats the device work only, so
+fixed at capture time; the capture itself runs none of it (arrays made inside hold nothing until
+the first replay). Python runs once, at capture; a replay repeats the device work only, so
 Python scalars and shapes are baked in, and an array must be refilled in place (copied into),
 not rebound, to change a replay's input. Inside a capture, work that waits for the device or
 reads data back (to_numpy, item, printing an array, nonzero's count, an op that checks its
@@ -30,8 +31,8 @@ spills nothing and gives nothing back, and the scheduler's launch pacing is off.
 On CUDA, the capture is the driver's stream capture of the calling thread's work (thread-local
 mode, on a capture stream of its own; other threads are unaffected) and a replay is one
 cuGraphLaunch on the thread's current stream, ordered after the work queued there before. On the
-CPU backend a capture records each op's NumPy work with the memory it ran on, and a replay runs
-them again in order: the same results and the same rules, without a speedup.
+CPU backend a capture records each op's NumPy work with the memory it would run on, and a replay
+runs them in order: the same results and the same rules, without a speedup.
 """
 
 from __future__ import annotations

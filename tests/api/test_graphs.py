@@ -82,7 +82,8 @@ def test_function_form_and_in_place_state(backend, rng):
 
     g = gk.graph(bump, counter, step)
     doubled = g.outputs
-    for n in range(2, 5):
+    assert not counter.to_numpy().any(), "a capture runs nothing"
+    for n in range(1, 4):
         assert g.replay() is doubled
         np.testing.assert_array_equal(counter.to_numpy(), n * step.to_numpy())
         np.testing.assert_array_equal(doubled.to_numpy(), 2 * n * step.to_numpy())

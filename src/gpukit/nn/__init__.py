@@ -18,5 +18,6 @@ __all__ = [
     "rope_cache",
     "scaled_dot_product_attention",
     "silu",
+    "silu_mul",
     "softmax",
 ]

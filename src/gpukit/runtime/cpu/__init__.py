@@ -214,10 +214,12 @@ class CpuBackend:
             made = [allocate(n, stream, quota) for n in sizes]
             items += [(b, 0, o) for b, o in zip(made, outputs, strict=True)]
             placed = at(items) if items else []
-            run(compute, _operands(values, [view_at(a, i[2], i[0]) for a, i in placed]))
             token = capture.current()
             if token is not None and token.backend is self:
+                # Recorded, not run: a capture only records work, as on a GPU.
                 token.record(compute, values, [(a, i[2]) for a, i in placed])
+            else:
+                run(compute, _operands(values, [view_at(a, i[2], i[0]) for a, i in placed]))
             return None if not made else made[0] if len(made) == 1 else tuple(made)
 
         return plan

@@ -1,6 +1,7 @@
 """Graphs on the CPU backend: a capture records each plan call's NumPy work with the addresses
-and layouts it ran on (the pool in capture mode keeps that memory reserved, as on a GPU), and a
-replay runs the recorded steps again in order. The same results as the GPU's graphs, and the same
+and layouts it would run on, without running it (as a GPU's capture runs nothing; the pool in
+capture mode keeps that memory reserved, as on a GPU), and a replay runs the recorded steps in
+order. The same results as the GPU's graphs, and the same
 rules (static inputs and outputs, nothing read back inside), with no speedup."""
 
 from __future__ import annotations
