@@ -528,6 +528,7 @@ std::vector<std::pair<size_t, size_t>> CudaDevice::param_layout(cu::Function f) 
                           "the driver predates CUDA 12.4");
     }
     make_current();
+    const CaptureRelaxed relaxed(api_);  // asked when an op's plan is made, maybe in a capture
     std::vector<std::pair<size_t, size_t>> out;
     for (size_t index = 0; index < kMaxParams; ++index) {
         size_t offset = 0, size = 0;

@@ -89,10 +89,13 @@ class CausalLM:
         start = cache.advance(ids.shape[1])
         return self._forward(_array.asarray(ids), cache, start, True, check=False)
 
-    def forward_step(self, ids, cache: KVCache):
+    def forward_step(self, ids, cache: KVCache, trace=None):
         """The decode step's logits (batch, 1, vocab) of ids (batch, 1) made on the device by
         the sampler (in range by construction); the cache's device length is advanced already.
-        Launches only: it can be captured."""
+        Launches only: it can be captured. `trace(part)`, where the model supports it, is
+        called before each part of the step is queued (benchmarks/bench_models.py times them)."""
+        if trace is not None:
+            return self._forward(ids, cache, None, True, check=False, trace=trace)
         return self._forward(ids, cache, None, True, check=False)
 
     def decode_state(self, batch: int, positions: int) -> _decode.DecodeState:

@@ -81,35 +81,52 @@ class LlamaForCausalLM(CausalLM):
     def _prepare(self, capacity: int) -> None:
         self.rotary.ensure(capacity)
 
-    def _forward(self, ids, cache, start, last_only: bool, check: bool):
+    def _forward(self, ids, cache, start, last_only: bool, check: bool, trace=None):
         c = self.config
-        f = c.intermediate_size
-        eps = c.norm_eps
+        f, eps = c.intermediate_size, c.norm_eps
+        mark = trace or _untraced
+        mark("embedding")
         h = nn.embedding(ids, self.embed, check=check)
         for i, layer in enumerate(self.layers):
+            mark("attn_norm")
             a = nn.rms_norm(h, layer["attn_norm"], eps)
-            h = self._attention(i, layer, a, cache, h)
+            h = self._attention(i, layer, a, cache, h, mark)
+            mark("mlp_norm")
             m = nn.rms_norm(h, layer["mlp_norm"], eps)
+            mark("gate_up")
             gate_up = linear(m, layer["gate_up"], layer["gate_up_bias"])
+            mark("silu_mul")
             act = nn.silu_mul(gate_up[..., :f], gate_up[..., f:])
+            mark("down+residual")
             h = linear(act, layer["down"], layer["down_bias"], residual=h)
         if last_only:
             h = h[:, -1:]
-        return linear(nn.rms_norm(h, self.norm, eps), self.lm_head)
+        mark("final_norm")
+        h = nn.rms_norm(h, self.norm, eps)
+        mark("lm_head")
+        return linear(h, self.lm_head)
 
-    def _attention(self, i, layer, x, cache, residual):
+    def _attention(self, i, layer, x, cache, residual, mark):
         """residual + the attention block's output, for x (batch, s, hidden)."""
         c = self.config
         b, s, _ = x.shape
+        mark("qkv")
         qkv = linear(x, layer["qkv"], layer["qkv_bias"])
+        mark("rope+cache")
         q = cache.write(i, qkv, self.rotary.cos, self.rotary.sin, c.num_heads)
+        mark("attention")
         if s == 1:  # the decode step: positions from the device
             o = attend_cached(q, cache.keys[i], cache.values[i], cache)
         else:
             keys, values = cache.filled(i)
             o = _sliding_window_attention(q, keys, values, c.sliding_window)
         o = o.transpose(0, 2, 1, 3).reshape(b, s, c.num_heads * c.head_dim)
+        mark("o+residual")
         return linear(o, layer["o"], layer["o_bias"], residual=residual)
+
+
+def _untraced(part: str) -> None:
+    pass
 
 
 def _fused(found: dict, keys: tuple):
