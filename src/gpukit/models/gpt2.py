@@ -54,7 +54,7 @@ class GPT2LMHeadModel(CausalLM):
 
     def _forward(self, ids, cache, start, last_only: bool, check: bool):
         c = self.config
-        s = ids.shape[1]
+        b, s = ids.shape
         eps = c.norm_eps
         h = nn.embedding(ids, self.wte, check=check)
         if start is None:  # the decode step: the position from the device
@@ -63,24 +63,26 @@ class GPT2LMHeadModel(CausalLM):
         else:
             self._check_length(start + s)
             h = h + self.wpe[start : start + s]
+        h = h.reshape(b * s, c.hidden_size)  # (tokens, features): 2-D products
         for i, layer in enumerate(self.layers):
             a = nn.layer_norm(h, *layer["ln_1"], eps=eps)
-            h = self._attention(i, layer, a, cache, h)
+            h = self._attention(i, layer, a, cache, h, (b, s))
             m = nn.layer_norm(h, *layer["ln_2"], eps=eps)
             m = linear(m, *layer["fc"], activation="gelu_tanh")
             h = linear(m, *layer["fc_proj"], residual=h)
         if last_only:
-            h = h[:, -1:]
-        return linear(nn.layer_norm(h, *self.ln_f, eps=eps), self.lm_head)
+            h, s = h.reshape(b, s, c.hidden_size)[:, -1], 1
+        return linear(nn.layer_norm(h, *self.ln_f, eps=eps), self.lm_head).reshape(b, s, -1)
 
-    def _attention(self, i, layer, x, cache, residual):
+    def _attention(self, i, layer, x, cache, residual, bs):
         c = self.config
-        b, s, _ = x.shape
-        q = cache.write(i, linear(x, *layer["qkv"]), None, None, c.num_heads)
+        b, s = bs
+        qkv = linear(x, *layer["qkv"]).reshape(b, s, 3 * c.hidden_size)
+        q = cache.write(i, qkv, None, None, c.num_heads)
         if s == 1:
             o = attend_cached(q, cache.keys[i], cache.values[i], cache)
         else:
             keys, values = cache.filled(i)
             o = nn.scaled_dot_product_attention(q, keys, values, is_causal=True)
-        o = o.transpose(0, 2, 1, 3).reshape(b, s, c.hidden_size)
+        o = o.transpose(0, 2, 1, 3).reshape(b * s, c.hidden_size)
         return linear(o, *layer["proj"], residual=residual)

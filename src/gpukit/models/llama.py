@@ -83,44 +83,47 @@ class LlamaForCausalLM(CausalLM):
 
     def _forward(self, ids, cache, start, last_only: bool, check: bool, trace=None):
         c = self.config
+        b, s = ids.shape
         f, eps = c.intermediate_size, c.norm_eps
         mark = trace or _untraced
         mark("embedding")
-        h = nn.embedding(ids, self.embed, check=check)
+        # Activations are (tokens, features) matrices: every product is one 2-D product (a
+        # GEMV at batch 1), with its residual in the epilogue.
+        h = nn.embedding(ids, self.embed, check=check).reshape(b * s, c.hidden_size)
         for i, layer in enumerate(self.layers):
             mark("attn_norm")
             a = nn.rms_norm(h, layer["attn_norm"], eps)
-            h = self._attention(i, layer, a, cache, h, mark)
+            h = self._attention(i, layer, a, cache, h, (b, s), mark)
             mark("mlp_norm")
             m = nn.rms_norm(h, layer["mlp_norm"], eps)
             mark("gate_up")
             gate_up = linear(m, layer["gate_up"], layer["gate_up_bias"])
             mark("silu_mul")
-            act = nn.silu_mul(gate_up[..., :f], gate_up[..., f:])
+            act = nn.silu_mul(gate_up[:, :f], gate_up[:, f:])
             mark("down+residual")
             h = linear(act, layer["down"], layer["down_bias"], residual=h)
         if last_only:
-            h = h[:, -1:]
+            h, s = h.reshape(b, s, c.hidden_size)[:, -1], 1
         mark("final_norm")
         h = nn.rms_norm(h, self.norm, eps)
         mark("lm_head")
-        return linear(h, self.lm_head)
+        return linear(h, self.lm_head).reshape(b, s, -1)
 
-    def _attention(self, i, layer, x, cache, residual, mark):
-        """residual + the attention block's output, for x (batch, s, hidden)."""
+    def _attention(self, i, layer, x, cache, residual, bs, mark):
+        """residual + the attention block's output, for x (batch * s, hidden)."""
         c = self.config
-        b, s, _ = x.shape
+        b, s = bs
         mark("qkv")
         qkv = linear(x, layer["qkv"], layer["qkv_bias"])
         mark("rope+cache")
-        q = cache.write(i, qkv, self.rotary.cos, self.rotary.sin, c.num_heads)
+        q = cache.write(i, qkv.reshape(b, s, -1), self.rotary.cos, self.rotary.sin, c.num_heads)
         mark("attention")
         if s == 1:  # the decode step: positions from the device
             o = attend_cached(q, cache.keys[i], cache.values[i], cache)
         else:
             keys, values = cache.filled(i)
             o = _sliding_window_attention(q, keys, values, c.sliding_window)
-        o = o.transpose(0, 2, 1, 3).reshape(b, s, c.num_heads * c.head_dim)
+        o = o.transpose(0, 2, 1, 3).reshape(b * s, c.num_heads * c.head_dim)
         mark("o+residual")
         return linear(o, layer["o"], layer["o_bias"], residual=residual)
 
