@@ -386,6 +386,65 @@
     F(gk_i32, kv_len_size) /* bytes of a kv_len entry: 0 (none), 4 or 8 */                        \
     F(gk_i32, n_splits)
 
+// gpukit.models' decode step, the rotary embedding fused with the KV-cache write
+// (kernels/qkv_cache.cu). qkv: (batch, s, (hq + 2 hkv) * d), d contiguous: the q heads, then the
+// k heads, then the v heads. The step's s tokens are at positions *length - s .. *length - 1
+// (length: an int32 on the device, already advanced past them). q is rotated into q_out
+// (batch, hq, s, d), contiguous; k (rotated) and v are written into the caches at those
+// positions, k_cache and v_cache alike (batch, hkv, capacity, d) of strides cache_stride (batch,
+// head, position; d contiguous). cos/sin: `positions` rows of d / 2 angles; rotary 0 (GPT-2):
+// nothing rotated. A position outside the cache or the tables writes no k, v and a zero q.
+#define GK_QKV_CACHE_ARGS(F, A, M) \
+    F(gk_u64, qkv)                 \
+    F(gk_u64, cos)                 \
+    F(gk_u64, sin)                 \
+    F(gk_u64, length)              \
+    F(gk_u64, q_out)               \
+    F(gk_u64, k_cache)             \
+    F(gk_u64, v_cache)             \
+    F(gk_i64, batch)               \
+    F(gk_i64, s)                   \
+    F(gk_i64, hq)                  \
+    F(gk_i64, hkv)                 \
+    F(gk_i64, d)                   \
+    F(gk_i64, qkv_batch_stride)    \
+    F(gk_i64, qkv_seq_stride)      \
+    A(gk_i64, cache_stride, 3)     \
+    F(gk_i64, capacity)            \
+    F(gk_i64, positions)           \
+    F(gk_i32, rotary)              \
+    F(gk_i32, unused)
+
+// The next token of each row of logits (kernels/sample.cu), a block per row: greedy (argmax,
+// the first of equal maxima) when temperature is 0, else a draw from softmax(logits /
+// temperature) restricted to the top_k largest logits (0: all; ties with the k-th kept) and then
+// to the top_p mass (1: all; the fewest largest logits whose weights reach it, ties kept). The
+// draw uses Philox4x32-10 with key seed and counter (row, position). Written: next_ids[row] and
+// tokens[row, position] (position = *length, where the new token goes), and with eos >= 0,
+// finished[row] (an int32, set once the row produced eos; a finished row yields eos again).
+#define GK_SAMPLE_ARGS(F, A, M)                                 \
+    F(gk_u64, logits)                                           \
+    F(gk_u64, params) /* a gk_sample_params in device memory */ \
+    F(gk_u64, length)                                           \
+    F(gk_u64, finished)                                         \
+    F(gk_u64, next_ids) /* int64 */                             \
+    F(gk_u64, tokens)   /* int64 */                             \
+    F(gk_i64, rows)                                             \
+    F(gk_i64, vocab)                                            \
+    F(gk_i64, row_stride)                                       \
+    F(gk_i64, ids_stride)                                       \
+    F(gk_i64, tokens_stride)                                    \
+    F(gk_i64, capacity)
+
+// What sample.cu reads from device memory, so that one launch (or captured graph) serves every
+// generate call.
+#define GK_SAMPLE_PARAMS(F, A, M) \
+    F(double, temperature)        \
+    F(double, top_p)              \
+    F(gk_i64, top_k)              \
+    F(gk_u64, seed)               \
+    F(gk_i64, eos)
+
 // LSD radix sort (kernels/sort.cu). Keys are raw bits; each pass moves keys (and int64 values)
 // stably by one digit of their order-preserving bits (key passes, first) or, when rows of seg_len
 // keys lie end to end, of the row number value / seg_len (row passes, after them). The input is
@@ -480,7 +539,10 @@
     S(gk_sort_args, GK_SORT_ARGS)           \
     S(gk_search_args, GK_SEARCH_ARGS)       \
     S(gk_unique_args, GK_UNIQUE_ARGS)       \
-    S(gk_hist_args, GK_HIST_ARGS)
+    S(gk_hist_args, GK_HIST_ARGS)           \
+    S(gk_qkv_cache_args, GK_QKV_CACHE_ARGS) \
+    S(gk_sample_args, GK_SAMPLE_ARGS)       \
+    S(gk_sample_params, GK_SAMPLE_PARAMS)
 
 #define GK_ARG_FIELD(T, NAME) T NAME;
 #define GK_ARG_ARRAY(T, NAME, COUNT) T NAME[COUNT];

@@ -307,6 +307,18 @@ def rope(dtype) -> tuple[str, tuple]:
     return embedding(np.dtype("int64"), dtype)
 
 
+def qkv_cache(dtype) -> tuple[str, tuple]:
+    """The decode step's rotary embedding fused with the KV-cache write."""
+    t, acc = _nn_types(dtype)
+    return "qkv_cache.cu", (f"GK_T={t}", f"GK_ACC_T={acc}")
+
+
+def sample(dtype) -> tuple[str, tuple]:
+    """The next token of rows of logits of `dtype`."""
+    t, _ = _nn_types(dtype)
+    return "sample.cu", (f"GK_T={t}",)
+
+
 ATTENTION_HEAD_DIMS = (32, 64, 128, 256)  # instances by the largest head_dim they serve
 
 
@@ -450,6 +462,8 @@ KERNEL_NAMES = {
     "attention.cu": ("gk_attention", "gk_attention_combine"),
     "attention_tc.cu": ("gk_attn_tc",),
     "attention_decode.cu": ("gk_attn_decode", "gk_attn_combine"),
+    "qkv_cache.cu": ("gk_qkv_cache",),
+    "sample.cu": ("gk_sample",),
     "sort.cu": ("gk_sort_histogram", "gk_sort_scan", "gk_sort_onesweep", "gk_sort_rows"),
     "search.cu": (
         "gk_searchsorted",
@@ -626,6 +640,14 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         attention(bf16, 128, "none"),
         attention(bf16, 64, "additive"),
         attention(bf16, 256, "bool"),
+        qkv_cache(f16),
+        qkv_cache(bf16),
+        qkv_cache(f32),
+        qkv_cache(f64),
+        sample(f16),
+        sample(bf16),
+        sample(f32),
+        sample(f64),
         *(sort_defines(t, v, tuning(t.itemsize, v)) for t in (f32, b, f64) for v in (False, True)),
         sort_defines(np.dtype("int16"), True, tuning(2, True)),
         sort_defines(bf16, False, tuning(2, False)),

@@ -12,10 +12,11 @@ import numpy as np
 from ... import _core, _native
 from ...base.dtypes import bfloat16
 from ...base.shapes import contiguous_strides
-from .. import philox
+from .. import capture, philox
+from ..args import arg_struct
 from ..backend import Capabilities, Layout
 from ..ops import ELEMENTWISE
-from . import nn
+from . import decode, graphs, nn
 from . import sort as _sort
 
 CAPABILITIES = Capabilities(
@@ -120,11 +121,12 @@ class CpuBackend:
         return "CPU (NumPy over the gpukit pool)"
 
     # --- streams and events: synchronous work, events read the host clock ------------------------
+    # Inside a capture the CPU refuses what a GPU would, so that code runs the same on both.
     def set_stream(self, stream) -> None:
         pass
 
     def synchronize(self, stream=None) -> None:
-        pass
+        capture.refuse("synchronize")
 
     def create_stream(self, priority: int) -> int:
         return 0
@@ -141,18 +143,21 @@ class CpuBackend:
         self._events.pop(event, None)
 
     def record_event(self, event: int, stream: int) -> None:
+        capture.refuse("recording an event")
         self._events[event] = time.perf_counter()
 
     def wait_event(self, stream: int, event: int) -> None:
         pass
 
     def event_done(self, event: int) -> bool:
+        capture.refuse("querying an event")
         return True
 
     def synchronize_event(self, event: int) -> None:
-        pass
+        capture.refuse("waiting for an event")
 
     def elapsed_ms(self, start: int, end: int) -> float:
+        capture.refuse("reading an event's time")
         t0, t1 = self._events.get(start), self._events.get(end)
         if t0 is None or t1 is None:
             raise ValueError("elapsed_ms: both events must have been recorded")
@@ -165,32 +170,47 @@ class CpuBackend:
     def views(self, items) -> list[np.ndarray]:
         """NumPy arrays over (buffer, byte offset, layout) items, from one pool call, so that
         restoring one spilled buffer never spills another of the same operation."""
+        return [self.view_at(a, layout, buffer) for a, (buffer, _, layout) in self._at(items)]
+
+    def _at(self, items) -> list:
+        """(address, item) of each (buffer, byte offset, layout) item, from one pool call."""
         addresses = self.pool.device_ptrs(tuple(b for b, _, _ in items), 0)
-        out = []
-        for (buffer, offset, layout), address in zip(items, addresses, strict=True):
-            view = np.asarray(_HostMemory(buffer, address + offset, layout))
-            out.append(view.view(bfloat16) if layout.dtype == bfloat16 else view)
-        return out
+        return [(a + item[1], item) for a, item in zip(addresses, items, strict=True)]
+
+    @staticmethod
+    def view_at(address: int, layout: Layout, buffer=None) -> np.ndarray:
+        """A NumPy array over pool memory at `address` (kept alive by `buffer`, or by the graph
+        that recorded the address)."""
+        view = np.asarray(_HostMemory(buffer, address, layout))
+        return view.view(bfloat16) if layout.dtype == bfloat16 else view
+
+    @staticmethod
+    def run_compute(compute, operands) -> None:
+        with np.errstate(all="ignore"):  # silent, as the GPU is: 1/0 is inf, not a warning
+            compute(*operands)
 
     def upload(self, host: np.ndarray, buffer, offset: int) -> None:
+        capture.refuse("copying host data to the device (asarray, from_numpy)")
         layout = Layout(np.dtype(np.uint8), (host.nbytes,), (1,))
         (view,) = self.views([(buffer, offset, layout)])
         view[...] = host.reshape(-1).view(np.uint8)
 
     def download(self, host: np.ndarray, buffer, offset: int) -> None:
+        capture.refuse("reading data back (to_numpy, item, a count or error flag)")
         layout = Layout(np.dtype(np.uint8), (host.nbytes,), (1,))
         (view,) = self.views([(buffer, offset, layout)])
         host.reshape(-1).view(np.uint8)[...] = view
 
     def copy_from_file(self, file, copies, report) -> None:
         """Copies (file offset, bytes, address) ranges of a SafeTensorsFile into pool memory."""
+        capture.refuse("loading a file")
         file.copy_to_host(copies, 0, report)
 
     def _plan(self, inputs, outputs, compute):
         """A plan over array arguments described by `inputs` (Layouts, or scalar types taken as
         values), allocating `outputs` (contiguous Layouts); compute(*views and values, *output
         views) does the work."""
-        allocate, views = self.pool.allocate, self.views
+        allocate, at, view_at, run = self.pool.allocate, self._at, self.view_at, self.run_compute
         sizes = [o.size * o.dtype.itemsize for o in outputs]
 
         def plan(stream, quota, *args):
@@ -204,13 +224,23 @@ class CpuBackend:
                     values.append(next(it))
             made = [allocate(n, stream, quota) for n in sizes]
             items += [(b, 0, o) for b, o in zip(made, outputs, strict=True)]
-            got = iter(views(items)) if items else iter(())
-            operands = [next(got) if v is None else v for v in values]
-            with np.errstate(all="ignore"):  # silent, as the GPU is: 1/0 is inf, not a warning
-                compute(*operands, *got)
+            placed = at(items) if items else []
+            token = capture.current()
+            if token is not None and token.backend is self:
+                # Recorded, not run: a capture only records work, as on a GPU.
+                token.record(compute, values, [(a, i[2]) for a, i in placed])
+            else:
+                run(compute, _operands(values, [view_at(a, i[2], i[0]) for a, i in placed]))
             return None if not made else made[0] if len(made) == 1 else tuple(made)
 
         return plan
+
+    # --- graphs (gpukit.graphs) ----------------------------------------------------------------
+    begin_capture = graphs.begin_capture
+    end_capture = graphs.end_capture
+    replay_graph = graphs.replay
+    release_graph = graphs.release
+    graph_held_bytes = graphs.held_bytes
 
     # --- plans ----------------------------------------------------------------------------------
     def plan_elementwise(self, op, loop, inputs, out: Layout, allocate: bool):
@@ -409,6 +439,27 @@ class CpuBackend:
         arrays = [x for x in (q, k, v, mask, kv_length) if x is not None]
         return self._plan(arrays, [out], compute)
 
+    # --- gpukit.models' decode step -------------------------------------------------------------
+    def plan_qkv_cache(self, qkv, cos, sin, length, cache, q_out, hq: int, hkv: int):
+        rotary = cos is not None
+
+        def compute(*views):
+            if rotary:
+                x, c, s, n, k, v, q = views
+            else:
+                (x, n, k, v, q), c, s = views, None, None
+            decode.qkv_cache(x, c, s, n, q, k, v, hq, hkv, rotary)
+
+        tables = (cos, sin) if rotary else ()
+        return self._plan((qkv, *tables, length, cache, cache), [q_out], compute)
+
+    def plan_sample(self, logits, next_ids, tokens):
+        params = Layout(np.dtype(np.uint8), (arg_struct("gk_sample_params").size,), (1,))
+        flag = Layout(_I32, (logits.shape[0],), (4,))
+        return self._plan(
+            (logits, params, Layout(_I32, (1,), (4,)), flag, next_ids, tokens), [], decode.sample
+        )
+
     # --- sorting (gpukit.sorting) ---------------------------------------------------------------
     def plan_sort(self, src: Layout, keys: bool, index: bool, descending: bool):
         outs = ([_contiguous(src)] if keys else []) + [Layout(_I64, src.shape, _strides(src))]
@@ -434,6 +485,7 @@ class CpuBackend:
         )
 
     def unique(self, x: Layout, buffer, offset, index, inverse, counts, equal_nan, stream, quota):
+        capture.refuse("unique (the number of values sizes the result)")
         (v,) = self.views([(buffer, offset, x)])
         found = _sort.unique(v, index, inverse, counts, equal_nan)
         total = found[0].size
@@ -480,6 +532,7 @@ class CpuBackend:
 
     def nonzero(self, mask: Layout, buffer, offset: int, stream, quota):
         """(buffer, count): the int64 (ndim, count) coordinates of mask's true elements."""
+        capture.refuse("nonzero (the count sizes the result)")
         (m,) = self.views([(buffer, offset, mask)])
         coords = np.nonzero(m)
         count = coords[0].size
@@ -489,6 +542,13 @@ class CpuBackend:
             (o,) = self.views([(out, 0, layout)])
             o[...] = coords
         return out, count
+
+
+def _operands(values: list, views: list) -> list:
+    """A plan's compute arguments: its inputs in order (the array views where `values` holds
+    None, the scalars as they are), then the outputs' views."""
+    it = iter(views)
+    return [next(it) if v is None else v for v in values] + list(it)
 
 
 def _reduce(name: str, s: np.ndarray, axes: tuple, o: np.ndarray, ddof=0) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import sort_plan
+from .. import capture, sort_plan
 from ..backend import Layout
 from .elementwise import emit_fill_zero
 from .plans import PlanBuilder
@@ -115,6 +115,7 @@ def unique(backend, x: Layout, buffer, offset: int, index: bool, inverse: bool, 
            equal_nan: bool, stream, quota):  # fmt: skip
     """(values, first indices, inverse, counts, how many): buffers of the distinct values of
     contiguous 1-D x, None where not asked. The count is read back to the host once."""
+    capture.refuse("unique (the number of values sizes the result)")
     n = x.size
     if n == 0:
         made = [
