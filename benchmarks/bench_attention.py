@@ -9,14 +9,14 @@
   them.
 
 Prints a table (gpukit, torch, ratio) and writes the rows as JSON (--json PATH, default
-attention.json in the working directory).
+bench_attention.json in $OUT or the working directory).
 """
 
 import argparse
-import json
 import time
 
 import numpy as np
+from _common import json_path, write_json
 
 import gpukit as gk
 from gpukit import nn
@@ -138,7 +138,7 @@ def bench_decode(torch, rng, row):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--json", default="attention.json")
+    ap.add_argument("--json", default=json_path("bench_attention"))
     args = ap.parse_args()
     print(gk.info())
     if gk.backend() == "cpu":
@@ -158,9 +158,7 @@ def main():
         cells.append("" if ratio is None else f"{ratio:9.2f}")
         print(f"{label:{width}s} {unit:>12s} " + " ".join(f"{c:>9s}" for c in cells))
         out.append({"case": label, "unit": unit, "gpukit": ours, "torch": theirs, "ratio": ratio})
-    with open(args.json, "w") as f:
-        json.dump({"backend": gk.backend(), "info": str(gk.info()), "rows": out}, f, indent=1)
-    print(f"wrote {args.json}")
+    write_json(args.json, {"backend": gk.backend(), "info": gk.info(), "rows": out})
 
 
 if __name__ == "__main__":

@@ -12,13 +12,11 @@ alloc+free <= 1.0. Prints a table and writes bench_launch.json (to $OUT when set
 """
 
 import importlib
-import json
-import os
 import threading
 import time
 
 import numpy as np
-from _common import per_op_us, print_table
+from _common import per_op_us, print_table, write_json
 
 import gpukit as gk
 from gpukit import _core
@@ -169,10 +167,7 @@ def main():
         if key in ours or any(v is not None for v in peer):
             rows.append((label, ours.get(key), *peer))
     print_table(rt.name, rows)
-    path = os.path.join(os.environ.get("OUT", "."), "bench_launch.json")
-    with open(path, "w") as f:
-        json.dump(results, f, indent=1)
-    print(f"\nwrote {path}")
+    write_json("bench_launch", results)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,9 @@ and (optionally) cupy; the inputs are shared through DLPack, so all three read t
 """
 
 import argparse
-import json
 import math
-import os
+
+from _common import json_path, write_json
 
 import gpukit as gk
 from gpukit import nn
@@ -40,8 +40,7 @@ def time_ms(run, record, elapsed, sync, reps=10, rounds=3):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default = os.path.join(os.environ.get("OUT", "."), "bench_memory_bound.json")
-    ap.add_argument("--json", default=default)
+    ap.add_argument("--json", default=json_path("bench_memory_bound"))
     args = ap.parse_args()
     if gk.backend() != "cuda":
         raise SystemExit(f"bench_memory_bound needs the cuda backend (found {gk.backend()})")
@@ -209,9 +208,7 @@ def main():
             f"{r['work']:{width}s} {fmt(g['gpukit'])} {fmt(g['torch'])} {fmt(g['cupy'])}"
             f"  {fmt(r['vs_best_peer'], '6.3f')}  {fmt(100 * r['of_copy'], '6.1f')}%"
         )
-    with open(args.json, "w") as f:
-        json.dump({"device": gk.info(), "copy_gbs": copy_gbs, "rows": rows}, f, indent=1)
-    print(f"\nwrote {args.json}")
+    write_json(args.json, {"device": gk.info(), "copy_gbs": copy_gbs, "rows": rows})
 
 
 if __name__ == "__main__":

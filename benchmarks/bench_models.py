@@ -29,6 +29,7 @@ import tempfile
 import time
 
 import numpy as np
+from _common import write_json
 
 import gpukit as gk
 
@@ -358,9 +359,7 @@ def main():
         _report(results, params, dtype)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    path = os.path.join(os.environ.get("OUT", "."), "bench_models.json")
-    with open(path, "w") as f:
-        json.dump(results, f, indent=1)
+    write_json("bench_models", results)
 
 
 def _report(r: dict, params: int, dtype: str) -> None:
