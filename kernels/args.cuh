@@ -83,20 +83,20 @@
 // transpose.cu); p is the dimension the input is contiguous along. Tiles of GK_TRANSPOSE_TILE x
 // GK_TRANSPOSE_TILE elements, over the other (batch) dimensions too. vec: 16-byte accesses on
 // full tiles (aligned pointers and strides).
-#define GK_TRANSPOSE_ARGS(F, A, M)                                  \
-    F(gk_u64, in)                                                   \
-    F(gk_u64, out)                                                  \
-    F(gk_i64, p)                                                    \
-    F(gk_i64, q)                                                    \
-    F(gk_i64, in_q_stride) /* the input's stride along q (along p: 1) */ \
-    F(gk_i64, out_p_stride) /* the output's along p (along q: 1) */ \
-    F(gk_i64, tiles_p)                                              \
-    F(gk_i64, tiles_q)                                              \
-    F(gk_i64, n_tiles)                                              \
-    F(gk_i32, batch_ndim)                                           \
-    F(gk_i32, vec)                                                  \
-    A(gk_i64, batch_shape, GK_MAX_DIMS)                             \
-    A(gk_i64, in_batch_stride, GK_MAX_DIMS)                         \
+#define GK_TRANSPOSE_ARGS(F, A, M)                                        \
+    F(gk_u64, in)                                                         \
+    F(gk_u64, out)                                                        \
+    F(gk_i64, p)                                                          \
+    F(gk_i64, q)                                                          \
+    F(gk_i64, in_q_stride)  /* the input's stride along q (along p: 1) */ \
+    F(gk_i64, out_p_stride) /* the output's along p (along q: 1) */       \
+    F(gk_i64, tiles_p)                                                    \
+    F(gk_i64, tiles_q)                                                    \
+    F(gk_i64, n_tiles)                                                    \
+    F(gk_i32, batch_ndim)                                                 \
+    F(gk_i32, vec)                                                        \
+    A(gk_i64, batch_shape, GK_MAX_DIMS)                                   \
+    A(gk_i64, in_batch_stride, GK_MAX_DIMS)                               \
     A(gk_i64, out_batch_stride, GK_MAX_DIMS)
 
 // kernels/matmul.cu (any types and strides), matmul_mma.cu (16-bit floats), matmul_skinny.cu.

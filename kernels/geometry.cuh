@@ -8,8 +8,9 @@
 
 #define GK_BLOCK 256  // threads per block of the grid-stride kernels
 #define GK_LANES 32   // threads of a row group (a CUDA warp; half an AMD wavefront)
-#define GK_VEC_BYTES 16  // bytes of one vector access (gk_vec16; the contiguous elementwise
-                         // kernel's access of its widest operand)
+#define GK_VEC_BYTES \
+    16  // bytes of one vector access (gk_vec16; the contiguous elementwise
+        // kernel's access of its widest operand)
 
 // kernels/reduce.cu: threads of every reduction block, loads each thread keeps in flight, room
 // for the largest partial state of a split reduction (argmax, var).

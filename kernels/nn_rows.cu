@@ -25,7 +25,9 @@ typedef gk_vec16<T> vec_t;
 
 enum { GK_SOFTMAX, GK_LOG_SOFTMAX, GK_LAYER_NORM, GK_RMS_NORM };
 
-__device__ inline bool gk_aligned16(const void* p) { return reinterpret_cast<gk_u64>(p) % GK_VEC_BYTES == 0; }
+__device__ inline bool gk_aligned16(const void* p) {
+    return reinterpret_cast<gk_u64>(p) % GK_VEC_BYTES == 0;
+}
 
 __device__ inline acc_t gk_nan_max(acc_t a, acc_t b) { return (b != b || b > a) ? b : a; }
 

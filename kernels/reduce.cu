@@ -264,8 +264,8 @@ __device__ inline st gk_inner_contig(const in_t* p, gk_i64 len, gk_i64 r0, int l
 
 // A group's share of reduced indices [r0, r1) of a row at any strides.
 template <int G>
-__device__ inline st gk_inner_strided(const gk_reduce_args& a, const in_t* row, gk_i64 r0, gk_i64 r1,
-                                      int lane) {
+__device__ inline st gk_inner_strided(const gk_reduce_args& a, const in_t* row, gk_i64 r0,
+                                      gk_i64 r1, int lane) {
     st lanes[GK_U];
     for (int u = 0; u < GK_U; ++u) lanes[u] = red::init();
     gk_i64 r = r0 + lane;

@@ -27,7 +27,9 @@ static_assert(GK_SCAN_ITEMS % GK_V == 0, "a thread's items are whole 16-byte loa
 
 enum { GK_FLAG_NONE = 0, GK_FLAG_SUM = 1, GK_FLAG_PREFIX = 2 };
 
-__device__ inline bool gk_aligned16(const void* p) { return reinterpret_cast<gk_u64>(p) % GK_VEC_BYTES == 0; }
+__device__ inline bool gk_aligned16(const void* p) {
+    return reinterpret_cast<gk_u64>(p) % GK_VEC_BYTES == 0;
+}
 
 // y[0, GK_V) to dst (16-byte aligned) with 16-byte stores where out_t is at least as wide as in_t.
 __device__ inline void gk_store_run(out_t* dst, const acc_t (&y)[GK_V]) {
