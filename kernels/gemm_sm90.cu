@@ -281,7 +281,6 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
     }
     __syncthreads();
 
-    const int total = p.total_tiles;
 #if GK_GEMM_PREEMPT
     const unsigned tile_full = bars + 16 * GK_GEMM_STAGES, tile_empty = tile_full + 16;
     volatile int* tile_slot =
@@ -311,6 +310,7 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
 #define GK_PRODUCER_TILES(ti) GK_FOR_TILES(ti, produce_tile)
 #define GK_CONSUMER_TILES(ti) GK_FOR_TILES(ti, consume_tile)
 #else
+    const int total = p.total_tiles;
 #define GK_PRODUCER_TILES(ti) for (int ti = blockIdx.x; ti < total; ti += gridDim.x)
 #define GK_CONSUMER_TILES(ti) for (int ti = blockIdx.x; ti < total; ti += gridDim.x)
 #endif
