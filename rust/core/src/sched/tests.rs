@@ -210,6 +210,68 @@ fn pacing_bounds_best_effort_while_guaranteed_runs() {
 }
 
 #[test]
+fn best_effort_work_in_flight_is_capped_by_expected_duration() {
+    // The count bound out of the way: only the cap decides.
+    let (table, dev) = host_table(1 << 34);
+    let s = Scheduler::new(Arc::new(Pool::new(table)), 100 * MIB, 1000, 256);
+    let shared = s.pacer().clone();
+    shared.set_cap_ns(1_000_000); // 1 ms of expected work in flight
+    s.submit(spec(QosClass::BestEffort, 0, MIB)).unwrap();
+    let re = run_next(&s);
+    s.submit(spec(QosClass::Guaranteed, MIB, MIB)).unwrap();
+    let rg = run_next(&s);
+    pacer::enter(re.clone(), shared.clone());
+    dev.events_complete.store(false, Ordering::SeqCst);
+    // Three 300 us launches fit in 1 ms; a fourth does not.
+    pacer::set_expected_ns(300_000);
+    for _ in 0..3 {
+        assert_eq!(pacer::before_launch(1), 0);
+        assert_eq!(pacer::after_launch(1), 0);
+    }
+    assert_eq!(pacer::before_launch(1), 1);
+    // A shorter one still fits beside them.
+    pacer::set_expected_ns(50_000);
+    assert_eq!(pacer::before_launch(1), 0);
+    assert_eq!(pacer::after_launch(1), 0);
+    // Kernels of unknown duration (or ones that yield) count only toward the bound.
+    pacer::set_expected_ns(0);
+    assert_eq!(pacer::before_launch(1), 0);
+    // Once the queue drains, one launch longer than the whole cap still goes.
+    dev.events_complete.store(true, Ordering::SeqCst);
+    pacer::set_expected_ns(5_000_000);
+    assert_eq!(pacer::before_launch(1), 0);
+    dev.events_complete.store(false, Ordering::SeqCst);
+    assert_eq!(pacer::after_launch(1), 0);
+    assert_eq!(pacer::before_launch(1), 1, "the long one fills the cap");
+    // Without guaranteed work nothing is capped.
+    s.finish(&rg, None);
+    assert_eq!(pacer::before_launch(1), 0);
+    pacer::set_expected_ns(0);
+    pacer::exit();
+    s.finish(&re, None);
+}
+
+#[test]
+fn preemptible_only_for_best_effort_tasks_of_a_preempting_scheduler() {
+    let (s, _) = scheduler(100 * MIB);
+    assert!(!pacer::preemptible(), "no task");
+    s.submit(spec(QosClass::BestEffort, 0, MIB)).unwrap();
+    let re = run_next(&s);
+    pacer::enter(re.clone(), s.pacer().clone());
+    assert!(!pacer::preemptible(), "preemption off");
+    s.pacer().set_preempt(true);
+    assert!(pacer::preemptible());
+    pacer::exit();
+    s.submit(spec(QosClass::Burstable, MIB, MIB)).unwrap();
+    let rb = run_next(&s);
+    pacer::enter(rb.clone(), s.pacer().clone());
+    assert!(!pacer::preemptible(), "burstable work does not yield");
+    pacer::exit();
+    s.finish(&rb, None);
+    s.finish(&re, None);
+}
+
+#[test]
 fn the_pacer_costs_well_under_a_microsecond_per_launch() {
     // Overhead on the launch path: a thread with no task, and a guaranteed task (`cargo test
     // --release -- --nocapture the_pacer` prints the figures).
