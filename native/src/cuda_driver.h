@@ -92,7 +92,8 @@ class CudaDevice {
     std::vector<std::pair<size_t, size_t>> param_layout(cu::Function f) const;
 
     // Preemption (cuda_qos.cpp). The device's flag words: GK_PREEMPT_SLOTS 32-bit words, zero
-    // while no guaranteed work runs, allocated on first use and kept for the process.
+    // while no guaranteed work runs, then GK_PREEMPT_SLOTS that stay zero (watched by launches
+    // that must not yield); allocated on first use and kept for the process.
     bool has_stream_memops() const;
     cu::DevicePtr preempt_flags();
     void write_value(cu::Stream s, cu::DevicePtr address, uint32_t value) const;

@@ -62,7 +62,8 @@ bool CudaDevice::has_stream_memops() const {
 cu::DevicePtr CudaDevice::preempt_flags() {
     std::lock_guard<std::mutex> lock(preempt_mutex_);
     if (preempt_flags_ == 0) {
-        const uint32_t zeros[GK_PREEMPT_SLOTS] = {};
+        // The words, then as many never raised: what a launch that must not yield watches.
+        const uint32_t zeros[2 * GK_PREEMPT_SLOTS] = {};
         const cu::DevicePtr p = alloc(sizeof(zeros));  // cuMemAlloc: 256-byte aligned
         copy_to_device(p, zeros, sizeof(zeros), default_stream_);
         synchronize(default_stream_);
