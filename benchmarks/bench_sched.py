@@ -189,7 +189,7 @@ def torch_experiment():
     return solo, solo_flood, beside, tflops(result[0], FLOOD_N, result[1])
 
 
-# --- the service model (issue 17) ------------------------------------------------------------------
+# --- the service model (issue 17) -----------------------------------------------------------
 def open_loop(request, period, seconds):
     """Latencies (arrival -> completion) of requests arriving every `period` s; `request()` runs
     one to completion."""
@@ -365,7 +365,10 @@ def service_model(small, big):
     x = gk.asarray(np.random.default_rng(1).standard_normal(MEM_N).astype(np.float32))
     y = gk.empty_like(x)
     rows, report = [], {}
-    floods = {"gemm": (gk_flops_flood, big, 1e12, "TFLOP/s"), "mem": (gk_mem_flood, (x, y), 1e9, "GB/s")}
+    floods = {
+        "gemm": (gk_flops_flood, big, 1e12, "TFLOP/s"),
+        "mem": (gk_mem_flood, (x, y), 1e9, "GB/s"),
+    }
     configs = (
         ("gpukit preempt", dict(preempt=True, cap_us=CAP_US)),
         ("gpukit pacing+slicing", dict()),
@@ -398,7 +401,9 @@ def service_model(small, big):
             print("torch unavailable:", e)
             continue
         t_solo = percentiles_us(t["solo"][0])
-        rows.append((f"torch critical solo, period {period * 1e6:.0f} us", t_solo, None, None, None))
+        rows.append(
+            (f"torch critical solo, period {period * 1e6:.0f} us", t_solo, None, None, None)
+        )
         t_free = max(0.0, 1.0 - t_solo[0] * 1e-6 / period)
         for kind, unit, label in (("gemm", 1e12, "TFLOP/s"), ("mem", 1e9, "GB/s")):
             lat, rate, solo_rate = t[kind]
@@ -407,7 +412,7 @@ def service_model(small, big):
                          (solo_rate / unit, t_free, label)))  # fmt: skip
     for sched in scheds.values():
         sched.shutdown()
-    print(f"\nservice model: critical p50/p99 (us, x solo); flood (x its solo, x solo * free share)")
+    print("\nservice model: critical p50/p99 (us, x solo); flood (x its solo, x solo * free share)")
     width = max(len(r[0]) for r in rows)
     out = []
     for name, (p50, p99), solo, rate, flood in rows:
@@ -418,16 +423,21 @@ def service_model(small, big):
             entry.update(p50_x=p50 / solo[0], p99_x=p99 / solo[1])
         if rate is not None:
             solo_rate, free, label = flood
-            line += (f"  flood {rate:8.1f} {label} ({rate / solo_rate:.0%} of solo, "
-                     f"{rate / (solo_rate * free) if free else float('nan'):.0%} of the free share)")  # fmt: skip
+            of_free = rate / (solo_rate * free) if free else float("nan")
+            line += (
+                f"  flood {rate:8.1f} {label} ({rate / solo_rate:.0%} of solo, "
+                f"{of_free:.0%} of the free share)"
+            )
             entry.update(flood=rate, flood_unit=label, flood_solo=solo_rate, free_share=free)
         print(line)
         out.append(entry)
     lat = preemption_latency(big)
     if lat:
         q = np.percentile(lat, [0, 50, 90, 99, 100])
-        print(f"preemption latency (word raised -> launch gone, {len(lat)} samples, us): "
-              f"min {q[0]:.1f} p50 {q[1]:.1f} p90 {q[2]:.1f} p99 {q[3]:.1f} max {q[4]:.1f}")  # fmt: skip
+        print(
+            f"preemption latency (word raised -> launch gone, {len(lat)} samples, us): "
+            f"min {q[0]:.1f} p50 {q[1]:.1f} p90 {q[2]:.1f} p99 {q[3]:.1f} max {q[4]:.1f}"
+        )
     return {"service": out, "preemption_latency_us": lat}
 
 

@@ -283,13 +283,12 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
 
 #if GK_GEMM_PREEMPT
     const unsigned tile_full = bars + 16 * GK_GEMM_STAGES, tile_empty = tile_full + 16;
-    volatile int* tile_slot =
-        reinterpret_cast<volatile int*>(gk_smem_raw + (tile_full + 32 - raw));
+    volatile int* tile_slot = reinterpret_cast<volatile int*>(gk_smem_raw + (tile_full + 32 - raw));
 // Tile j of this block: handed over in slot j & 1, in that slot's phase (j >> 1) & 1.
-#define GK_FOR_TILES(ti, who)                                                     \
-    for (int j = 0, ti;; ++j)                                                     \
-        if ((ti = who(j)) < 0)                                                    \
-            break;                                                                \
+#define GK_FOR_TILES(ti, who)  \
+    for (int j = 0, ti;; ++j)  \
+        if ((ti = who(j)) < 0) \
+            break;             \
         else
     auto produce_tile = [&](int j) {
         const int slot = j & 1;

@@ -51,6 +51,8 @@ def spin(seconds):
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         pass
+
+
 SMS = torch.cuda.get_device_properties(0).multi_processor_count
 ARCH = dk.device_arch()
 with open(os.path.join(os.environ["GK_KERNELS"], "gemm_sm90.cu")) as f:
@@ -69,10 +71,20 @@ def kernel(bm, bn, wait1, preempt):
     key = (bm, bn, wait1, preempt)
     if key not in _fns:
         st, smem = stages(bm, bn)
-        opts = [f"-DGK_GEMM_TYPE=2", f"-DGK_GEMM_BM={bm}", f"-DGK_GEMM_BN={bn}",
-                f"-DGK_GEMM_STAGES={st}", f"-DGK_GEMM_SMEM={smem}", "-DGK_A_MN=0", "-DGK_B_MN=0",
-                f"-DGK_GEMM_WAIT1={int(wait1)}", "-DGK_EPI_BIAS=0", "-DGK_EPI_ACT=0",
-                "-DGK_EPI_RESIDUAL=0", f"-DGK_GEMM_PREEMPT={int(preempt)}"]
+        opts = [
+            "-DGK_GEMM_TYPE=2",
+            f"-DGK_GEMM_BM={bm}",
+            f"-DGK_GEMM_BN={bn}",
+            f"-DGK_GEMM_STAGES={st}",
+            f"-DGK_GEMM_SMEM={smem}",
+            "-DGK_A_MN=0",
+            "-DGK_B_MN=0",
+            f"-DGK_GEMM_WAIT1={int(wait1)}",
+            "-DGK_EPI_BIAS=0",
+            "-DGK_EPI_ACT=0",
+            "-DGK_EPI_RESIDUAL=0",
+            f"-DGK_GEMM_PREEMPT={int(preempt)}",
+        ]
         t0 = time.time()
         cubin = CUBINS.get(key) or dk.compile(SRC, "gemm_sm90.cu", opts, arch=ARCH)
         mod = dk.Module(cubin)
@@ -80,8 +92,12 @@ def kernel(bm, bn, wait1, preempt):
         off, size = ctypes.c_size_t(), ctypes.c_size_t()
         layout = []
         for i in range(3):
-            dk.check(cu.cuFuncGetParamInfo(fn, ctypes.c_size_t(i), ctypes.byref(off),
-                                           ctypes.byref(size)), "cuFuncGetParamInfo")
+            dk.check(
+                cu.cuFuncGetParamInfo(
+                    fn, ctypes.c_size_t(i), ctypes.byref(off), ctypes.byref(size)
+                ),
+                "cuFuncGetParamInfo",
+            )
             layout.append((off.value, size.value))
         log(f"compiled {key} in {time.time() - t0:.1f}s params {layout}")
         _fns[key] = (mod, fn, layout, smem)
@@ -89,13 +105,21 @@ def kernel(bm, bn, wait1, preempt):
 
 
 def write_value(stream, ptr, value):
-    dk.check(cu.cuStreamWriteValue32_v2(ctypes.c_void_p(stream), ctypes.c_uint64(ptr),
-                                        ctypes.c_uint32(value), ctypes.c_uint(0)), "write")
+    dk.check(
+        cu.cuStreamWriteValue32_v2(
+            ctypes.c_void_p(stream), ctypes.c_uint64(ptr), ctypes.c_uint32(value), ctypes.c_uint(0)
+        ),
+        "write",
+    )
 
 
 def wait_value(stream, ptr, value):
-    dk.check(cu.cuStreamWaitValue32_v2(ctypes.c_void_p(stream), ctypes.c_uint64(ptr),
-                                       ctypes.c_uint32(value), ctypes.c_uint(1)), "wait")
+    dk.check(
+        cu.cuStreamWaitValue32_v2(
+            ctypes.c_void_p(stream), ctypes.c_uint64(ptr), ctypes.c_uint32(value), ctypes.c_uint(1)
+        ),
+        "wait",
+    )
 
 
 class Gemm:
@@ -113,17 +137,42 @@ class Gemm:
         tiles_m, tiles_n = -(-m // bm), -(-n // bn)
         self.total = tiles_m * tiles_n
         self.grid = min(self.total, SMS)
-        ma = dk.tensor_map_tiled(9, 3, a.data_ptr(), (k, m, 1),
-                                 (k * 2, -(-(m * k * 2) // 16) * 16), (64, bm, 1))
-        mb = dk.tensor_map_tiled(9, 3, w.data_ptr(), (k, n, 1),
-                                 (k * 2, -(-(n * k * 2) // 16) * 16), (64, bn, 1))
-        args = dk.pack("6Q7q10i", out.data_ptr(), 0, 0, 0, flags.data_ptr(),
-                       counter.data_ptr(), m, n, n, 0, 0, 0, 0,
-                       1, 1, k_tiles, k_tiles, tiles_m, tiles_n, self.total, 0, 0, 1)
+        ma = dk.tensor_map_tiled(
+            9, 3, a.data_ptr(), (k, m, 1), (k * 2, -(-(m * k * 2) // 16) * 16), (64, bm, 1)
+        )
+        mb = dk.tensor_map_tiled(
+            9, 3, w.data_ptr(), (k, n, 1), (k * 2, -(-(n * k * 2) // 16) * 16), (64, bn, 1)
+        )
+        args = dk.pack(
+            "6Q7q10i",
+            out.data_ptr(),
+            0,
+            0,
+            0,
+            flags.data_ptr(),
+            counter.data_ptr(),
+            m,
+            n,
+            n,
+            0,
+            0,
+            0,
+            0,
+            1,
+            1,
+            k_tiles,
+            k_tiles,
+            tiles_m,
+            tiles_n,
+            self.total,
+            0,
+            0,
+            1,
+        )
         blob = bytearray(max(at_args + len(args), at_b + 128))
-        blob[at_a:at_a + 128] = ma
-        blob[at_b:at_b + 128] = mb
-        blob[at_args:at_args + len(args)] = args
+        blob[at_a : at_a + 128] = ma
+        blob[at_b : at_b + 128] = mb
+        blob[at_args : at_args + len(args)] = args
         self.blob = bytes(blob)
         self.flags, self.counter = flags, counter
         self.flops = 2 * m * n * k
@@ -170,14 +219,18 @@ def bits(t):
 
 def poisoned(m, n):
     return torch.randint(-32768, 32767, (m, n), dtype=torch.int16, device="cuda").view(
-        torch.bfloat16)
+        torch.bfloat16
+    )
 
 
 def check_exact():
     torch.manual_seed(1)
     rows = []
-    for (m, n, k, tile) in [(8192, 8192, 8192, (128, 256)), (1000, 1544, 1000, (128, 128)),
-                            (2048, 2048, 2048, (128, 256))]:
+    for m, n, k, tile in [
+        (8192, 8192, 8192, (128, 256)),
+        (1000, 1544, 1000, (128, 128)),
+        (2048, 2048, 2048, (128, 256)),
+    ]:
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
         flags = torch.zeros(SLOTS, dtype=torch.int32, device="cuda")
@@ -193,7 +246,7 @@ def check_exact():
         ok = preempted = 0
         relaunch_extra = 0
         trials = 24 if m == 8192 else 16
-        plain_ms = dk.time_ms(lambda: plain.launch(torch.cuda.current_stream().cuda_stream))
+        plain_ms = dk.time_ms(lambda p=plain: p.launch(torch.cuda.current_stream().cuda_stream))
         for trial in range(trials + 1):
             out = poisoned(m, n)
             g = Gemm(a, w, out, flags, counter, True, tile)
@@ -220,8 +273,15 @@ def check_exact():
             if trial < trials and int(snap.item()) < g.total:
                 preempted += 1
             ok += int(torch.equal(bits(out), bits(ref)))
-        row = dict(shape=f"{m}x{n}x{k}", tile=tile, rel_err_vs_f64=err, trials=trials + 1,
-                   bit_exact=ok, preempted=preempted, host_relaunches=relaunch_extra)
+        row = dict(
+            shape=f"{m}x{n}x{k}",
+            tile=tile,
+            rel_err_vs_f64=err,
+            trials=trials + 1,
+            bit_exact=ok,
+            preempted=preempted,
+            host_relaunches=relaunch_extra,
+        )
         log("exact", row)
         rows.append(row)
     RESULTS["exact"] = rows
@@ -246,11 +306,17 @@ def latency_and_cost():
     t_empty = dk.time_ms(lambda: pre.launch(cur()), reps=50)
     t_waits = dk.time_ms(lambda: pre.wait_lowered(cur()), reps=50)
     t_round = dk.time_ms(lambda: (pre.wait_lowered(cur()), pre.launch(cur())), reps=50)
-    RESULTS["relaunch_us"] = dict(empty_launch=t_empty * 1e3, four_waits=t_waits * 1e3,
-                                  round=t_round * 1e3)
+    RESULTS["relaunch_us"] = dict(
+        empty_launch=t_empty * 1e3, four_waits=t_waits * 1e3, round=t_round * 1e3
+    )
     log("relaunch", RESULTS["relaunch_us"])
-    RESULTS["cost"] = dict(plain_ms=t_plain, preemptible_ms=t_pre, preemptible_3_relaunches_ms=t_pre4,
-                           plain_tflops=pre.flops / t_plain / 1e9, preemptible_tflops=pre.flops / t_pre / 1e9)
+    RESULTS["cost"] = dict(
+        plain_ms=t_plain,
+        preemptible_ms=t_pre,
+        preemptible_3_relaunches_ms=t_pre4,
+        plain_tflops=pre.flops / t_plain / 1e9,
+        preemptible_tflops=pre.flops / t_pre / 1e9,
+    )
     log("cost", RESULTS["cost"])
     hi = torch.cuda.Stream(priority=-1)
     lo = torch.cuda.Stream(priority=0)
@@ -273,13 +339,21 @@ def latency_and_cost():
             lat.append(e0.elapsed_time(e1) * 1000.0)
     lat.sort()
     q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] if lat else float("nan")  # noqa: E731
-    RESULTS["latency_us"] = dict(n=len(lat), p50=q(0.5), p90=q(0.9), p99=q(0.99),
-                                 min=lat[0] if lat else None, max=lat[-1] if lat else None,
-                                 all=lat, tile_ms=t_plain / math.ceil(pre.total / SMS))
+    RESULTS["latency_us"] = dict(
+        n=len(lat),
+        p50=q(0.5),
+        p90=q(0.9),
+        p99=q(0.99),
+        min=lat[0] if lat else None,
+        max=lat[-1] if lat else None,
+        all=lat,
+        tile_ms=t_plain / math.ceil(pre.total / SMS),
+    )
     log("latency", RESULTS["latency_us"])
 
 
 # --- the service model ---------------------------------------------------------------------------
+
 
 def percentile(xs, p):
     xs = sorted(xs)
@@ -317,9 +391,14 @@ def service(name, period_s, crit_fn, flood_fn, seconds=1.2):
     th.join()
     torch.cuda.synchronize()
     lat = lat[5:]
-    return dict(name=name, period_us=period_s * 1e6, p50=percentile(lat, 0.5),
-                p99=percentile(lat, 0.99), n=len(lat),
-                flood_tflops=done["flops"] / (elapsed + 0.05) / 1e12)
+    return dict(
+        name=name,
+        period_us=period_s * 1e6,
+        p50=percentile(lat, 0.5),
+        p99=percentile(lat, 0.99),
+        n=len(lat),
+        flood_tflops=done["flops"] / (elapsed + 0.05) / 1e12,
+    )
 
 
 def service_runs():
@@ -347,6 +426,7 @@ def service_runs():
             if raise_flag:
                 write_value(hi.cuda_stream, flags.data_ptr(), 0)
             stream_sync(hi.cuda_stream)
+
         return go
 
     def crit_torch():
@@ -375,6 +455,7 @@ def service_runs():
                 evs[j].record(lo)
                 i += 1
             return flops
+
         return go
 
     def flood_torch(stop):
@@ -411,8 +492,12 @@ def service_runs():
         rows.append(service("gk critical solo", period, crit_gk(False), None))
         rows.append(service("gk critical solo, flag raised", period, crit_gk(True), None))
         rows.append(service("torch critical solo", period, crit_torch, None))
-    for name, fl in (("gk preemptible flood", flood_gk(True)), ("gk plain flood", flood_gk(False)),
-                     ("torch flood", flood_torch), ("copy flood (TB/s col)", flood_mem)):
+    for name, fl in (
+        ("gk preemptible flood", flood_gk(True)),
+        ("gk plain flood", flood_gk(False)),
+        ("torch flood", flood_torch),
+        ("copy flood (TB/s col)", flood_mem),
+    ):
         stop = threading.Event()
         timer = threading.Timer(0.8, stop.set)
         t0 = time.perf_counter()
@@ -420,12 +505,23 @@ def service_runs():
         amount = fl(stop)
         torch.cuda.synchronize()
         torch.cuda.synchronize()
-        rows.append(dict(name=f"{name} solo", period_us=0, p50=0.0, p99=0.0, n=0,
-                         flood_tflops=amount / (time.perf_counter() - t0) / 1e12))
+        rows.append(
+            dict(
+                name=f"{name} solo",
+                period_us=0,
+                p50=0.0,
+                p99=0.0,
+                n=0,
+                flood_tflops=amount / (time.perf_counter() - t0) / 1e12,
+            )
+        )
     for period in (1e-3, 0.3e-3):
         rows.append(service("gk crit + preemptible flood", period, crit_gk(True), flood_gk(True)))
-        rows.append(service("gk crit + plain flood (priority only)", period, crit_gk(False),
-                            flood_gk(False)))
+        rows.append(
+            service(
+                "gk crit + plain flood (priority only)", period, crit_gk(False), flood_gk(False)
+            )
+        )
         rows.append(service("torch crit + torch flood (priority)", period, crit_torch, flood_torch))
         rows.append(service("gk crit + copy flood (TB/s col)", period, crit_gk(True), flood_mem))
     for r in rows:
@@ -435,17 +531,30 @@ def service_runs():
 def precompile():
     import concurrent.futures as cf
 
-    keys = [(bm, bn, w1, pre) for bm, bn, w1 in ((128, 256, False), (128, 128, True),
-                                                 (128, 256, True)) for pre in (False, True)]
+    keys = [
+        (bm, bn, w1, pre)
+        for bm, bn, w1 in ((128, 256, False), (128, 128, True), (128, 256, True))
+        for pre in (False, True)
+    ]
     srcs = {}
 
     def one(key):
         bm, bn, wait1, preempt = key
         st, smem = stages(bm, bn)
-        opts = [f"-DGK_GEMM_TYPE=2", f"-DGK_GEMM_BM={bm}", f"-DGK_GEMM_BN={bn}",
-                f"-DGK_GEMM_STAGES={st}", f"-DGK_GEMM_SMEM={smem}", "-DGK_A_MN=0", "-DGK_B_MN=0",
-                f"-DGK_GEMM_WAIT1={int(wait1)}", "-DGK_EPI_BIAS=0", "-DGK_EPI_ACT=0",
-                "-DGK_EPI_RESIDUAL=0", f"-DGK_GEMM_PREEMPT={int(preempt)}"]
+        opts = [
+            "-DGK_GEMM_TYPE=2",
+            f"-DGK_GEMM_BM={bm}",
+            f"-DGK_GEMM_BN={bn}",
+            f"-DGK_GEMM_STAGES={st}",
+            f"-DGK_GEMM_SMEM={smem}",
+            "-DGK_A_MN=0",
+            "-DGK_B_MN=0",
+            f"-DGK_GEMM_WAIT1={int(wait1)}",
+            "-DGK_EPI_BIAS=0",
+            "-DGK_EPI_ACT=0",
+            "-DGK_EPI_RESIDUAL=0",
+            f"-DGK_GEMM_PREEMPT={int(preempt)}",
+        ]
         srcs[key] = dk.compile(SRC, "gemm_sm90.cu", opts, arch=ARCH)
 
     t0 = time.time()
@@ -467,8 +576,10 @@ def report():
     print("== preemption latency us", lat)
     print("== service (period us, p50 us, p99 us, flood TFLOP/s)")
     for r in RESULTS.get("service", []):
-        print(f"{r['name']:<42} {r['period_us']:>7.0f} {r['p50']:>8.1f} {r['p99']:>8.1f} "
-              f"{r['flood_tflops']:>8.2f}")
+        print(
+            f"{r['name']:<42} {r['period_us']:>7.0f} {r['p50']:>8.1f} {r['p99']:>8.1f} "
+            f"{r['flood_tflops']:>8.2f}"
+        )
     for k, v in RESULTS.items():
         if k.endswith("_error"):
             print("ERROR", k, v)
@@ -491,6 +602,7 @@ def main():
             step()
         except Exception as e:  # keep what the other steps measured
             import traceback
+
             log("FAILED", step.__name__, traceback.format_exc())
             RESULTS[step.__name__ + "_error"] = repr(e)
     report()

@@ -106,8 +106,8 @@ using GreenCtx = struct CUgreenCtx_st*;
 using DevResourceDesc = struct CUdevResourceDesc_st*;
 struct GreenApi {
     Result (*cuDeviceGetDevResource)(Device, DevResource*, int);
-    Result (*cuDevSmResourceSplitByCount)(DevResource*, unsigned*, const DevResource*,
-                                          DevResource*, unsigned, unsigned);
+    Result (*cuDevSmResourceSplitByCount)(DevResource*, unsigned*, const DevResource*, DevResource*,
+                                          unsigned, unsigned);
     Result (*cuDevResourceGenerateDesc)(DevResourceDesc*, DevResource*, unsigned);
     Result (*cuGreenCtxCreate)(GreenCtx*, DevResourceDesc, Device, unsigned);
     Result (*cuGreenCtxStreamCreate)(Stream*, GreenCtx, unsigned, int);

@@ -62,8 +62,8 @@ CudaDriver::CudaDriver(const std::string& library) : lib_(library) {
         reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(lib_.symbol("cuTensorMapEncodeTiled"));
     a.cuFuncGetParamInfo =
         reinterpret_cast<decltype(a.cuFuncGetParamInfo)>(lib_.symbol("cuFuncGetParamInfo"));
-    a.cuStreamWriteValue32 = reinterpret_cast<decltype(a.cuStreamWriteValue32)>(
-        lib_.symbol("cuStreamWriteValue32_v2"));
+    a.cuStreamWriteValue32 =
+        reinterpret_cast<decltype(a.cuStreamWriteValue32)>(lib_.symbol("cuStreamWriteValue32_v2"));
     a.cuStreamWaitValue32 =
         reinterpret_cast<decltype(a.cuStreamWaitValue32)>(lib_.symbol("cuStreamWaitValue32_v2"));
     a.cuGetProcAddress =

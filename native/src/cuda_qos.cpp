@@ -98,8 +98,8 @@ std::pair<cu::Stream, int> CudaDevice::green_stream(int sm_count, int priority) 
     if (sm_count < 1 || sm_count > sm_count_) {
         throw DriverError("cuDevSmResourceSplitByCount", cu::ERROR_INVALID_VALUE,
                           "CUDA_ERROR_INVALID_VALUE",
-                          "a green context of " + std::to_string(sm_count) + " SMs on a device of " +
-                              std::to_string(sm_count_));
+                          "a green context of " + std::to_string(sm_count) +
+                              " SMs on a device of " + std::to_string(sm_count_));
     }
     make_current();
     cu::DevResource all{}, part{}, rest{};

@@ -52,7 +52,9 @@ class Stream:
         if not available:
             raise ValueError(f"green contexts are not available: {why}")
         if not 1 <= sm_count <= rt.sm_count:
-            raise ValueError(f"sm_count must be 1 to {rt.sm_count} (the device's SMs), not {sm_count}")
+            raise ValueError(
+                f"sm_count must be 1 to {rt.sm_count} (the device's SMs), not {sm_count}"
+            )
         self = cls.__new__(cls)
         self._rt = rt
         self.priority = priority

@@ -36,9 +36,11 @@ def test_guaranteed_tasks_hold_a_word_while_they_run(backend):
                 words = s.preemption_words()
                 assert sum(words) == 2 and max(words) == 1, "a free word first"
         assert s.preemption_words() == [0] * _core.PREEMPT_SLOTS
-        with pytest.raises(RuntimeError, match="on purpose"):
-            with s.task(qos="guaranteed", memory="1MiB"):
-                raise RuntimeError("on purpose")
+        with (
+            pytest.raises(RuntimeError, match="on purpose"),
+            s.task(qos="guaranteed", memory="1MiB"),
+        ):
+            raise RuntimeError("on purpose")
         assert s.preemption_words() == [0] * _core.PREEMPT_SLOTS, "given back on failure too"
         with s.task(qos="burstable", memory="1MiB"):
             assert sum(s.preemption_words()) == 0
@@ -172,7 +174,7 @@ def test_a_thousand_random_tasks_from_eight_threads_with_preemption(backend):
     kinds = [type(f.exception()) for f in outcomes if not f.cancelled() and f.exception()]
     assert AssertionError not in kinds, "a guaranteed task ran without a preemption word"
     for f in results:
-        qos, out = f.result()
+        _, out = f.result()
         assert_matches(out, want, "float32", scale=np.sqrt(40))
     assert s.preemption_words() == [0] * _core.PREEMPT_SLOTS, "every word given back"
     assert sum(c["pending"] + c["admitted"] + c["running"] for c in classes) == 0

@@ -38,14 +38,16 @@ def test_each_launch_is_the_preemptible_gemm_watching_its_words(built):  # noqa:
     watched = []
     for built_plan in (plan.yielding, plan.finishing):
         assert built_plan.outputs == [] and built_plan.scratch == []
-        (fn, grid, _, _, blob, slots), = built_plan.launches
+        ((fn, grid, _, _, blob, slots),) = built_plan.launches
         file, defines, name = be.functions[fn - 1]
         assert (file, name) == ("gemm_sm90.cu", "gk_gemm_sm90") and "GK_GEMM_PREEMPT=1" in defines
         assert _field(blob, "gk_gemm_sm90_args", "splits", 0x130) == 1
         total = _field(blob, "gk_gemm_sm90_args", "total_tiles", 0x130)
         assert grid[0] == min(total, 132)
         watched.append(_field(blob, "gk_gemm_sm90_args", "preempt", 0x130))
-        addresses = {o - 0x130: (arg, align) for kind, o, arg, _, align in slots if kind == "address"}
+        addresses = {
+            o - 0x130: (arg, align) for kind, o, arg, _, align in slots if kind == "address"
+        }
         # The caller's a, b, then the output and the tile counter.
         assert addresses == {s.offset("out"): (2, 4), s.offset("next_tile"): (3, 4)}
     # The yielding launches watch the words; the last one watches words never raised.
@@ -57,7 +59,7 @@ def test_epilogue_args_come_before_the_output_and_counter(built):  # noqa: F811
     a, b, out = _dense(BF, (512, 1024)), _dense(BF, (1024, 768)), _dense(BF, (512, 768))
     plan = preempt.plan_preemptible_matmul(be, a, b, out, _dense(BF, (768,)), "silu",
                                            _dense(BF, (512, 768)))  # fmt: skip
-    (fn, _, _, _, blob, slots), = plan.yielding.launches
+    ((fn, _, _, _, blob, slots),) = plan.yielding.launches
     assert "GK_EPI_ACT=GK_ACT_SILU" in be.functions[fn - 1][1]
     s = arg_struct("gk_gemm_sm90_args")
     addresses = {o - 0x130: arg for kind, o, arg, *_ in slots if kind == "address"}
@@ -76,7 +78,10 @@ def test_products_without_a_preemptible_form_say_so(built):  # noqa: F811
     f32 = np.dtype("float32")
     assert (
         preempt.plan_preemptible_matmul(
-            PreemptBackend(), _dense(f32, (512, 64)), _dense(f32, (64, 64)), _dense(f32, (512, 64)),
+            PreemptBackend(),
+            _dense(f32, (512, 64)),
+            _dense(f32, (64, 64)),
+            _dense(f32, (512, 64)),
             None,
         )
         is None
@@ -128,7 +133,7 @@ def test_one_call_queues_every_launch_behind_the_words_lowering():
     assert log[:3] == [("allocate", 96), ("allocate", 4), ("write", 77, 0xC0FFEE00, 0)]
     waits = [("wait", 77, WORDS + 4 * i, 0) for i in range(preempt.SLOTS)]
     args = ("A", 0, "B", 0, "buffer1", 0, "buffer2", 0)
-    expected = (waits + [("yield", 77, args)]) * 3 + waits + [("finish", 77, args)]
+    expected = [*waits, ("yield", 77, args)] * 3 + [*waits, ("finish", 77, args)]
     assert log[3:] == expected
 
 

@@ -275,7 +275,9 @@ pub extern "C" fn after_launch(stream: u64) -> i32 {
             p.spare.borrow_mut().push(event);
             return e.code;
         }
-        p.in_flight.borrow_mut().push_back((event, EXPECTED_NS.get()));
+        p.in_flight
+            .borrow_mut()
+            .push_back((event, EXPECTED_NS.get()));
         0
     })
 }

@@ -66,7 +66,10 @@ mod tests {
         assert_eq!(s.holders()[fifth], 2);
         assert!(!s.give(fifth), "still held by another task");
         assert!(s.give(fifth));
-        assert!(!s.give(fifth), "a word given back twice is not lowered twice");
+        assert!(
+            !s.give(fifth),
+            "a word given back twice is not lowered twice"
+        );
         assert!(!s.give(17), "no such word");
         for t in taken.iter().filter(|&&t| t != fifth) {
             assert!(s.give(*t));

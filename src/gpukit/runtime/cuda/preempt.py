@@ -121,4 +121,3 @@ def plan_preemptible_matmul(backend, a: Layout, b: Layout, out: Layout, bias, ac
         gemm.emit_sm90(builder, p, args, epi, None, preempt=(watched, n - 1))
         plans.append(builder.build())
     return PreemptiblePlan(backend, *plans, out.size * out.dtype.itemsize, relaunches)
-
