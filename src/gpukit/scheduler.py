@@ -24,6 +24,9 @@ word is raised and is relaunched behind the words' lowering (runtime/cuda/preemp
 same bits as one uninterrupted launch. `cap_us` bounds the expected duration of best-effort
 kernels queued while guaranteed work runs (for kernels that cannot yield). `green_sms` runs
 best-effort tasks on streams of a green context of that many SMs, leaving the rest to the others.
+A guaranteed task holds its word until it ends: one that waits for a best-effort task's result
+waits for work its own word holds back (a best-effort task inside the thread's own guaranteed
+task takes plain products for that reason).
 """
 
 from __future__ import annotations

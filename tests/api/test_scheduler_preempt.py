@@ -58,6 +58,9 @@ def test_only_best_effort_tasks_of_a_preempting_scheduler_take_preemptible_produ
             assert not gk.scheduler.should_slice(), "preemptible products are not sliced"
         with s.task(qos="burstable", memory="1MiB"):
             assert not gk.scheduler.preemptible()
+        # Inside the thread's own guaranteed task, its raised word would hold the product.
+        with s.task(qos="guaranteed", memory="1MiB"), s.task(qos="best_effort"):
+            assert not gk.scheduler.preemptible()
         with plain.task(qos="best_effort"):
             assert not gk.scheduler.preemptible()
     finally:

@@ -196,10 +196,20 @@ pub fn expected_ns() -> u64 {
 }
 
 /// Whether the calling thread's long ops should take their preemptible form: it runs a
-/// best-effort task of a scheduler with preemption on.
+/// best-effort task of a scheduler with preemption on, and no guaranteed task of its own encloses
+/// it (that task's raised word would hold the product back until the task ends, which waits for
+/// the product: a deadlock).
 pub fn preemptible() -> bool {
-    with_current(false, |p| {
-        p.task.class() == QosClass::BestEffort && p.shared.preempt()
+    CURRENT.with(|c| {
+        let stack = c.borrow();
+        match stack.last() {
+            Some(p) => {
+                p.task.class() == QosClass::BestEffort
+                    && p.shared.preempt()
+                    && stack.iter().all(|q| q.task.class() != QosClass::Guaranteed)
+            }
+            None => false,
+        }
     })
 }
 

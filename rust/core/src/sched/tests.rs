@@ -267,6 +267,17 @@ fn preemptible_only_for_best_effort_tasks_of_a_preempting_scheduler() {
     pacer::enter(rb.clone(), s.pacer().clone());
     assert!(!pacer::preemptible(), "burstable work does not yield");
     pacer::exit();
+    s.submit(spec(QosClass::Guaranteed, MIB, MIB)).unwrap();
+    let rg = run_next(&s);
+    pacer::enter(rg.clone(), s.pacer().clone());
+    pacer::enter(re.clone(), s.pacer().clone());
+    assert!(
+        !pacer::preemptible(),
+        "inside the thread's own guaranteed task it would wait for that task's word"
+    );
+    pacer::exit();
+    pacer::exit();
+    s.finish(&rg, None);
     s.finish(&rb, None);
     s.finish(&re, None);
 }
