@@ -324,7 +324,19 @@ fn the_pacer_costs_well_under_a_microsecond_per_launch() {
 
 #[test]
 fn a_thousand_random_tasks_from_eight_threads_add_up() {
+    thousand_random_tasks(false);
+}
+
+#[test]
+fn a_thousand_random_tasks_with_preemption_active_add_up() {
+    thousand_random_tasks(true);
+}
+
+/// Workers run tasks as gpukit.Scheduler's do: a guaranteed task holds a preemption word while
+/// it runs (with `preempt`), and the task is the thread's current one for the pacer.
+fn thousand_random_tasks(preempt: bool) {
     let (s, _) = scheduler(64 * MIB);
+    s.pacer().set_preempt(preempt);
     let s = Arc::new(s);
     let workers: Vec<_> = (0..4)
         .map(|_| {
@@ -332,10 +344,21 @@ fn a_thousand_random_tasks_from_eight_threads_add_up() {
             std::thread::spawn(move || loop {
                 match s.next(Duration::from_millis(50)) {
                     Next::Run(t) => {
+                        let guaranteed = t.class() == QosClass::Guaranteed;
+                        let slot = (preempt && guaranteed).then(|| s.pacer().slots().take());
+                        pacer::enter(t.clone(), s.pacer().clone());
+                        assert_eq!(
+                            pacer::preemptible(),
+                            preempt && t.class() == QosClass::BestEffort
+                        );
                         let q = t.quota();
                         let fail = t.id % 7 == 0;
                         if let Ok(b) = s.pool().allocate(t.spec.limit / 2 + 1, 1, q, false) {
                             s.pool().release(b).unwrap();
+                        }
+                        pacer::exit();
+                        if let Some(slot) = slot {
+                            s.pacer().slots().give(slot);
                         }
                         s.finish(&t, fail.then(|| "boom".to_string()));
                     }
@@ -404,6 +427,7 @@ fn a_thousand_random_tasks_from_eight_threads_add_up() {
     assert_eq!(failed, by_class);
     let g = s.gauges();
     assert_eq!((g.reserved, g.burst_used), (0, 0));
+    assert!(s.pacer().slots().holders().iter().all(|&n| n == 0));
 }
 
 #[test]
