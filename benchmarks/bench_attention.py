@@ -146,17 +146,18 @@ def main():
         return
     torch = optional_torch()
     rng = np.random.default_rng(0)
-    rows = [bench_prefill(torch, rng, r) for r in PREFILL]
-    rows += [bench_decode(torch, rng, r) for r in DECODE]
-    width = max(len(r[0]) for r in rows)
+    width = max(len(r[0]) for r in PREFILL + DECODE)
     print(f"\nbackend: {gk.backend()}")
     print(f"{'case':{width}s} {'unit':>12s} {'gpukit':>9s} {'torch':>9s} {'gk/torch':>9s}")
     out = []
-    for label, unit, ours, theirs in rows:
+    # Each row is printed as soon as it is measured (a run cut short keeps what it measured).
+    cases = [(bench_prefill, r) for r in PREFILL] + [(bench_decode, r) for r in DECODE]
+    for bench, case in cases:
+        label, unit, ours, theirs = bench(torch, rng, case)
         ratio = None if theirs is None else ours / theirs
         cells = [f"{ours:9.1f}", "" if theirs is None else f"{theirs:9.1f}"]
         cells.append("" if ratio is None else f"{ratio:9.2f}")
-        print(f"{label:{width}s} {unit:>12s} " + " ".join(f"{c:>9s}" for c in cells))
+        print(f"{label:{width}s} {unit:>12s} " + " ".join(f"{c:>9s}" for c in cells), flush=True)
         out.append({"case": label, "unit": unit, "gpukit": ours, "torch": theirs, "ratio": ratio})
     write_json(args.json, {"backend": gk.backend(), "info": gk.info(), "rows": out})
 
