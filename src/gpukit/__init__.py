@@ -24,6 +24,7 @@ from .array_api import (
 from .base.version import VERSION
 from .comparison import *  # noqa: F403
 from .comparison import __all__ as _comparison_names
+from .complex_parts import imag, real
 from .creation import (
     arange,
     array,
@@ -79,6 +80,7 @@ from .padding import pad
 from .products import *  # noqa: F403
 from .products import __all__ as _product_names
 from .reductions import all, any, reduce
+from .rounding import around, round
 from .runtime import Device, available_backends, use_backend
 from .runtime import devices as _devices
 from .scheduler import Scheduler
@@ -190,6 +192,10 @@ __all__ = [
     "ascontiguousarray",
     "available_backends",
     "backend",
+    "around",
+    "imag",
+    "real",
+    "round",
     "bincount",
     "broadcast_to",
     "device",

@@ -12,6 +12,7 @@ import numpy as np
 from .array import GPUArray, asarray, cached_plan, layout, operands, wrap
 from .base import shapes
 from .base.dtypes import bfloat16, reduction_result
+from .complex_parts import real
 from .elementwise import elementwise
 from .runtime.backend import Layout
 from .runtime.quota import local as _quota
@@ -97,7 +98,10 @@ def var(a, axis=None, keepdims=False, ddof: int = 0) -> GPUArray:
     if a.dtype == bfloat16:  # accumulated in float32, rounded once at the end (as in PyTorch)
         return var(a.astype("float32"), axis, keepdims, ddof).astype(bfloat16)
     deviation = a - reduce("mean", a, axis, keepdims=True)
-    out = reduce("mean", deviation * deviation, axis, keepdims)
+    squares = deviation * deviation
+    if a.dtype.kind == "c":  # |d|^2, the real part of d * conj(d), as NumPy computes it
+        squares = real(deviation * elementwise("conjugate", deviation))
+    out = reduce("mean", squares, axis, keepdims)
     if ddof:
         n = math.prod(a.shape[i] for i in shapes.normalize_axes(axis, a.ndim))
         out = out * (n / builtins.max(n - ddof, 0)) if n > ddof else out * math.inf

@@ -25,12 +25,22 @@ C_TYPES = {
     np.dtype("float32"): "float",
     np.dtype("float64"): "double",
     bfloat16: "gk_bf16",
+    np.dtype("complex64"): "gk_c64",
+    np.dtype("complex128"): "gk_c128",
 }
 
 
 def arith_type(dtype: np.dtype) -> str:
     """The C type arithmetic on `dtype` is done in: float16 and bfloat16 compute in float."""
     return "float" if dtype in (np.float16, bfloat16) else C_TYPES[dtype]
+
+
+def _float_acc(out: np.dtype) -> str:
+    """The accumulator of sums and products into a float or complex `out`: double for float64,
+    the complex type itself for complex, else float."""
+    if out.kind == "c":
+        return C_TYPES[out]
+    return "double" if out == np.float64 else "float"
 
 
 def is_integral(dtype: np.dtype) -> bool:
@@ -44,6 +54,7 @@ def elementwise(op: str, loop: np.dtype, out: np.dtype, inputs: tuple) -> tuple[
         raise NotImplementedError(f"no GPU kernel for {op}")
     defines = [f"GK_OP={op}", f"GK_NIN={len(inputs)}", f"GK_OUT_T={C_TYPES[out]}"]
     defines.append(f"GK_COMP_T={arith_type(loop)}")
+    defines.append(f"GK_LOOP_T={C_TYPES[loop]}")
     defines.append(f"GK_SCALAR_INT={int(is_integral(loop))}")
     for i, dt in enumerate(inputs):
         defines.append(f"GK_IN{i}_T={C_TYPES[loop] if dt is None else C_TYPES[dt]}")
@@ -67,10 +78,10 @@ def reduction(name: str, src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
         acc = arith_type(src)
     elif is_integral(out):
         acc = C_TYPES[out]
-    elif out == np.float64 or (name == "mean" and src == np.float64):
+    elif name == "mean" and src == np.float64:
         acc = "double"
     else:
-        acc = "float"
+        acc = _float_acc(out)
     defines = (
         f"GK_RED=gk_red_{red}",
         f"GK_IN_T={C_TYPES[src]}",
@@ -81,14 +92,17 @@ def reduction(name: str, src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
 
 
 def matmul_tile(out: np.dtype) -> int:
-    """The output tile of kernels/matmul.cu's blocks: 64 for 8-byte accumulators (an 8x8 grid of
-    them per thread spills registers), else 128."""
-    acc_bytes = out.itemsize if is_integral(out) else (8 if out == np.float64 else 4)
-    return 64 if acc_bytes == 8 else 128
+    """The output tile of kernels/matmul.cu's blocks: 64 for accumulators of 8 bytes or more (an
+    8x8 grid of them per thread spills registers), else 128."""
+    if is_integral(out) or out.kind == "c":
+        acc_bytes = out.itemsize
+    else:
+        acc_bytes = 8 if out == np.float64 else 4
+    return 64 if acc_bytes >= 8 else 128
 
 
 def matmul(a: np.dtype, b: np.dtype, out: np.dtype) -> tuple[str, tuple]:
-    acc = C_TYPES[out] if is_integral(out) else ("double" if out == np.float64 else "float")
+    acc = C_TYPES[out] if is_integral(out) else _float_acc(out)
     defines = (
         f"GK_A_T={C_TYPES[a]}",
         f"GK_B_T={C_TYPES[b]}",
@@ -237,7 +251,7 @@ def gemm_f32(
 
 
 def cumsum(src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
-    acc = C_TYPES[out] if is_integral(out) else ("double" if out == np.float64 else "float")
+    acc = C_TYPES[out] if is_integral(out) else _float_acc(out)
     return "scan.cu", (f"GK_IN_T={C_TYPES[src]}", f"GK_ACC_T={acc}", f"GK_OUT_T={C_TYPES[out]}")
 
 

@@ -212,7 +212,14 @@ class CpuBackend:
                 ufunc(*args, out=out, casting="same_kind")
 
         arrays = [x for x in inputs if isinstance(x, Layout)]
-        if bfloat16 in (out.dtype, *(x.dtype for x in arrays)):
+        if op.storage and loop == bfloat16:
+            # Computed on bfloat16 itself (ml_dtypes' loops), scalars taken as bfloat16 first.
+            def compute(*views):
+                *ins, dest = views
+                ins = [x if isinstance(x, np.ndarray) else np.asarray(x, loop) for x in ins]
+                run(*ins, out=dest)
+
+        elif bfloat16 in (out.dtype, *(x.dtype for x in arrays)):
             # Array operands are converted to the loop dtype (float32 for bfloat16), as the GPU
             # kernels read them; where's condition keeps its type.
             compute_dt = _F32 if loop == bfloat16 else loop
