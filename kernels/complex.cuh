@@ -326,7 +326,7 @@ __device__ inline C gk_ctanh(C z) {
         return C(gkm_copysign((R)1, x),
                  gkm_copysign((R)0, gk_isinf(y) ? y : gkm_sin(y) * gkm_cos(y)));
     }
-    if (!gk_isfinite(y)) return C(nan, nan);
+    if (!gk_isfinite(y)) return C(x == (R)0 ? x : nan, nan);  // tanh(+-0 + i inf) = +-0 + iNaN
     if (gkm_fabs(x) >= gk_complex_parts<C>::tanh_huge()) {
         const R e = gkm_exp(-gkm_fabs(x));
         return C(gkm_copysign((R)1, x), (R)4 * gkm_sin(y) * gkm_cos(y) * e * e);

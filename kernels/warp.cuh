@@ -1,5 +1,6 @@
 // Helpers shared by kernels: 32-lane group reductions (a CUDA warp; half a wavefront on AMD, where
-// width-32 shuffles stay inside each half), exp2, 16-byte vector types, row offsets.
+// width-32 shuffles stay inside each half), 16-byte vector types, row offsets (exp2 is
+// compat.cuh's gkm_exp2).
 #pragma once
 #include "compat.cuh"
 #include "geometry.cuh"
@@ -38,9 +39,6 @@ __device__ inline T gk_lanes_max(T v) {
     }
     return v;
 }
-
-__device__ inline float gkm_exp2(float x) { return exp2f(x); }
-__device__ inline double gkm_exp2(double x) { return exp2(x); }
 
 #define GK_LOG2E 1.4426950408889634
 #define GK_LN2 0.6931471805599453

@@ -69,7 +69,7 @@ from .info import info
 from .interop import from_dlpack
 from .io import load_safetensors, save_safetensors
 from .kernel import ElementwiseKernel, RawKernel
-from .linalg import dot, linear, matmul
+from .linalg import dot, linear, matmul, vdot
 from .manipulation import *  # noqa: F403
 from .manipulation import __all__ as _manipulation_names
 from .matrices import *  # noqa: F403
@@ -193,6 +193,7 @@ __all__ = [
     "available_backends",
     "backend",
     "around",
+    "vdot",
     "imag",
     "real",
     "round",

@@ -70,7 +70,7 @@ def normalize(dtype) -> np.dtype:
 # "angle", np.angle's: a complex loop with its parts' dtype as the result, else arctan2(0, x)'s.
 COMMON, SELECT, ANGLE = "common", "select", "angle"
 # Rules whose later operands are integer exponents (bfloat16 promotion leaves them alone).
-_EXPONENT_RULES = frozenset({"ldexp"})
+EXPONENT_RULES = frozenset({"ldexp"})
 # Rules computed in the loop dtype's own format, bfloat16 included (nextafter).
 STORAGE_RULES = frozenset({"nextafter"})
 
@@ -112,7 +112,7 @@ def _resolve_bf16(rule: str, operands: tuple) -> tuple[np.dtype, np.dtype]:
     # The condition of where keeps its type, and ldexp's exponent; every other array computes in
     # the promoted dtype.
     start = 1 if rule == SELECT else 0
-    stop = 1 if rule in _EXPONENT_RULES else len(operands)
+    stop = 1 if rule in EXPONENT_RULES else len(operands)
     target = _bf16_partner(tuple(o for o in operands[start:stop] if isinstance(o, np.dtype)))
     compute = _F32 if target == bfloat16 else target
     key = tuple(

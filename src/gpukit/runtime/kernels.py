@@ -510,10 +510,68 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         gemm_f32(False, True, True),
         gemm_f32(True, False, False, epilogue=(True, "gelu_tanh", True)),
         gemm_f32(True, True, True, (1, 1), (False, "relu", False)),
+        *_complex_and_newer_instances(),
     ]
     if target == "hip":
         return [x for x in instances if x[0] not in CUDA_MIN_ARCH]
     return [x for x in instances if CUDA_MIN_ARCH.get(x[0], 0) <= arch]
+
+
+def _complex_and_newer_instances() -> list[tuple[str, tuple]]:
+    """Instances over complex64 / complex128 (kernels/complex.cuh) and of the ops that need a
+    helper of their own (nextafter in each stored format, integer-only ops, ldexp's mixed
+    operands)."""
+    c64, c128 = np.dtype("complex64"), np.dtype("complex128")
+    f16, f32, f64 = (np.dtype(t) for t in ("float16", "float32", "float64"))
+    i8, i16, i32, i64 = (np.dtype(t) for t in ("int8", "int16", "int32", "int64"))
+    u32, b = np.dtype("uint32"), np.dtype("bool")
+    return [
+        elementwise("add", c64, c64, (c64, None)),
+        elementwise("multiply", c128, c128, (c128, c128)),
+        elementwise("true_divide", c64, c64, (c64, f32)),
+        elementwise("power", c128, c128, (c128, None)),
+        elementwise("exp", c64, c64, (c64,)),
+        elementwise("log", c128, c128, (c128,)),
+        elementwise("sqrt", c64, c64, (c64,)),
+        elementwise("tanh", c128, c128, (c128,)),
+        elementwise("arcsinh", c64, c64, (c64,)),
+        elementwise("arccosh", c128, c128, (c128,)),
+        elementwise("arctanh", c64, c64, (c64,)),
+        elementwise("sign", c64, c64, (c64,)),
+        elementwise("absolute", c64, f32, (c64,)),
+        elementwise("angle", c128, f64, (c128,)),
+        elementwise("maximum", c64, c64, (c64, c64)),
+        elementwise("isnan", c128, b, (c128,)),
+        elementwise("equal", c64, b, (c64, None)),
+        elementwise("logical_and", c128, b, (c128, c128)),
+        elementwise("identity", f32, f32, (c64,)),
+        elementwise("identity", b, b, (c128,)),
+        elementwise("identity", c128, c128, (f16,)),
+        elementwise("identity", c64, c64, (None,)),
+        elementwise("identity", c64, c64, (bfloat16,)),
+        elementwise("nextafter", f16, f16, (f16, f16)),
+        elementwise("nextafter", bfloat16, bfloat16, (bfloat16, None)),
+        elementwise("nextafter", f64, f64, (f64, f64)),
+        elementwise("gcd", i64, i64, (i64, i64)),
+        elementwise("lcm", i8, i8, (i8, None)),
+        elementwise("left_shift", i8, i8, (i8, i8)),
+        elementwise("right_shift", u32, u32, (u32, None)),
+        elementwise("ldexp", f32, f32, (f32, i32)),
+        elementwise("logaddexp", f64, f64, (f64, f64)),
+        elementwise("reciprocal", i32, i32, (i32,)),
+        elementwise("fmod", i16, i16, (i16, i16)),
+        elementwise("heaviside", f32, f16, (f16, f16)),
+        elementwise("signbit", f64, b, (i32,)),
+        reduction("sum", c64, c64),
+        reduction("mean", c128, c128),
+        reduction("prod", c128, c128),
+        reduction("max", c64, c64),
+        reduction("argmin", c128, i64),
+        matmul(c64, c64, c64),
+        matmul(c128, c128, c128),
+        matmul(c64, f32, c64),
+        cumsum(c64, c64),
+    ]
 
 
 def sm90a_instances() -> list[tuple[str, tuple]]:
