@@ -42,12 +42,13 @@ __device__ inline acc_t gk_load(const gk_reduce_args& a, gk_i64 base, gk_i64 r) 
     return (acc_t)in[base + gk_offset(r, a.red_ndim, a.red_shape, a.red_stride)];
 }
 
+#ifndef GK_ARG
+// Argmax/argmin write indices, never the (possibly complex) value: only value reductions store.
 __device__ inline void gk_store(const gk_reduce_args& a, gk_i64 o, acc_t v) {
     if (a.scale != 1.0) v = (acc_t)(v * a.scale);
     reinterpret_cast<GK_OUT_T*>(a.out)[o] = (GK_OUT_T)v;
 }
 
-#ifndef GK_ARG
 GK_KERNEL void gk_reduce_block(const gk_reduce_args a) {
     __shared__ acc_t partial[GK_BLOCK];
     for (gk_i64 o = blockIdx.x; o < a.n_out; o += gridDim.x) {
