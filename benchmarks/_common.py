@@ -1,5 +1,7 @@
 """Timing and reporting shared by the benchmarks."""
 
+import json
+import os
 import time
 
 
@@ -29,3 +31,25 @@ def print_table(backend: str, rows) -> None:
     print(f"{'measure':{width}s} {'gpukit':>10s} {'torch':>10s} {'cupy':>10s}")
     for name, ours, torch_v, cupy_v in rows:
         print(f"{name:{width}s} {fmt(ours):>10s} {fmt(torch_v):>10s} {fmt(cupy_v):>10s}")
+
+
+def json_path(name: str) -> str:
+    """Where a benchmark writes its figures: $OUT/<name>.json when OUT is set, else here."""
+    return os.path.join(os.environ.get("OUT", "."), f"{name}.json")
+
+
+def write_json(name: str, payload) -> str:
+    """The figures as JSON at json_path(name) (name may be a path ending in .json); returns the
+    path."""
+    path = name if name.endswith(".json") else json_path(name)
+    with open(path, "w") as f:
+        json.dump(payload, f, indent=1, default=str)
+    print(f"wrote {path}")
+    return path
+
+
+def write_rows(name: str, backend: str, rows) -> str:
+    """print_table's rows as JSON records."""
+    keys = ("measure", "gpukit", "torch", "cupy")
+    records = [dict(zip(keys, r, strict=True)) for r in rows]
+    return write_json(name, {"backend": backend, "rows": records})

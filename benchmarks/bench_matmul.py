@@ -1,16 +1,14 @@
 """Matrix products (issue 13): every row of the issue's target table, gpukit beside torch (cuBLAS)
 in the same run, with the ratio, the target, the kernel family gpukit took and the hardware limits
 measured here (a device-to-device copy for bytes). Prints the table, writes JSON
-(GPUKIT_BENCH_JSON, default bench_matmul.json).
+(bench_matmul.json in $OUT or the working directory).
 
 Times are the median of 5 CUDA-event timings, each over enough back-to-back calls to last a few
 milliseconds; memory-bound rows alternate between two weights so that they come from HBM, not L2.
 """
 
-import json
-import os
-
 import numpy as np
+from _common import write_json
 
 import gpukit as gk
 
@@ -240,12 +238,9 @@ def main():
             f"{r['row']:{width}s} {r['unit']:>7s} {r['gpukit']:9.1f} {theirs:>9s} "
             f"{ratio:>7s} {r['target']:>22s}  {r['path']}"
         )
-    path = os.environ.get("GPUKIT_BENCH_JSON", "bench_matmul.json")
-    with open(path, "w") as f:
-        json.dump(
-            {"device": str(gk.info().get("device")), "copy_GBps": limit, "rows": rows}, f, indent=1
-        )
-    print(f"wrote {path}")
+    write_json(
+        "bench_matmul", {"device": gk.info().get("device"), "copy_GBps": limit, "rows": rows}
+    )
 
 
 if __name__ == "__main__":

@@ -10,9 +10,10 @@ import threading
 import time
 
 import numpy as np
-from _common import per_op_us, print_table
+from _common import per_op_us, print_table, write_rows
 
 import gpukit as gk
+from gpukit.runtime import devices
 
 MiB = 1 << 20
 
@@ -73,8 +74,8 @@ def main():
     rows = []
     n = MiB // 4
     ours = per_op_us(lambda: gk.empty((n,), "float32"))
-    pool = gk._current_runtime().pool
-    stream = gk._current_runtime().stream
+    pool = devices.runtime().pool
+    stream = devices.runtime().stream
     bare = per_op_us(lambda: pool.allocate(MiB, stream))
     ours8 = threaded_us(lambda: gk.empty((n,), "float32"))
     bare8 = threaded_us(lambda: pool.allocate(MiB, stream))
@@ -115,6 +116,7 @@ def main():
     print("data intact after spilling:", ok)
 
     print_table(gk.backend(), rows)
+    write_rows("bench_memory", gk.backend(), rows)
 
 
 if __name__ == "__main__":

@@ -10,9 +10,10 @@ import os
 import time
 
 import numpy as np
-from _common import print_table
+from _common import print_table, write_rows
 
 import gpukit as gk
+from gpukit.runtime import devices
 
 GB = 10**9
 TENSOR_BYTES = 32 << 20  # 32 MiB tensors, about the size of a 1B model's larger weights
@@ -56,7 +57,7 @@ def main():
     path = f"/tmp/gpukit_bench_{size // 10**6}MB.safetensors"
     nbytes = make_file(path, size)
     warm_page_cache(path)
-    backend = gk._current_runtime().name
+    backend = devices.runtime().name
     print(f"file: {path}, {nbytes / GB:.2f} GB of data, from the page cache")
 
     loaded = gk.load_safetensors(path, progress=False)  # first load: staging buffers, streams
@@ -96,6 +97,7 @@ def main():
         ("  pinned host -> device limit (GB/s)", None, limit, None),
     ]
     print_table(backend, rows)
+    write_rows("bench_safetensors", backend, rows)
     print("(torch column: safetensors.torch.load_file(device='cuda'), and torch's pinned copy)")
     if limit:
         print(f"gpukit reaches {100 * ours / limit:.0f}% of the pinned limit (target: 20 GB/s)")

@@ -11,10 +11,10 @@ Prints a table and writes the figures as JSON (default bench_sort.json; `--json 
 """
 
 import argparse
-import json
 import time
 
 import numpy as np
+from _common import json_path, write_json
 
 import gpukit as gk
 from gpukit.runtime import sort_plan as _sort_plan
@@ -52,7 +52,7 @@ def peers():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--json", default="bench_sort.json")
+    ap.add_argument("--json", default=json_path("bench_sort"))
     ap.add_argument("--log2n", type=int, default=26, help="keys sorted (2^26 for the issue)")
     args = ap.parse_args()
     n = 1 << args.log2n
@@ -131,14 +131,9 @@ def main():
             cells.append(f"{'' if p is None else f'{p / t:.2f}':>7s}")
         rows.append(row)
         print(" ".join(cells))
-    with open(args.json, "w") as f:
-        json.dump(
-            {"info": gk.info(), "backend": gk.backend(), "copy_GBps": limit, "rows": rows},
-            f,
-            indent=1,
-            default=str,
-        )
-    print(f"\nwrote {args.json}")
+    write_json(
+        args.json, {"info": gk.info(), "backend": gk.backend(), "copy_GBps": limit, "rows": rows}
+    )
 
 
 if __name__ == "__main__":

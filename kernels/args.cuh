@@ -26,32 +26,80 @@
     A(double, scalar_im, 3)        \
     A(gk_i64, scalar_i, 3)
 
+// Reductions (kernels/reduce.cu): n_out outputs (the kept dimensions: out_shape, with the input's
+// strides out_stride) of n_red reduced elements each (red_shape / red_stride). The reduced range of
+// every output is cut into `splits` pieces of `chunk` elements; with more than one, each piece's
+// state goes to `partial` (state (o, s) at o * part_out_stride + s * part_split_stride, states of
+// GK_RED_STATE_BYTES at most) and a finishing kernel combines them in a fixed order.
 #define GK_REDUCE_ARGS(F, A, M)                                                   \
     F(gk_u64, in)                                                                 \
     F(gk_u64, out) /* contiguous, n_out elements */                               \
+    F(gk_u64, partial)                                                            \
     F(gk_i64, n_out)                                                              \
     F(gk_i64, n_red)                                                              \
+    F(gk_i64, chunk)                                                              \
+    F(gk_i64, part_out_stride)                                                    \
+    F(gk_i64, part_split_stride)                                                  \
+    F(gk_i32, splits)                                                             \
     F(gk_i32, out_ndim)                                                           \
     F(gk_i32, red_ndim)                                                           \
+    F(gk_i32, unused)                                                             \
     A(gk_i64, out_shape, GK_MAX_DIMS)                                             \
     A(gk_i64, out_stride, GK_MAX_DIMS) /* input strides of the kept dimensions */ \
     A(gk_i64, red_shape, GK_MAX_DIMS)                                             \
     A(gk_i64, red_stride, GK_MAX_DIMS) /* input strides of the reduced ones */    \
-    F(double, scale)                   /* the result is multiplied by it (mean: 1 / n_red) */
+    F(double, scale)                   /* mean: 1 / n_red; var: 1 / (n_red - ddof) */
 
 // A running sum along one axis: rows are the other dimensions, each scanned over n elements.
+// gk_scan_tiles cuts the rows into tiles of GK_SCAN_THREADS * GK_SCAN_ITEMS elements handed out in
+// order through `ticket`; a row's tiles form windows of GK_SCAN_WINDOW. Each tile publishes its
+// sum (flags[t] = 1, sums[t]); the last tile of a window publishes the window's sum
+// (win_flags[w] = 1, win_sums[w]) and then its inclusive prefix (win_flags[w] = 2, win_prefs[w]).
+// The ticket and both flag arrays start at zero. gk_scan_columns serves a strided scanned axis:
+// each row is cut into pieces of `chunk` elements whose sums (partial[c * n_rows + row]) a
+// reduction wrote beforehand; vec: gk_scan_columns_vec, each thread scanning GK_VEC_BYTES' worth
+// of neighbouring rows.
 #define GK_SCAN_ARGS(F, A, M)                               \
     F(gk_u64, in)                                           \
     F(gk_u64, out)                                          \
+    F(gk_u64, ticket)                                       \
+    F(gk_u64, flags)                                        \
+    F(gk_u64, sums)                                         \
+    F(gk_u64, win_flags)                                    \
+    F(gk_u64, win_sums)                                     \
+    F(gk_u64, win_prefs)                                    \
+    F(gk_u64, partial)                                      \
     F(gk_i64, n_rows)                                       \
     F(gk_i64, n)                                            \
     F(gk_i64, in_step) /* strides along the scanned axis */ \
     F(gk_i64, out_step)                                     \
+    F(gk_i64, tiles_per_row)                                \
+    F(gk_i64, chunk)                                        \
     F(gk_i32, row_ndim)                                     \
-    F(gk_i32, unused)                                       \
+    F(gk_i32, vec)                                          \
     A(gk_i64, row_shape, GK_MAX_DIMS)                       \
     A(gk_i64, in_row_stride, GK_MAX_DIMS)                   \
     A(gk_i64, out_row_stride, GK_MAX_DIMS)
+
+// Copy of a strided view into an array whose last dimension q is contiguous (kernels/
+// transpose.cu); p is the dimension the input is contiguous along. Tiles of GK_TRANSPOSE_TILE x
+// GK_TRANSPOSE_TILE elements, over the other (batch) dimensions too. vec: 16-byte accesses on
+// full tiles (aligned pointers and strides).
+#define GK_TRANSPOSE_ARGS(F, A, M)                                        \
+    F(gk_u64, in)                                                         \
+    F(gk_u64, out)                                                        \
+    F(gk_i64, p)                                                          \
+    F(gk_i64, q)                                                          \
+    F(gk_i64, in_q_stride)  /* the input's stride along q (along p: 1) */ \
+    F(gk_i64, out_p_stride) /* the output's along p (along q: 1) */       \
+    F(gk_i64, tiles_p)                                                    \
+    F(gk_i64, tiles_q)                                                    \
+    F(gk_i64, n_tiles)                                                    \
+    F(gk_i32, batch_ndim)                                                 \
+    F(gk_i32, vec)                                                        \
+    A(gk_i64, batch_shape, GK_MAX_DIMS)                                   \
+    A(gk_i64, in_batch_stride, GK_MAX_DIMS)                               \
+    A(gk_i64, out_batch_stride, GK_MAX_DIMS)
 
 // kernels/matmul.cu (any types and strides), matmul_mma.cu (16-bit floats), matmul_skinny.cu.
 // bias 0: none; else out(m, n) += bias[n * s_bias], bias of out's type.
@@ -217,23 +265,34 @@
 
 // gpukit.nn row kernels (softmax, log_softmax, layer_norm, rms_norm): each row is n elements
 // along one axis; rows are the other dimensions. The output is contiguous in the input's shape.
-// weight / bias: 0 when absent (length n, contiguous). group: threads per row, GK_LANES or the
-// whole block.
+// weight / bias: 0 when absent (length n, contiguous). `group` threads serve a row (GK_LANES: a
+// warp; else the whole block). With `residual` (the norms), h = in + residual (rounded to the
+// element type) is written to residual_out (contiguous, like out) and normalized. A row split over
+// blocks (`splits` pieces of `chunk` elements) keeps each piece's statistics in `partial` (row *
+// splits + piece, GK_ROWS_STATE_BYTES each) between the two kernels that serve it.
 #define GK_ROWS_ARGS(F, A, M)                      \
     F(gk_u64, in)                                  \
     F(gk_u64, out)                                 \
     F(gk_u64, weight)                              \
     F(gk_u64, bias)                                \
+    F(gk_u64, residual)                            \
+    F(gk_u64, residual_out)                        \
+    F(gk_u64, partial)                             \
     F(gk_i64, n_rows)                              \
     F(gk_i64, n)                                   \
     F(gk_i64, in_step) /* strides along the row */ \
     F(gk_i64, out_step)                            \
+    F(gk_i64, res_step)                            \
+    F(gk_i64, chunk)                               \
     F(double, eps)                                 \
     F(gk_i32, row_ndim)                            \
     F(gk_i32, group)                               \
+    F(gk_i32, splits)                              \
+    F(gk_i32, unused)                              \
     A(gk_i64, row_shape, GK_MAX_DIMS)              \
     A(gk_i64, in_row_stride, GK_MAX_DIMS)          \
-    A(gk_i64, out_row_stride, GK_MAX_DIMS)
+    A(gk_i64, out_row_stride, GK_MAX_DIMS)         \
+    A(gk_i64, res_row_stride, GK_MAX_DIMS)
 
 // embedding: out[i, :] = table[ids[i], :] for contiguous ids; a bad id sets *error (an i32).
 #define GK_EMBED_ARGS(F, A, M)              \
@@ -295,7 +354,99 @@
     F(gk_i32, causal)          \
     F(gk_i32, n_splits)
 
-// Every argument block: (struct name, field list).
+// Tensor-core attention over 16-bit floats (sm_80+): kernels/attention_tc.cu (prefill: a block per
+// (batch * q head, tile of query rows)) and kernels/attention_decode.cu (split-KV decode: a block
+// per (key split, batch * kv head), partial states merged by gk_attn_combine). q (batch, hq, sq,
+// d), k / v (batch, hkv, skv, d) with the last stride 1, mask broadcast to (batch, hq, sq, skv);
+// out contiguous (batch, hq, sq, d). kv_len (0: none) points at the number of valid keys (int32
+// or int64, one per batch entry or one for all): keys at or past it are ignored, and causal rows
+// align to it. With n_splits > 1 (decode) the partial states go to ws_o (n_splits, batch * hq *
+// sq, d) and ws_ml (n_splits, batch * hq * sq, 2) as float32.
+#define GK_ATTN_TC_ARGS(F, A, M)                                                                  \
+    F(gk_u64, q)                                                                                  \
+    F(gk_u64, k)                                                                                  \
+    F(gk_u64, v)                                                                                  \
+    F(gk_u64, out)                                                                                \
+    F(gk_u64, mask)                                                                               \
+    F(gk_u64, kv_len)                                                                             \
+    F(gk_u64, ws_o)                                                                               \
+    F(gk_u64, ws_ml)                                                                              \
+    F(gk_i64, batch)                                                                              \
+    F(gk_i64, hq)                                                                                 \
+    F(gk_i64, hkv)                                                                                \
+    F(gk_i64, sq)                                                                                 \
+    F(gk_i64, skv)                                                                                \
+    F(gk_i64, d)                                                                                  \
+    A(gk_i64, q_stride, 4)                                                                        \
+    A(gk_i64, k_stride, 4)                                                                        \
+    A(gk_i64, v_stride, 4)                                                                        \
+    A(gk_i64, mask_stride, 4)                                                                     \
+    F(gk_i64, kv_len_stride)  /* elements between the batch entries of kv_len (0: one for all) */ \
+    F(gk_i64, keys_per_split) /* decode: keys of the capacity each split covers */                \
+    F(float, scale_log2)      /* softmax scale * log2(e) */                                       \
+    F(gk_i32, causal)                                                                             \
+    F(gk_i32, kv_len_size) /* bytes of a kv_len entry: 0 (none), 4 or 8 */                        \
+    F(gk_i32, n_splits)
+
+// gpukit.models' decode step, the rotary embedding fused with the KV-cache write
+// (kernels/qkv_cache.cu). qkv: (batch, s, (hq + 2 hkv) * d), d contiguous: the q heads, then the
+// k heads, then the v heads. The step's s tokens are at positions *length - s .. *length - 1
+// (length: an int32 on the device, already advanced past them). q is rotated into q_out
+// (batch, hq, s, d), contiguous; k (rotated) and v are written into the caches at those
+// positions, k_cache and v_cache alike (batch, hkv, capacity, d) of strides cache_stride (batch,
+// head, position; d contiguous). cos/sin: `positions` rows of d / 2 angles; rotary 0 (GPT-2):
+// nothing rotated. A position outside the cache or the tables writes no k, v and a zero q.
+#define GK_QKV_CACHE_ARGS(F, A, M) \
+    F(gk_u64, qkv)                 \
+    F(gk_u64, cos)                 \
+    F(gk_u64, sin)                 \
+    F(gk_u64, length)              \
+    F(gk_u64, q_out)               \
+    F(gk_u64, k_cache)             \
+    F(gk_u64, v_cache)             \
+    F(gk_i64, batch)               \
+    F(gk_i64, s)                   \
+    F(gk_i64, hq)                  \
+    F(gk_i64, hkv)                 \
+    F(gk_i64, d)                   \
+    F(gk_i64, qkv_batch_stride)    \
+    F(gk_i64, qkv_seq_stride)      \
+    A(gk_i64, cache_stride, 3)     \
+    F(gk_i64, capacity)            \
+    F(gk_i64, positions)           \
+    F(gk_i32, rotary)              \
+    F(gk_i32, unused)
+
+// The next token of each row of logits (kernels/sample.cu), a block per row: greedy (argmax,
+// the first of equal maxima) when temperature is 0, else a draw from softmax(logits /
+// temperature) restricted to the top_k largest logits (0: all; ties with the k-th kept) and then
+// to the top_p mass (1: all; the fewest largest logits whose weights reach it, ties kept). The
+// draw uses Philox4x32-10 with key seed and counter (row, position). Written: next_ids[row] and
+// tokens[row, position] (position = *length, where the new token goes), and with eos >= 0,
+// finished[row] (an int32, set once the row produced eos; a finished row yields eos again).
+#define GK_SAMPLE_ARGS(F, A, M)                                 \
+    F(gk_u64, logits)                                           \
+    F(gk_u64, params) /* a gk_sample_params in device memory */ \
+    F(gk_u64, length)                                           \
+    F(gk_u64, finished)                                         \
+    F(gk_u64, next_ids) /* int64 */                             \
+    F(gk_u64, tokens)   /* int64 */                             \
+    F(gk_i64, rows)                                             \
+    F(gk_i64, vocab)                                            \
+    F(gk_i64, row_stride)                                       \
+    F(gk_i64, ids_stride)                                       \
+    F(gk_i64, tokens_stride)                                    \
+    F(gk_i64, capacity)
+
+// What sample.cu reads from device memory, so that one launch (or captured graph) serves every
+// generate call.
+#define GK_SAMPLE_PARAMS(F, A, M) \
+    F(double, temperature)        \
+    F(double, top_p)              \
+    F(gk_i64, top_k)              \
+    F(gk_u64, seed)               \
+    F(gk_i64, eos)
+
 // LSD radix sort (kernels/sort.cu). Keys are raw bits; each pass moves keys (and int64 values)
 // stably by one digit of their order-preserving bits (key passes, first) or, when rows of seg_len
 // keys lie end to end, of the row number value / seg_len (row passes, after them). The input is
@@ -367,11 +518,13 @@
     F(gk_i32, shared_bins) /* count in shared memory (nbins small enough) */                  \
     F(gk_i32, unused)
 
+// Every argument block: (struct name, field list).
 #define GK_ARG_STRUCTS(S)                   \
     S(gk_ew_args, GK_EW_ARGS)               \
     S(gk_ew_contig_args, GK_EW_CONTIG_ARGS) \
     S(gk_reduce_args, GK_REDUCE_ARGS)       \
     S(gk_scan_args, GK_SCAN_ARGS)           \
+    S(gk_transpose_args, GK_TRANSPOSE_ARGS) \
     S(gk_matmul_args, GK_MATMUL_ARGS)       \
     S(gk_gemm_f32_args, GK_GEMM_F32_ARGS)   \
     S(gk_gemm_sm90_args, GK_GEMM_SM90_ARGS) \
@@ -384,10 +537,14 @@
     S(gk_embed_args, GK_EMBED_ARGS)         \
     S(gk_rope_args, GK_ROPE_ARGS)           \
     S(gk_attn_args, GK_ATTN_ARGS)           \
+    S(gk_attn_tc_args, GK_ATTN_TC_ARGS)     \
     S(gk_sort_args, GK_SORT_ARGS)           \
     S(gk_search_args, GK_SEARCH_ARGS)       \
     S(gk_unique_args, GK_UNIQUE_ARGS)       \
-    S(gk_hist_args, GK_HIST_ARGS)
+    S(gk_hist_args, GK_HIST_ARGS)           \
+    S(gk_qkv_cache_args, GK_QKV_CACHE_ARGS) \
+    S(gk_sample_args, GK_SAMPLE_ARGS)       \
+    S(gk_sample_params, GK_SAMPLE_PARAMS)
 
 #define GK_ARG_FIELD(T, NAME) T NAME;
 #define GK_ARG_ARRAY(T, NAME, COUNT) T NAME[COUNT];

@@ -8,7 +8,31 @@
 
 #define GK_BLOCK 256  // threads per block of the grid-stride kernels
 #define GK_LANES 32   // threads of a row group (a CUDA warp; half an AMD wavefront)
-#define GK_EW_VEC 4   // elements per vector access of the contiguous elementwise kernel
+#define GK_VEC_BYTES \
+    16  // bytes of one vector access (gk_vec16; the contiguous elementwise
+        // kernel's access of its widest operand)
+
+// kernels/reduce.cu: threads of every reduction block, loads each thread keeps in flight, room
+// for the largest partial state of a split reduction (argmax, var).
+#define GK_RED_THREADS 256
+#define GK_RED_UNROLL 4
+#define GK_RED_STATE_BYTES 32
+
+// kernels/scan.cu: tiles of GK_SCAN_THREADS * GK_SCAN_ITEMS elements, GK_SCAN_WINDOW tiles a
+// window (a warp's lanes).
+#define GK_SCAN_THREADS 256
+#define GK_SCAN_ITEMS 16
+#define GK_SCAN_WINDOW 32
+
+// kernels/transpose.cu: square tiles of GK_TRANSPOSE_TILE elements a side.
+#define GK_TRANSPOSE_TILE 64
+#define GK_TRANSPOSE_THREADS 256
+
+// kernels/nn_rows.cu: elements of a row each thread holds in registers at most, threads of a row
+// kernel's block at most (128 registers each), room for one piece's statistics of a split row.
+#define GK_ROWS_MAX_ITEMS 32
+#define GK_ROWS_MAX_THREADS 512
+#define GK_ROWS_STATE_BYTES 32
 
 // kernels/matmul.cu: blocks of GK_MATMUL_THREADS x GK_MATMUL_THREADS threads.
 #define GK_MATMUL_THREADS 16
@@ -69,6 +93,25 @@
 #define GK_ATTN_MAX_WARPS 4
 #define GK_ATTN_PAD_BYTES 4
 
+// kernels/attention_tc.cu (prefill) and attention_decode.cu (split-KV decode), tensor cores over
+// 16-bit floats: tile configurations by head-dim class (the head_dim the tiles hold; smaller
+// multiples of 8 run zero-padded), passed to the kernels as defines. Prefill: GK_TC_WARPS, GK_TC_MW
+// (m16 row tiles per warp), GK_TC_BN (keys per tile), GK_TC_STAGES, GK_TC_QREG (Q in registers);
+// decode: GK_DEC_WARPS, GK_DEC_KT (keys per warp step), GK_DEC_STAGES. The fastest spill-free ones
+// timed on an H100 (notes/attention.md).
+#define GK_ATTN_TC_HEAD_DIMS 64, 96, 128, 256
+#define GK_ATTN_TC_PREFILL_D64 4, 2, 64, 2, 1
+#define GK_ATTN_TC_PREFILL_D96 8, 1, 64, 2, 1
+#define GK_ATTN_TC_PREFILL_D128 8, 1, 64, 2, 1
+#define GK_ATTN_TC_PREFILL_D256 8, 1, 64, 2, 0
+#define GK_ATTN_TC_DECODE_D64 4, 16, 4
+#define GK_ATTN_TC_DECODE_D96 4, 16, 4
+#define GK_ATTN_TC_DECODE_D128 4, 16, 4
+#define GK_ATTN_TC_DECODE_D256 4, 16, 2
+#define GK_ATTN_TC_DECODE_MAX_MT 2   // m16 row tiles of a decode block, at most (GK_DEC_MT)
+#define GK_ATTN_MAX_SPLITS 1024      // key splits of one decode call, at most
+#define GK_ATTN_COMBINE_THREADS 128  // threads of gk_attn_combine, a block per output row
+
 // kernels/philox.cu: elements made from one group of four 32-bit words.
 #define GK_PHILOX_PER_GROUP_32 4
 #define GK_PHILOX_PER_GROUP_64 2
@@ -80,14 +123,25 @@
 #define GK_SORT_PORTION_KEYS (1 << 28)
 #define GK_UNIQUE_ITEMS 16
 
-// Every constant above, for gpukit._native.constants().
+// Every constant above, for gpukit._native.constants() (a list of several values becomes a tuple).
 #define GK_CONSTANTS(X)          \
     X(GK_MAX_DIMS)               \
     X(GK_MAX_OPERANDS)           \
     X(GK_MAX_BATCH_DIMS)         \
     X(GK_BLOCK)                  \
     X(GK_LANES)                  \
-    X(GK_EW_VEC)                 \
+    X(GK_VEC_BYTES)              \
+    X(GK_RED_THREADS)            \
+    X(GK_RED_UNROLL)             \
+    X(GK_RED_STATE_BYTES)        \
+    X(GK_SCAN_THREADS)           \
+    X(GK_SCAN_ITEMS)             \
+    X(GK_SCAN_WINDOW)            \
+    X(GK_TRANSPOSE_TILE)         \
+    X(GK_TRANSPOSE_THREADS)      \
+    X(GK_ROWS_MAX_ITEMS)         \
+    X(GK_ROWS_MAX_THREADS)       \
+    X(GK_ROWS_STATE_BYTES)       \
     X(GK_MATMUL_THREADS)         \
     X(GK_SKINNY_M)               \
     X(GK_SKINNY_WARPS)           \
@@ -127,6 +181,18 @@
     X(GK_ATTN_KEYS)              \
     X(GK_ATTN_MAX_WARPS)         \
     X(GK_ATTN_PAD_BYTES)         \
+    X(GK_ATTN_TC_HEAD_DIMS)      \
+    X(GK_ATTN_TC_PREFILL_D64)    \
+    X(GK_ATTN_TC_PREFILL_D96)    \
+    X(GK_ATTN_TC_PREFILL_D128)   \
+    X(GK_ATTN_TC_PREFILL_D256)   \
+    X(GK_ATTN_TC_DECODE_D64)     \
+    X(GK_ATTN_TC_DECODE_D96)     \
+    X(GK_ATTN_TC_DECODE_D128)    \
+    X(GK_ATTN_TC_DECODE_D256)    \
+    X(GK_ATTN_TC_DECODE_MAX_MT)  \
+    X(GK_ATTN_MAX_SPLITS)        \
+    X(GK_ATTN_COMBINE_THREADS)   \
     X(GK_PHILOX_PER_GROUP_32)    \
     X(GK_PHILOX_PER_GROUP_64)    \
     X(GK_SORT_RADIX_BITS)        \

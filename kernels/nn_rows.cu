@@ -1,174 +1,534 @@
-// gpukit.nn row kernels: softmax, log_softmax, layer_norm, rms_norm along one axis. A group of
-// threads per row (a 32-lane warp for short rows, the whole block for long ones): one pass for
-// the row's statistics (online max and sum of exponentials; shifted sum and sum of squares), a
-// second that writes, both with 16-byte loads where the row is contiguous and aligned.
-// Defines: GK_T (input and output), GK_ACC_T (float for 16-bit floats, else GK_T).
+// gpukit.nn row kernels: softmax, log_softmax, layer_norm, rms_norm along one axis, and the norms'
+// fused residual form (h = x + residual is written out and normalized). Defines: GK_T (input and
+// output), GK_ACC_T (float for 16-bit floats, else GK_T), GK_VECS (16-byte vectors of the row
+// each thread holds in registers; 0: rows too long for that).
+// gk_<kind>_rows: a group of threads per row (a warp, or the whole block: args.group). With
+//   GK_VECS > 0 the group holds the row in registers: one read, exact two-pass statistics from
+//   the registers, one write. With GK_VECS == 0 it streams the row twice: one-pass statistics
+//   (a running max and sum of exponentials; sums shifted by the row's first element), then the
+//   output, the second read mostly from L1 or L2.
+// gk_<kind>_split_stats / gk_<kind>_split_apply: a row cut into args.splits pieces, a block per
+//   piece: the pieces' statistics go to args.partial, then every piece merges its row's in order
+//   and writes its output. For very long rows that are too few to fill the GPU otherwise.
+// Statistics are merged in a fixed order, so results are the same bits on every run.
 #include "args.cuh"
 #include "warp.cuh"
 
 typedef GK_T T;
 typedef GK_ACC_T acc_t;
+#ifndef GK_VECS
+#define GK_VECS 0
+#endif
 
-struct gk_pair {
-    acc_t a, b;
-};
+static const int GK_V = gk_vec16<T>::N;
+typedef gk_vec16<T> vec_t;
 
-// Combines the pairs of all threads of a row's group (every thread gets the result).
-template <typename C>
-__device__ inline gk_pair gk_group_reduce(gk_pair v, int group, C combine) {
+enum { GK_SOFTMAX, GK_LOG_SOFTMAX, GK_LAYER_NORM, GK_RMS_NORM };
+
+__device__ inline bool gk_aligned16(const void* p) {
+    return reinterpret_cast<gk_u64>(p) % GK_VEC_BYTES == 0;
+}
+
+__device__ inline acc_t gk_nan_max(acc_t a, acc_t b) { return (b != b || b > a) ? b : a; }
+
+// The sum (or max) over a row's group of G threads; every thread gets the same bits.
+template <bool MAX>
+__device__ inline acc_t gk_group_fold(acc_t v, int G) {
     for (int m = GK_LANES / 2; m > 0; m /= 2) {
-        const gk_pair o{gk_shfl_xor(v.a, m), gk_shfl_xor(v.b, m)};
-        v = combine(v, o);
+        const acc_t o = gk_shfl_xor(v, m);
+        v = MAX ? gk_nan_max(v, o) : v + o;
     }
-    if (group > GK_LANES) {
-        __shared__ gk_pair part[GK_BLOCK / GK_LANES];
-        __syncthreads();  // part[] may still be read by the previous row's reduction
+    if (G > GK_LANES) {
+        __shared__ acc_t part[32];
+        const int nw = blockDim.x / GK_LANES;
+        __syncthreads();  // part[] may still be read by the previous fold
         if (threadIdx.x % GK_LANES == 0) part[threadIdx.x / GK_LANES] = v;
         __syncthreads();
         v = part[0];
-        for (int w = 1; w < (int)blockDim.x / GK_LANES; ++w) v = combine(v, part[w]);
+        for (int w = 1; w < nw; ++w) v = MAX ? gk_nan_max(v, part[w]) : v + part[w];
     }
     return v;
 }
 
-__device__ inline bool gk_aligned16(const void* p) { return reinterpret_cast<gk_u64>(p) % 16 == 0; }
+// One row's pointers. res_out has out's layout.
+struct gk_row {
+    const T* in;
+    T* out;
+    const T* res;
+    T* res_out;
+    const T* w;
+    const T* b;
+    gk_i64 n, in_step, out_step, res_step;
+    bool vec;  // 16-byte accesses everywhere (contiguous, aligned, n a multiple of GK_V)
+};
 
-// f(i, x) for the row's elements i = first, first + width, ... (x converted to acc_t).
-template <typename F>
-__device__ inline void gk_visit(const T* row, gk_i64 n, gk_i64 step, int first, int width, F f) {
-    const int V = gk_vec16<T>::N;
-    if (step == 1 && gk_aligned16(row)) {
-        const gk_i64 nv = n / V;
-        const gk_vec16<T>* vrow = reinterpret_cast<const gk_vec16<T>*>(row);
-        for (gk_i64 v = first; v < nv; v += width) {
-            const gk_vec16<T> x = vrow[v];
-            for (int k = 0; k < V; ++k) f(v * V + k, (acc_t)x.v[k]);
-        }
-        for (gk_i64 i = nv * V + first; i < n; i += width) f(i, (acc_t)row[i]);
-    } else {
-        for (gk_i64 i = first; i < n; i += width) f(i, (acc_t)row[i * step]);
+__device__ inline gk_row gk_row_at(const gk_rows_args& a, gk_i64 row) {
+    gk_row r;
+    const gk_i64 out_off = gk_nd_offset(row, a.row_ndim, a.row_shape, a.out_row_stride);
+    r.in = reinterpret_cast<const T*>(a.in) +
+           gk_nd_offset(row, a.row_ndim, a.row_shape, a.in_row_stride);
+    r.out = reinterpret_cast<T*>(a.out) + out_off;
+    r.res = nullptr;
+    r.res_out = nullptr;
+    if (a.residual) {
+        r.res = reinterpret_cast<const T*>(a.residual) +
+                gk_nd_offset(row, a.row_ndim, a.row_shape, a.res_row_stride);
+        r.res_out = reinterpret_cast<T*>(a.residual_out) + out_off;
     }
+    r.w = reinterpret_cast<const T*>(a.weight);
+    r.b = reinterpret_cast<const T*>(a.bias);
+    r.n = a.n;
+    r.in_step = a.in_step;
+    r.out_step = a.out_step;
+    r.res_step = a.res_step;
+    r.vec = a.in_step == 1 && a.out_step == 1 && a.n % GK_V == 0 && gk_aligned16(r.in) &&
+            gk_aligned16(r.out) && (!r.w || gk_aligned16(r.w)) && (!r.b || gk_aligned16(r.b)) &&
+            (!r.res || (a.res_step == 1 && gk_aligned16(r.res) && gk_aligned16(r.res_out)));
+    return r;
 }
 
-// out[i] = f(i, in[i]) over the row.
-template <typename F>
-__device__ inline void gk_map(const T* in, T* out, gk_i64 n, gk_i64 in_step, gk_i64 out_step,
-                              int first, int width, F f) {
-    const int V = gk_vec16<T>::N;
-    if (in_step == 1 && out_step == 1 && gk_aligned16(in) && gk_aligned16(out)) {
-        const gk_i64 nv = n / V;
-        for (gk_i64 v = first; v < nv; v += width) {
-            const gk_vec16<T> x = reinterpret_cast<const gk_vec16<T>*>(in)[v];
-            gk_vec16<T> y;
-            for (int k = 0; k < V; ++k) y.v[k] = (T)f(v * V + k, (acc_t)x.v[k]);
-            reinterpret_cast<gk_vec16<T>*>(out)[v] = y;
-        }
-        for (gk_i64 i = nv * V + first; i < n; i += width) out[i] = (T)f(i, (acc_t)in[i]);
-    } else {
-        for (gk_i64 i = first; i < n; i += width) {
-            out[i * out_step] = (T)f(i, (acc_t)in[i * in_step]);
-        }
-    }
+__device__ inline T gk_add_residual(T x, T r) { return (T)((acc_t)x + (acc_t)r); }
+
+// Derived statistics a kind's output needs: softmax (a: max, b: 1 / sum), log_softmax (a: max,
+// b: log sum), layer_norm (c: shift, a: mean of x - c, b: 1 / std), rms_norm (b: 1 / rms).
+struct gk_prep {
+    acc_t a, b, c;
+};
+
+// The output before weight and bias.
+template <int KIND>
+__device__ inline acc_t gk_apply(const gk_prep& p, acc_t x) {
+    if (KIND == GK_SOFTMAX) return gkm_exp(x - p.a) * p.b;
+    // (x - m) - log(s), not x - (m + log(s)): m + log(s) would round at m's scale.
+    if (KIND == GK_LOG_SOFTMAX) return (x - p.a) - p.b;
+    // Likewise the shift and the mean are not added first.
+    if (KIND == GK_LAYER_NORM) return ((x - p.c) - p.a) * p.b;
+    return x * p.b;
 }
 
-// Calls body(in_row, out_row, first, width) for each row this thread's group serves.
-template <typename B>
-__device__ inline void gk_for_rows(const gk_rows_args& a, B body) {
-    const int group = a.group;
-    const int rows_per_block = (int)blockDim.x / group;
-    const int first = (int)threadIdx.x % group;
-    const gk_i64 step = (gk_i64)gridDim.x * rows_per_block;
-    const T* in = reinterpret_cast<const T*>(a.in);
-    T* out = reinterpret_cast<T*>(a.out);
-    for (gk_i64 row = (gk_i64)blockIdx.x * rows_per_block + threadIdx.x / group; row < a.n_rows;
-         row += step) {
-        const gk_i64 in_off = gk_nd_offset(row, a.row_ndim, a.row_shape, a.in_row_stride);
-        const gk_i64 out_off = gk_nd_offset(row, a.row_ndim, a.row_shape, a.out_row_stride);
-        body(in + in_off, out + out_off, first, group);
-    }
+// y = f(x) * weight + bias, element by element.
+__device__ inline acc_t gk_affine(const gk_row& r, gk_i64 i, acc_t y) {
+    if (r.w) y *= (acc_t)r.w[i];
+    if (r.b) y += (acc_t)r.b[i];
+    return y;
 }
 
-template <bool LOG>
-__device__ inline void gk_softmax_impl(const gk_rows_args& a) {
-    gk_for_rows(a, [&](const T* in, T* out, int first, int width) {
-        // Online max m and sum s of exp(x - m).
-        gk_pair ms{-(acc_t)GK_INF_F, (acc_t)0};
-        gk_visit(in, a.n, a.in_step, first, width, [&](gk_i64, acc_t x) {
-            if (x > ms.a) {
-                ms.b = ms.b * gkm_exp(ms.a - x) + (acc_t)1;
-                ms.a = x;
-            } else if (x != -(acc_t)GK_INF_F) {
-                ms.b += gkm_exp(x - ms.a);  // NaN stays NaN
-            }
-        });
-        ms = gk_group_reduce(ms, a.group, [](gk_pair p, gk_pair q) {
-            const acc_t m = p.a > q.a ? p.a : q.a;
-            if (m == -(acc_t)GK_INF_F) return gk_pair{m, (acc_t)0};
-            return gk_pair{m, p.b * gkm_exp(p.a - m) + q.b * gkm_exp(q.a - m)};
-        });
-        const acc_t m = ms.a;
-        if (LOG) {
-            // (x - m) - log(s), not x - (m + log(s)): m + log(s) would round at m's scale.
-            const acc_t log_sum = gkm_log(ms.b);
-            gk_map(in, out, a.n, a.in_step, a.out_step, first, width,
-                   [&](gk_i64, acc_t x) { return (x - m) - log_sum; });
+// ---------------------------------------------------------------------------------------------
+// The row in registers: thread `first` of G holds vectors j * G + first, j < GK_VECS.
+
+#if GK_VECS > 0
+template <int KIND>
+__device__ inline void gk_rows_regs(const gk_rows_args& a) {
+    const int K = GK_VECS;
+    const int G = a.group;
+    const int first = threadIdx.x % G;
+    const gk_i64 row = (gk_i64)blockIdx.x * (blockDim.x / G) + threadIdx.x / G;
+    if (row >= a.n_rows) return;  // the same for a whole group
+    const gk_row r = gk_row_at(a, row);
+    const gk_i64 n = r.n;
+    vec_t h[K];
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        const gk_i64 vi = (gk_i64)j * G + first;
+        if (r.vec) {
+            if (vi * GK_V < n) h[j] = reinterpret_cast<const vec_t*>(r.in)[vi];
         } else {
-            const acc_t inv = (acc_t)1 / ms.b;
-            gk_map(in, out, a.n, a.in_step, a.out_step, first, width,
-                   [&](gk_i64, acc_t x) { return gkm_exp(x - m) * inv; });
+#pragma unroll
+            for (int k = 0; k < GK_V; ++k) {
+                const gk_i64 i = vi * GK_V + k;
+                if (i < n) h[j].v[k] = r.in[i * r.in_step];
+            }
         }
-    });
+    }
+    if (r.res) {
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const gk_i64 vi = (gk_i64)j * G + first;
+            if (r.vec) {
+                if (vi * GK_V < n) {
+                    const vec_t rv = reinterpret_cast<const vec_t*>(r.res)[vi];
+#pragma unroll
+                    for (int k = 0; k < GK_V; ++k) h[j].v[k] = gk_add_residual(h[j].v[k], rv.v[k]);
+                    reinterpret_cast<vec_t*>(r.res_out)[vi] = h[j];
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < GK_V; ++k) {
+                    const gk_i64 i = vi * GK_V + k;
+                    if (i < n) {
+                        h[j].v[k] = gk_add_residual(h[j].v[k], r.res[i * r.res_step]);
+                        r.res_out[i * r.out_step] = h[j].v[k];
+                    }
+                }
+            }
+        }
+    }
+#define GK_EACH(BODY)                                      \
+    _Pragma("unroll") for (int j = 0; j < K; ++j) {        \
+        _Pragma("unroll") for (int k = 0; k < GK_V; ++k) { \
+            if (((gk_i64)j * G + first) * GK_V + k < n) {  \
+                const acc_t x = (acc_t)h[j].v[k];          \
+                BODY;                                      \
+            }                                              \
+        }                                                  \
+    }
+    gk_prep p;
+    p.c = (acc_t)0;
+    if (KIND == GK_SOFTMAX || KIND == GK_LOG_SOFTMAX) {
+        acc_t m = -(acc_t)GK_INF_F;
+        GK_EACH(m = gk_nan_max(m, x));
+        m = gk_group_fold<true>(m, G);
+        acc_t s = (acc_t)0;
+        GK_EACH(s += gkm_exp(x - m));
+        s = gk_group_fold<false>(s, G);
+        p.a = m;
+        p.b = KIND == GK_SOFTMAX ? (acc_t)1 / s : gkm_log(s);
+    } else if (KIND == GK_LAYER_NORM) {
+        acc_t s = (acc_t)0;
+        GK_EACH(s += x);
+        const acc_t mean = gk_group_fold<false>(s, G) / (acc_t)n;
+        acc_t q = (acc_t)0;
+        GK_EACH(q += (x - mean) * (x - mean));
+        const acc_t var = gk_group_fold<false>(q, G) / (acc_t)n;
+        p.a = mean;
+        p.b = gkm_rsqrt(var + (acc_t)a.eps);
+    } else {
+        acc_t q = (acc_t)0;
+        GK_EACH(q += x * x);
+        p.a = (acc_t)0;
+        p.b = gkm_rsqrt(gk_group_fold<false>(q, G) / (acc_t)n + (acc_t)a.eps);
+    }
+#undef GK_EACH
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        const gk_i64 vi = (gk_i64)j * G + first;
+        if (r.vec) {
+            if (vi * GK_V >= n) continue;
+            vec_t wv, bv, y;
+            if (r.w) wv = reinterpret_cast<const vec_t*>(r.w)[vi];
+            if (r.b) bv = reinterpret_cast<const vec_t*>(r.b)[vi];
+#pragma unroll
+            for (int k = 0; k < GK_V; ++k) {
+                acc_t v = gk_apply<KIND>(p, (acc_t)h[j].v[k]);
+                if (r.w) v *= (acc_t)wv.v[k];
+                if (r.b) v += (acc_t)bv.v[k];
+                y.v[k] = (T)v;
+            }
+            reinterpret_cast<vec_t*>(r.out)[vi] = y;
+        } else {
+#pragma unroll
+            for (int k = 0; k < GK_V; ++k) {
+                const gk_i64 i = vi * GK_V + k;
+                if (i < n) {
+                    r.out[i * r.out_step] = (T)gk_affine(r, i, gk_apply<KIND>(p, (acc_t)h[j].v[k]));
+                }
+            }
+        }
+    }
 }
+#endif
 
-GK_KERNEL void gk_softmax_rows(const gk_rows_args a) { gk_softmax_impl<false>(a); }
+// ---------------------------------------------------------------------------------------------
+// Streaming: one-pass statistics per thread (sums and maxima: nothing divides per element),
+// added a batch of loads at a time and merged over the group in a fixed order.
 
-GK_KERNEL void gk_log_softmax_rows(const gk_rows_args a) { gk_softmax_impl<true>(a); }
-
-struct gk_add_pairs {
-    __device__ gk_pair operator()(gk_pair p, gk_pair q) const {
-        return gk_pair{p.a + q.a, p.b + q.b};
+struct gk_softmax_stats {  // running max m and sum s of exp(x - m)
+    acc_t m, s;
+    __device__ static gk_softmax_stats init() { return {-(acc_t)GK_INF_F, (acc_t)0}; }
+    // One rescale per batch: the batch's max first, then its exponentials.
+    template <int N>
+    __device__ void add(const acc_t (&x)[N], int count, acc_t) {
+        acc_t mb = -(acc_t)GK_INF_F;
+        for (int i = 0; i < N; ++i) {
+            if (i < count) mb = gk_nan_max(mb, x[i]);
+        }
+        if (mb != mb || mb > m) {
+            if (m != -(acc_t)GK_INF_F) s *= gkm_exp(m - mb);  // NaN stays NaN
+            m = mb;
+        }
+        if (m == -(acc_t)GK_INF_F) return;  // nothing but -inf so far
+        for (int i = 0; i < N; ++i) {
+            if (i < count) s += gkm_exp(x[i] - m);
+        }
+    }
+    __device__ static gk_softmax_stats merge(gk_softmax_stats p, gk_softmax_stats q) {
+        const acc_t m = gk_nan_max(p.m, q.m);
+        if (m == -(acc_t)GK_INF_F) return {m, (acc_t)0};
+        return {m, p.s * gkm_exp(p.m - m) + q.s * gkm_exp(q.m - m)};
+    }
+    __device__ gk_softmax_stats shfl_xor(int lane_mask) const {
+        return {gk_shfl_xor(m, lane_mask), gk_shfl_xor(s, lane_mask)};
     }
 };
 
-GK_KERNEL void gk_layer_norm_rows(const gk_rows_args a) {
-    const T* weight = reinterpret_cast<const T*>(a.weight);
-    const T* bias = reinterpret_cast<const T*>(a.bias);
-    gk_for_rows(a, [&](const T* in, T* out, int first, int width) {
-        // Sums of (x - x0) and its square, x0 the row's first element: no cancellation when
-        // the mean is large against the spread.
-        const acc_t x0 = (acc_t)in[0];
-        gk_pair sums{(acc_t)0, (acc_t)0};
-        gk_visit(in, a.n, a.in_step, first, width, [&](gk_i64, acc_t x) {
-            const acc_t d = x - x0;
-            sums.a += d;
-            sums.b += d * d;
-        });
-        sums = gk_group_reduce(sums, a.group, gk_add_pairs());
-        const acc_t n = (acc_t)a.n;
-        const acc_t mean_shift = sums.a / n;
-        acc_t var = (sums.b - sums.a * mean_shift) / n;
-        var = var > (acc_t)0 ? var : (acc_t)0;
-        const acc_t rstd = gkm_rsqrt(var + (acc_t)a.eps);
-        gk_map(in, out, a.n, a.in_step, a.out_step, first, width, [&](gk_i64 i, acc_t x) {
-            acc_t y = ((x - x0) - mean_shift) * rstd;  // x0 + mean_shift would round at x0's scale
-            if (weight) y *= (acc_t)weight[i];
-            if (bias) y += (acc_t)bias[i];
-            return y;
-        });
-    });
+struct gk_shifted_stats {  // sums of d = x - x0 and of d * d, x0 the row's first element
+    acc_t s1, s2;
+    __device__ static gk_shifted_stats init() { return {(acc_t)0, (acc_t)0}; }
+    template <int N>
+    __device__ void add(const acc_t (&x)[N], int count, acc_t x0) {
+        for (int i = 0; i < N; ++i) {
+            if (i < count) {
+                const acc_t d = x[i] - x0;
+                s1 += d;
+                s2 += d * d;
+            }
+        }
+    }
+    __device__ static gk_shifted_stats merge(gk_shifted_stats p, gk_shifted_stats q) {
+        return {p.s1 + q.s1, p.s2 + q.s2};
+    }
+    __device__ gk_shifted_stats shfl_xor(int lane_mask) const {
+        return {gk_shfl_xor(s1, lane_mask), gk_shfl_xor(s2, lane_mask)};
+    }
+};
+
+struct gk_square_stats {  // sum of squares
+    acc_t q;
+    __device__ static gk_square_stats init() { return {(acc_t)0}; }
+    template <int N>
+    __device__ void add(const acc_t (&x)[N], int count, acc_t) {
+        for (int i = 0; i < N; ++i) {
+            if (i < count) q += x[i] * x[i];
+        }
+    }
+    __device__ static gk_square_stats merge(gk_square_stats p, gk_square_stats q) {
+        return {p.q + q.q};
+    }
+    __device__ gk_square_stats shfl_xor(int lane_mask) const { return {gk_shfl_xor(q, lane_mask)}; }
+};
+
+template <int KIND>
+struct gk_stats_of {
+    typedef gk_softmax_stats type;
+};
+template <>
+struct gk_stats_of<GK_LAYER_NORM> {
+    typedef gk_shifted_stats type;
+};
+template <>
+struct gk_stats_of<GK_RMS_NORM> {
+    typedef gk_square_stats type;
+};
+
+template <int KIND, typename S>
+__device__ inline gk_prep gk_prepare(const S& s, gk_i64 n, double eps, acc_t x0) {
+    gk_prep p;
+    p.c = (acc_t)0;
+    if constexpr (KIND == GK_SOFTMAX) {
+        p.a = s.m;
+        p.b = (acc_t)1 / s.s;
+    } else if constexpr (KIND == GK_LOG_SOFTMAX) {
+        p.a = s.m;
+        p.b = gkm_log(s.s);
+    } else if constexpr (KIND == GK_LAYER_NORM) {
+        const acc_t mean = s.s1 / (acc_t)n;
+        const acc_t var = s.s2 / (acc_t)n - mean * mean;
+        p.c = x0;
+        p.a = mean;
+        p.b = gkm_rsqrt((var > (acc_t)0 ? var : (acc_t)0) + (acc_t)eps);
+    } else {
+        p.a = (acc_t)0;
+        p.b = gkm_rsqrt(s.q / (acc_t)n + (acc_t)eps);
+    }
+    return p;
 }
 
-GK_KERNEL void gk_rms_norm_rows(const gk_rows_args a) {
-    const T* weight = reinterpret_cast<const T*>(a.weight);
-    gk_for_rows(a, [&](const T* in, T* out, int first, int width) {
-        gk_pair sums{(acc_t)0, (acc_t)0};
-        gk_visit(in, a.n, a.in_step, first, width, [&](gk_i64, acc_t x) { sums.a += x * x; });
-        sums = gk_group_reduce(sums, a.group, gk_add_pairs());
-        const acc_t inv = gkm_rsqrt(sums.a / (acc_t)a.n + (acc_t)a.eps);
-        gk_map(in, out, a.n, a.in_step, a.out_step, first, width, [&](gk_i64 i, acc_t x) {
-            acc_t y = x * inv;
-            if (weight) y *= (acc_t)weight[i];
-            return y;
-        });
-    });
+// The row's first element, as the statistics see it (h when there is a residual).
+template <int KIND>
+__device__ inline acc_t gk_shift(const gk_row& r) {
+    if (KIND != GK_LAYER_NORM) return (acc_t)0;
+    return (acc_t)(r.res ? gk_add_residual(r.in[0], r.res[0]) : r.in[0]);
 }
+
+// The merge over a group of G threads (a warp, or the block); every thread gets the same bits:
+// each pair is merged lower lane first, the warps in order.
+template <typename S>
+__device__ inline S gk_group_merge(S v, int G) {
+    const int lane = threadIdx.x % GK_LANES;
+    for (int m = GK_LANES / 2; m > 0; m /= 2) {
+        const S o = v.shfl_xor(m);
+        v = (lane & m) ? S::merge(o, v) : S::merge(v, o);
+    }
+    if (G > GK_LANES) {
+        __shared__ S part[32];
+        __syncthreads();
+        if (lane == 0) part[threadIdx.x / GK_LANES] = v;
+        __syncthreads();
+        v = part[0];
+        for (int w = 1; w < (int)blockDim.x / GK_LANES; ++w) v = S::merge(v, part[w]);
+    }
+    return v;
+}
+
+// Adds the elements [lo, hi) of the row that thread `first` of G serves (lo and hi multiples of
+// GK_V, or hi == n) to s, four loads in flight; with a residual, the elements are h = in +
+// residual, also written to residual_out.
+template <typename S>
+__device__ inline void gk_row_stream(const gk_row& r, gk_i64 lo, gk_i64 hi, int first, int G, S& s,
+                                     acc_t x0) {
+    if (r.vec) {
+        const vec_t* vin = reinterpret_cast<const vec_t*>(r.in);
+        const vec_t* vres = reinterpret_cast<const vec_t*>(r.res);
+        vec_t* vres_out = reinterpret_cast<vec_t*>(r.res_out);
+        const gk_i64 v1 = hi / GK_V;
+        gk_i64 v = lo / GK_V + first;
+        for (; v + 3 * G < v1; v += 4 * G) {
+            vec_t x[4];
+            for (int u = 0; u < 4; ++u) x[u] = vin[v + u * G];
+            if (r.res) {
+                vec_t rv[4];
+                for (int u = 0; u < 4; ++u) rv[u] = vres[v + u * G];
+                for (int u = 0; u < 4; ++u) {
+                    for (int k = 0; k < GK_V; ++k)
+                        x[u].v[k] = gk_add_residual(x[u].v[k], rv[u].v[k]);
+                    vres_out[v + u * G] = x[u];
+                }
+            }
+            acc_t xs[4 * GK_V];
+            for (int u = 0; u < 4; ++u) {
+                for (int k = 0; k < GK_V; ++k) xs[u * GK_V + k] = (acc_t)x[u].v[k];
+            }
+            s.add(xs, 4 * GK_V, x0);
+        }
+        for (; v < v1; v += G) {
+            vec_t x = vin[v];
+            if (r.res) {
+                const vec_t rv = vres[v];
+                for (int k = 0; k < GK_V; ++k) x.v[k] = gk_add_residual(x.v[k], rv.v[k]);
+                vres_out[v] = x;
+            }
+            acc_t xs[GK_V];
+            for (int k = 0; k < GK_V; ++k) xs[k] = (acc_t)x.v[k];
+            s.add(xs, GK_V, x0);
+        }
+    } else {
+        for (gk_i64 i = lo + first; i < hi; i += 4 * G) {
+            acc_t xs[4];
+            int count = 0;
+            for (int u = 0; u < 4; ++u) {
+                const gk_i64 at = i + u * G;
+                if (at < hi) {
+                    T x = r.in[at * r.in_step];
+                    if (r.res) {
+                        x = gk_add_residual(x, r.res[at * r.res_step]);
+                        r.res_out[at * r.out_step] = x;
+                    }
+                    xs[u] = (acc_t)x;
+                    count = u + 1;
+                }
+            }
+            s.add(xs, count, x0);
+        }
+    }
+}
+
+// The output for elements [lo, hi) of the row, from h (residual_out) when there is a residual.
+template <int KIND>
+__device__ inline void gk_row_write(const gk_row& r, gk_i64 lo, gk_i64 hi, int first, int G,
+                                    const gk_prep& p) {
+    const T* src = r.res ? r.res_out : r.in;
+    const gk_i64 src_step = r.res ? r.out_step : r.in_step;
+    if (r.vec) {
+        const vec_t* vsrc = reinterpret_cast<const vec_t*>(src);
+        const gk_i64 v1 = hi / GK_V;
+        gk_i64 v = lo / GK_V + first;
+        for (; v + G < v1; v += 2 * G) {
+            vec_t x[2], wv[2], bv[2];
+            for (int u = 0; u < 2; ++u) x[u] = vsrc[v + u * G];
+            if (r.w) {
+                for (int u = 0; u < 2; ++u) wv[u] = reinterpret_cast<const vec_t*>(r.w)[v + u * G];
+            }
+            if (r.b) {
+                for (int u = 0; u < 2; ++u) bv[u] = reinterpret_cast<const vec_t*>(r.b)[v + u * G];
+            }
+            for (int u = 0; u < 2; ++u) {
+                vec_t y;
+                for (int k = 0; k < GK_V; ++k) {
+                    acc_t t = gk_apply<KIND>(p, (acc_t)x[u].v[k]);
+                    if (r.w) t *= (acc_t)wv[u].v[k];
+                    if (r.b) t += (acc_t)bv[u].v[k];
+                    y.v[k] = (T)t;
+                }
+                reinterpret_cast<vec_t*>(r.out)[v + u * G] = y;
+            }
+        }
+        for (; v < v1; v += G) {
+            const vec_t x = vsrc[v];
+            vec_t y;
+            for (int k = 0; k < GK_V; ++k) {
+                y.v[k] = (T)gk_affine(r, v * GK_V + k, gk_apply<KIND>(p, (acc_t)x.v[k]));
+            }
+            reinterpret_cast<vec_t*>(r.out)[v] = y;
+        }
+    } else {
+        for (gk_i64 i = lo + first; i < hi; i += G) {
+            r.out[i * r.out_step] = (T)gk_affine(r, i, gk_apply<KIND>(p, (acc_t)src[i * src_step]));
+        }
+    }
+}
+
+template <int KIND>
+__device__ inline void gk_rows_stream(const gk_rows_args& a) {
+    typedef typename gk_stats_of<KIND>::type S;
+    const int G = a.group;
+    const int first = threadIdx.x % G;
+    const gk_i64 row = (gk_i64)blockIdx.x * (blockDim.x / G) + threadIdx.x / G;
+    if (row >= a.n_rows) return;  // the same for a whole group
+    const gk_row r = gk_row_at(a, row);
+    const acc_t x0 = gk_shift<KIND>(r);
+    S s = S::init();
+    gk_row_stream(r, 0, r.n, first, G, s, x0);
+    if (G <= GK_LANES) gk_syncwarp();  // h written by the group is read back (blocks: the merge)
+    s = gk_group_merge(s, G);
+    gk_row_write<KIND>(r, 0, r.n, first, G, gk_prepare<KIND>(s, r.n, a.eps, x0));
+}
+
+template <int KIND>
+__device__ inline void gk_rows_split_stats(const gk_rows_args& a) {
+    typedef typename gk_stats_of<KIND>::type S;
+    const gk_i64 row = blockIdx.x / a.splits, piece = blockIdx.x % a.splits;
+    const gk_row r = gk_row_at(a, row);
+    const gk_i64 lo = piece * a.chunk, hi = lo + a.chunk < r.n ? lo + a.chunk : r.n;
+    S s = S::init();
+    gk_row_stream(r, lo, hi, threadIdx.x, blockDim.x, s, gk_shift<KIND>(r));
+    s = gk_group_merge(s, blockDim.x);
+    if (threadIdx.x == 0) reinterpret_cast<S*>(a.partial)[blockIdx.x] = s;
+}
+
+template <int KIND>
+__device__ inline void gk_rows_split_apply(const gk_rows_args& a) {
+    typedef typename gk_stats_of<KIND>::type S;
+    static_assert(sizeof(S) <= GK_ROWS_STATE_BYTES, "statistics must fit GK_ROWS_STATE_BYTES");
+    const gk_i64 row = blockIdx.x / a.splits, piece = blockIdx.x % a.splits;
+    const gk_row r = gk_row_at(a, row);
+    const gk_i64 lo = piece * a.chunk, hi = lo + a.chunk < r.n ? lo + a.chunk : r.n;
+    const S* part = reinterpret_cast<const S*>(a.partial) + row * a.splits;
+    S s = part[0];
+    for (int k = 1; k < a.splits; ++k) s = S::merge(s, part[k]);
+    gk_row_write<KIND>(r, lo, hi, threadIdx.x, blockDim.x,
+                       gk_prepare<KIND>(s, r.n, a.eps, gk_shift<KIND>(r)));
+}
+
+#if GK_VECS > 0
+#define GK_ROWS_BODY gk_rows_regs
+#else
+#define GK_ROWS_BODY gk_rows_stream
+#endif
+
+#define GK_ROW_KERNELS(NAME, KIND)                                                                 \
+    GK_KERNEL void __launch_bounds__(GK_ROWS_MAX_THREADS) gk_##NAME##_rows(const gk_rows_args a) { \
+        GK_ROWS_BODY<KIND>(a);                                                                     \
+    }                                                                                              \
+    GK_KERNEL void __launch_bounds__(GK_ROWS_MAX_THREADS)                                          \
+        gk_##NAME##_split_stats(const gk_rows_args a) {                                            \
+        gk_rows_split_stats<KIND>(a);                                                              \
+    }                                                                                              \
+    GK_KERNEL void __launch_bounds__(GK_ROWS_MAX_THREADS)                                          \
+        gk_##NAME##_split_apply(const gk_rows_args a) {                                            \
+        gk_rows_split_apply<KIND>(a);                                                              \
+    }
+
+GK_ROW_KERNELS(softmax, GK_SOFTMAX)
+GK_ROW_KERNELS(log_softmax, GK_LOG_SOFTMAX)
+GK_ROW_KERNELS(layer_norm, GK_LAYER_NORM)
+GK_ROW_KERNELS(rms_norm, GK_RMS_NORM)

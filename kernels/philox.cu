@@ -6,6 +6,7 @@
 // float32, 11 for float16, 8 for bfloat16).
 #include "args.cuh"
 #include "compat.cuh"
+#include "philox.cuh"
 
 // Arithmetic that the CPU backend repeats bit for bit: every operation rounded on its own (no
 // contraction into fused multiply-adds), so results match NumPy's float64 operations exactly.
@@ -22,27 +23,9 @@
 #define GK_DDIV(x, y) __ddiv_rn((x), (y))
 #endif
 
-struct gk_words {
-    gk_u32 w[4];
-};
-
 __device__ inline gk_words gk_philox(const gk_philox_args& a, gk_u64 group) {
-    gk_u32 c0 = (gk_u32)group, c1 = (gk_u32)(group >> 32);
-    gk_u32 c2 = (gk_u32)a.offset, c3 = (gk_u32)(a.offset >> 32);
-    gk_u32 k0 = a.key0, k1 = a.key1;
-#pragma unroll
-    for (int round = 0; round < 10; ++round) {
-        const gk_u64 p0 = (gk_u64)0xD2511F53u * c0, p1 = (gk_u64)0xCD9E8D57u * c2;
-        const gk_u32 n0 = (gk_u32)(p1 >> 32) ^ c1 ^ k0, n2 = (gk_u32)(p0 >> 32) ^ c3 ^ k1;
-        c0 = n0;
-        c1 = (gk_u32)p1;
-        c2 = n2;
-        c3 = (gk_u32)p0;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
-    }
-    gk_words r = {{c0, c1, c2, c3}};
-    return r;
+    return gk_philox4x32((gk_u32)group, (gk_u32)(group >> 32), (gk_u32)a.offset,
+                         (gk_u32)(a.offset >> 32), a.key0, a.key1);
 }
 
 // Uniforms: [0, 1) with `bits` (<= 24, float path) or 53 bits (double path); open0: (0, 1].

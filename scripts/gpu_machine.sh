@@ -7,7 +7,8 @@
 #                                            (cuda included) and every benchmark
 # With the device tool: run(command="bash scripts/gpu_machine.sh run", carry=[".gpu"]).
 # BENCH=launch,matmul runs only those benchmarks (none: BENCH=none); TESTS=0 skips the suite;
-# pytest arguments (e.g. tests/api tests/gpu) narrow the suite.
+# pytest arguments (e.g. tests/api tests/gpu) narrow the suite; `-n 8` spreads it over 8 processes
+# (pytest-xdist is on the machine). Wheels in .whl/ (carried) are installed beside gpukit.
 # SANITIZE=1 runs, instead of the suite and benchmarks, the tests of scripts/sanitize_tests.txt
 # (cuda only) under compute-sanitizer with each of memcheck, racecheck, initcheck and synccheck
 # (SANITIZE=memcheck,racecheck: those only), failing on any error a tool reports, on a skipped
@@ -44,6 +45,10 @@ install() {
         -C build-dir="$build" . >"$out/build.log" 2>&1 \
         || { tail -50 "$out/build.log"; exit 1; }
     echo "$key" >"$build/source-key"
+    # Test-extra packages the machine lacks (it has no network) travel as wheels in .whl/.
+    if compgen -G ".whl/*.whl" >/dev/null; then
+        python3 -m pip install --quiet --no-index --no-deps --target "$site" .whl/*.whl
+    fi
     export PYTHONPATH="$site"
     python3 -c "import gpukit; print(gpukit.info())" | tee "$out/info.txt"
 }

@@ -451,7 +451,10 @@ def reductions():
     )
     probe(a, "any(axis=4)", lambda: x.any(axis=4), np.exceptions.AxisError)
     probe(
-        a, "float16 mean of 4096 x 50 (membound fixes)", lambda: gk.full(4096, 50, "float16").mean()
+        a,
+        "float16 mean of 4096 x 50 (accumulated in float32)",
+        lambda: gk.full(4096, 50, "float16").mean(),
+        equals(np.float16(50)),
     )
 
 

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <initializer_list>
 
 #include "bindings.h"
 
@@ -38,7 +39,16 @@ py::dict arg_layouts() {
     return out;
 }
 
-#define GK_HOST_CONSTANT(NAME) out[#NAME] = static_cast<long long>(NAME);
+// A constant is one value or a list of them (a table row): an int or a tuple of ints.
+py::object constant_value(std::initializer_list<long long> values) {
+    if (values.size() == 1) return py::int_(*values.begin());
+    py::tuple row(values.size());
+    size_t i = 0;
+    for (long long v : values) row[i++] = py::int_(v);
+    return std::move(row);
+}
+
+#define GK_HOST_CONSTANT(NAME) out[#NAME] = constant_value({NAME});
 
 py::dict constants() {
     py::dict out;
@@ -49,8 +59,10 @@ py::dict constants() {
 }  // namespace
 
 void bind_args(py::module_& m) {
-    m.def("constants", &constants,
-          "Launch geometry shared by kernels and host (kernels/geometry.cuh), by macro name.");
+    m.def(
+        "constants", &constants,
+        "Launch geometry shared by kernels and host (kernels/geometry.cuh), by macro name: an int, "
+        "or a tuple of ints for a list of values.");
     m.def("arg_layouts", &arg_layouts,
           "Argument blocks of kernels/args.cuh: name -> (size, alignment, fields), each field "
           "(name, C type, offset, element size, shape).");

@@ -99,6 +99,33 @@ void bind_cuda(py::module_& m) {
              [](const CudaDevice& d, uint64_t a, uint64_t b) {
                  return d.elapsed_ms(handle<cu::Event>(a), handle<cu::Event>(b));
              })
+        // graphs
+        .def_property_readonly("graphs_supported", &CudaDevice::graphs_supported)
+        .def("begin_capture",
+             [](const CudaDevice& d, uint64_t s) { d.begin_capture(handle<cu::Stream>(s)); })
+        .def("end_capture", [](const CudaDevice& d,
+                               uint64_t s) { return to_int(d.end_capture(handle<cu::Stream>(s))); })
+        .def("is_capturing",
+             [](const CudaDevice& d, uint64_t s) { return d.is_capturing(handle<cu::Stream>(s)); })
+        .def("instantiate_graph",
+             [](const CudaDevice& d, uint64_t g) {
+                 return to_int(d.instantiate(handle<cu::Graph>(g)));
+             })
+        .def("graph_nodes",
+             [](const CudaDevice& d, uint64_t g) { return d.graph_nodes(handle<cu::Graph>(g)); })
+        .def("upload_graph",
+             [](const CudaDevice& d, uint64_t e, uint64_t s) {
+                 d.upload_graph(handle<cu::GraphExec>(e), handle<cu::Stream>(s));
+             })
+        .def("launch_graph",
+             [](const CudaDevice& d, uint64_t e, uint64_t s) {
+                 d.launch_graph(handle<cu::GraphExec>(e), handle<cu::Stream>(s));
+             })
+        .def(
+            "destroy_graph_exec",
+            [](const CudaDevice& d, uint64_t e) { d.destroy_graph_exec(handle<cu::GraphExec>(e)); })
+        .def("destroy_graph",
+             [](const CudaDevice& d, uint64_t g) { d.destroy_graph(handle<cu::Graph>(g)); })
         // copies
         .def("copy_to_device",
              [](const CudaDevice& d, uint64_t dst, const py::buffer& src, uint64_t s) {

@@ -14,6 +14,9 @@ using Stream = struct CUstream_st*;
 using Event = struct CUevent_st*;
 using Module = struct CUmod_st*;
 using Function = struct CUfunc_st*;
+using Graph = struct CUgraph_st*;
+using GraphExec = struct CUgraphExec_st*;
+using GraphNode = struct CUgraphNode_st*;
 
 constexpr Result SUCCESS = 0;
 constexpr Result ERROR_INVALID_VALUE = 1;
@@ -32,6 +35,11 @@ constexpr int ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 constexpr unsigned STREAM_NON_BLOCKING = 0x1;
 constexpr unsigned EVENT_DISABLE_TIMING = 0x2;
 constexpr int FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+
+// CUstreamCaptureMode and CUstreamCaptureStatus values
+constexpr int STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
+constexpr int STREAM_CAPTURE_MODE_RELAXED = 2;
+constexpr int STREAM_CAPTURE_STATUS_NONE = 0;
 
 // Entry points, by the exported (versioned) symbol that cuda.h's macros map each name to.
 struct Api {
@@ -73,6 +81,17 @@ struct Api {
     Result (*cuFuncSetAttribute)(Function, int, int);
     Result (*cuLaunchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, Stream, void**, void**);
+    // Stream capture and graphs. Null when the driver lacks them (graphs are then unavailable).
+    Result (*cuStreamBeginCapture)(Stream, int);  // _v2
+    Result (*cuStreamEndCapture)(Stream, Graph*);
+    Result (*cuStreamIsCapturing)(Stream, int*);
+    Result (*cuThreadExchangeStreamCaptureMode)(int*);
+    Result (*cuGraphInstantiateWithFlags)(GraphExec*, Graph, unsigned long long);
+    Result (*cuGraphUpload)(GraphExec, Stream);
+    Result (*cuGraphLaunch)(GraphExec, Stream);
+    Result (*cuGraphExecDestroy)(GraphExec);
+    Result (*cuGraphDestroy)(Graph);
+    Result (*cuGraphGetNodes)(Graph, GraphNode*, size_t*);
     // CUDA 12+ drivers only: null when the driver lacks it (TMA descriptors are then unavailable).
     Result (*cuTensorMapEncodeTiled)(void*, unsigned, unsigned, void*, const uint64_t*,
                                      const uint64_t*, const unsigned*, const unsigned*, unsigned,

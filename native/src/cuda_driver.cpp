@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <map>
+#include <type_traits>
 
 #include "errors.h"
 #include "pacer.h"
@@ -58,10 +59,21 @@ CudaDriver::CudaDriver(const std::string& library) : lib_(library) {
     lib_.bind(a.cuModuleGetFunction, "cuModuleGetFunction");
     lib_.bind(a.cuFuncSetAttribute, "cuFuncSetAttribute");
     lib_.bind(a.cuLaunchKernel, "cuLaunchKernel");
-    a.cuTensorMapEncodeTiled =
-        reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(lib_.symbol("cuTensorMapEncodeTiled"));
-    a.cuFuncGetParamInfo =
-        reinterpret_cast<decltype(a.cuFuncGetParamInfo)>(lib_.symbol("cuFuncGetParamInfo"));
+    auto optional = [this](auto& fn, const char* name) {
+        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(lib_.symbol(name));
+    };
+    optional(a.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+    optional(a.cuStreamEndCapture, "cuStreamEndCapture");
+    optional(a.cuStreamIsCapturing, "cuStreamIsCapturing");
+    optional(a.cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode");
+    optional(a.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+    optional(a.cuGraphUpload, "cuGraphUpload");
+    optional(a.cuGraphLaunch, "cuGraphLaunch");
+    optional(a.cuGraphExecDestroy, "cuGraphExecDestroy");
+    optional(a.cuGraphDestroy, "cuGraphDestroy");
+    optional(a.cuGraphGetNodes, "cuGraphGetNodes");
+    optional(a.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
+    optional(a.cuFuncGetParamInfo, "cuFuncGetParamInfo");
     check(a.cuInit(0), "cuInit");
     check(a.cuDriverGetVersion(&version_), "cuDriverGetVersion");
 }
@@ -258,8 +270,19 @@ std::pair<int, int> CudaDevice::stream_priority_range() const {
     return {least, greatest};
 }
 
+CaptureRelaxed::CaptureRelaxed(const cu::Api& api) : api_(api) {
+    if (api_.cuThreadExchangeStreamCaptureMode != nullptr) {
+        swapped_ = api_.cuThreadExchangeStreamCaptureMode(&mode_) == cu::SUCCESS;
+    }
+}
+
+CaptureRelaxed::~CaptureRelaxed() {
+    if (swapped_) api_.cuThreadExchangeStreamCaptureMode(&mode_);
+}
+
 cu::DevicePtr CudaDevice::alloc(size_t nbytes) const {
     make_current();
+    const CaptureRelaxed relaxed(api_);  // the pool may grow while this thread captures
     cu::DevicePtr p = 0;
     check(api_.cuMemAlloc(&p, nbytes), "cuMemAlloc");
     return p;
@@ -358,6 +381,7 @@ float CudaDevice::elapsed_ms(cu::Event start, cu::Event end) const {
 
 cu::Module CudaDevice::load_module(const std::string& image) const {
     make_current();
+    const CaptureRelaxed relaxed(api_);  // an op's first use may come inside a capture
     cu::Module m = nullptr;
     check(api_.cuModuleLoadData(&m, image.data()), "cuModuleLoadData");
     return m;
@@ -365,6 +389,7 @@ cu::Module CudaDevice::load_module(const std::string& image) const {
 
 cu::Function CudaDevice::function(cu::Module module, const std::string& name) const {
     make_current();
+    const CaptureRelaxed relaxed(api_);
     cu::Function f = nullptr;
     const cu::Result r = api_.cuModuleGetFunction(&f, module, name.c_str());
     if (r != cu::SUCCESS) {
@@ -376,6 +401,7 @@ cu::Function CudaDevice::function(cu::Module module, const std::string& name) co
 
 void CudaDevice::set_dynamic_shared(cu::Function f, int bytes) const {
     make_current();
+    const CaptureRelaxed relaxed(api_);
     check(api_.cuFuncSetAttribute(f, cu::FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
           "cuFuncSetAttribute");
 }
@@ -403,6 +429,84 @@ cu::Result CudaDevice::launch_buffer(cu::Function f, const unsigned* grid, const
                                s, nullptr, bytes == 0 ? nullptr : extra);
 }
 
+// --- graphs -------------------------------------------------------------------------------------
+
+namespace {
+template <typename F>
+F needed(F fn, const char* name) {
+    if (fn == nullptr) {
+        throw DriverError(name, cu::ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED",
+                          "this CUDA driver has no graph API (CUDA 11.4 or newer is needed)");
+    }
+    return fn;
+}
+}  // namespace
+
+bool CudaDevice::graphs_supported() const {
+    return api_.cuStreamBeginCapture && api_.cuStreamEndCapture && api_.cuStreamIsCapturing &&
+           api_.cuGraphInstantiateWithFlags && api_.cuGraphLaunch && api_.cuGraphExecDestroy &&
+           api_.cuGraphDestroy && api_.cuGraphUpload && api_.cuGraphGetNodes;
+}
+
+void CudaDevice::begin_capture(cu::Stream s) const {
+    make_current();
+    check(needed(api_.cuStreamBeginCapture, "cuStreamBeginCapture")(
+              s, cu::STREAM_CAPTURE_MODE_THREAD_LOCAL),
+          "cuStreamBeginCapture");
+}
+
+cu::Graph CudaDevice::end_capture(cu::Stream s) const {
+    make_current();
+    cu::Graph g = nullptr;
+    const cu::Result r = needed(api_.cuStreamEndCapture, "cuStreamEndCapture")(s, &g);
+    if (r != cu::SUCCESS && g != nullptr) api_.cuGraphDestroy(g);  // an invalidated capture
+    check(r, "cuStreamEndCapture");
+    return g;
+}
+
+bool CudaDevice::is_capturing(cu::Stream s) const {
+    make_current();
+    int status = cu::STREAM_CAPTURE_STATUS_NONE;
+    check(needed(api_.cuStreamIsCapturing, "cuStreamIsCapturing")(s, &status),
+          "cuStreamIsCapturing");
+    return status != cu::STREAM_CAPTURE_STATUS_NONE;
+}
+
+cu::GraphExec CudaDevice::instantiate(cu::Graph g) const {
+    make_current();
+    cu::GraphExec e = nullptr;
+    check(needed(api_.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags")(&e, g, 0),
+          "cuGraphInstantiateWithFlags");
+    return e;
+}
+
+size_t CudaDevice::graph_nodes(cu::Graph g) const {
+    make_current();
+    size_t n = 0;
+    check(needed(api_.cuGraphGetNodes, "cuGraphGetNodes")(g, nullptr, &n), "cuGraphGetNodes");
+    return n;
+}
+
+void CudaDevice::upload_graph(cu::GraphExec e, cu::Stream s) const {
+    make_current();
+    check(needed(api_.cuGraphUpload, "cuGraphUpload")(e, s), "cuGraphUpload");
+}
+
+void CudaDevice::launch_graph(cu::GraphExec e, cu::Stream s) const {
+    make_current();
+    check(needed(api_.cuGraphLaunch, "cuGraphLaunch")(e, s), "cuGraphLaunch");
+}
+
+void CudaDevice::destroy_graph_exec(cu::GraphExec e) const {
+    make_current();
+    check(needed(api_.cuGraphExecDestroy, "cuGraphExecDestroy")(e), "cuGraphExecDestroy");
+}
+
+void CudaDevice::destroy_graph(cu::Graph g) const {
+    make_current();
+    check(needed(api_.cuGraphDestroy, "cuGraphDestroy")(g), "cuGraphDestroy");
+}
+
 cu::Result CudaDevice::encode_tensor_map(void* out, const gk_tensor_map_desc& d,
                                          uint64_t address) const {
     if (api_.cuTensorMapEncodeTiled == nullptr) return cu::ERROR_NOT_SUPPORTED;
@@ -424,6 +528,7 @@ std::vector<std::pair<size_t, size_t>> CudaDevice::param_layout(cu::Function f) 
                           "the driver predates CUDA 12.4");
     }
     make_current();
+    const CaptureRelaxed relaxed(api_);  // asked when an op's plan is made, maybe in a capture
     std::vector<std::pair<size_t, size_t>> out;
     for (size_t index = 0; index < kMaxParams; ++index) {
         size_t offset = 0, size = 0;

@@ -36,6 +36,22 @@ struct Dim3 {
     unsigned x = 1, y = 1, z = 1;
 };
 
+// For its scope, lets the calling thread make driver calls that a stream capture in progress on
+// it would otherwise refuse (an allocation, a module load): they queue nothing on any stream, so
+// the capture records nothing of them and stays valid.
+class CaptureRelaxed {
+   public:
+    explicit CaptureRelaxed(const cu::Api& api);
+    ~CaptureRelaxed();
+    CaptureRelaxed(const CaptureRelaxed&) = delete;
+    CaptureRelaxed& operator=(const CaptureRelaxed&) = delete;
+
+   private:
+    const cu::Api& api_;
+    int mode_ = cu::STREAM_CAPTURE_MODE_RELAXED;
+    bool swapped_ = false;
+};
+
 class CudaDevice {
    public:
     // The process-wide object for device `ordinal` (created on first use, never destroyed:
@@ -90,6 +106,19 @@ class CudaDevice {
     // where C packing would. has_param_info(): whether the driver can say (CUDA 12.4+).
     bool has_param_info() const;
     std::vector<std::pair<size_t, size_t>> param_layout(cu::Function f) const;
+
+    // Graphs: the calling thread's work on a stream captured (thread-local mode), instantiated
+    // and launched. Throws DriverError (CUDA_ERROR_NOT_SUPPORTED where the driver lacks them).
+    bool graphs_supported() const;
+    void begin_capture(cu::Stream s) const;
+    cu::Graph end_capture(cu::Stream s) const;  // the capture ends even when this throws
+    bool is_capturing(cu::Stream s) const;
+    cu::GraphExec instantiate(cu::Graph g) const;
+    size_t graph_nodes(cu::Graph g) const;
+    void upload_graph(cu::GraphExec e, cu::Stream s) const;
+    void launch_graph(cu::GraphExec e, cu::Stream s) const;
+    void destroy_graph_exec(cu::GraphExec e) const;
+    void destroy_graph(cu::Graph g) const;
 
     const gk_allocator_table* allocator_table() const { return &table_; }
     const gk_launch_table* launch_table() const { return &launch_table_; }

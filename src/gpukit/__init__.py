@@ -3,7 +3,7 @@
 Without a GPU driver everything runs on the CPU through NumPy, with the same API. Layers, each
 importing only those below it: gpukit.base (dtypes, shapes, sizes; gpukit.errors), gpukit.runtime
 (backends, op table, kernels, JIT, plans), the front end (gpukit.array and the op modules), and
-the libraries (nn, models, io, interop, streams, memory, scheduler, jit, kernel)."""
+the libraries (nn, models, io, interop, streams, memory, scheduler, graphs, jit, kernel)."""
 
 from . import elementwise as _elementwise_module
 from . import indexing as _indexing
@@ -56,12 +56,14 @@ from .errors import (
     CudaError,
     DeviceError,
     GpukitError,
+    GraphCaptureError,
     HipError,
     OutOfMemoryError,
     SafeTensorsError,
     TaskRejectedError,
     TaskTimeoutError,
 )
+from .graphs import Graph, graph
 from .grids import *  # noqa: F403
 from .grids import __all__ as _grid_names
 from .indexing import flatnonzero, nonzero, take
@@ -175,6 +177,8 @@ __all__ = [
     "Event",
     "GPUArray",
     "GpukitError",
+    "Graph",
+    "GraphCaptureError",
     "HipError",
     "OutOfMemoryError",
     "RawKernel",
@@ -212,6 +216,7 @@ __all__ = [
     "from_numpy",
     "full",
     "full_like",
+    "graph",
     "histogram",
     "in1d",
     "info",

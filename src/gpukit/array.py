@@ -270,7 +270,8 @@ class GPUArray:
             return self
         warn_discarded_imaginary(self.dtype, dtype)
         rt = self._rt
-        key = ("astype", rt, self.dtype, self.shape, self.strides, dtype)
+        # The alignment decides 16-byte accesses of a transposing copy.
+        key = ("astype", rt, self.dtype, self.shape, self.strides, alignment(self), dtype)
         plan = _PLANS.get(key)
         if plan is None:
             out = Layout(dtype, self.shape, shapes.contiguous_strides(self.shape, dtype.itemsize))
@@ -357,7 +358,8 @@ def layout(a: GPUArray) -> Layout:
 def copy_into(src: GPUArray, out: GPUArray) -> None:
     """out[...] = src (src already broadcast to out's shape; dtype converted)."""
     rt = out._rt
-    key = ("copy", rt, src.dtype, src.shape, src.strides, out.dtype, out.shape, out.strides)
+    key = ("copy", rt, src.dtype, src.shape, src.strides, alignment(src), out.dtype, out.shape)
+    key += (out.strides, alignment(out))
     plan = cached_plan(
         key, lambda: rt.plan_elementwise(_IDENTITY, out.dtype, (layout(src),), layout(out), False)
     )

@@ -57,3 +57,9 @@ class TaskRejectedError(GpukitError, RuntimeError):
 
 class TaskTimeoutError(GpukitError, TimeoutError):
     """A scheduler task waited in its queue longer than its timeout."""
+
+
+class GraphCaptureError(GpukitError, RuntimeError):
+    """Something a graph capture cannot hold was asked for inside one (work that waits for the
+    device or reads data back, a nested capture, a stream switch), or a graph was used wrongly
+    (replayed before its capture or after its release). A failed capture is ended cleanly."""

@@ -224,7 +224,9 @@ def getitem(a: GPUArray, key) -> GPUArray:
         start, stop, step = key.indices(n)
         count = len(range(start, stop, step))
         v = _new(GPUArray)
-        v._buf, v._desc, v._offset, v._rt = a._buf, None, a._offset + start * step_bytes, a._rt
+        # An empty slice moves nothing (its start can be -1: a[::-1] of size 0).
+        offset = a._offset + start * step_bytes if count else a._offset
+        v._buf, v._desc, v._offset, v._rt = a._buf, None, offset, a._rt
         v._shape, v._dtype = (count, *a.shape[1:]), a.dtype
         v._strides = (step_bytes * step if count > 1 else step_bytes, *a.strides[1:])
         if getattr(a, "_readonly", False):

@@ -106,26 +106,20 @@ def kron(a, b) -> GPUArray:
 
 
 def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis=None) -> GPUArray:
-    """Cross products of the 3-vectors (or 2-vectors, z taken as 0) along the given axes."""
+    """Cross products of the 3-vectors along the given axes (2-vectors are refused, as NumPy
+    does since 2.5 and the Array API does)."""
     a, b = _args.arrays(a, b)
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = moveaxis(a, axisa, -1), moveaxis(b, axisb, -1)
-    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
-        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
-    if a.shape[-1] == 2 and b.shape[-1] == 2:
-        return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-    ax, ay, bx, by = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
-    az = a[..., 2] if a.shape[-1] == 3 else None
-    bz = b[..., 2] if b.shape[-1] == 3 else None
-    cz = ax * by - ay * bx
-    if az is None:
-        cx, cy = ay * bz, -(ax * bz)
-    elif bz is None:
-        cx, cy = -(az * by), az * bx
-    else:
-        cx, cy = ay * bz - az * by, az * bx - ax * bz
-    parts = _args.arrays(cx, cy, cz)
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        raise ValueError(
+            "Both input arrays must be (arrays of) 3-dimensional vectors, but they are "
+            f"{a.shape[-1]} and {b.shape[-1]} dimensional instead."
+        )
+    ax, ay, az = a[..., 0], a[..., 1], a[..., 2]
+    bx, by, bz = b[..., 0], b[..., 1], b[..., 2]
+    parts = _args.arrays(ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx)
     dtype = _dtypes.result_type(*(p.dtype for p in parts))
     c = stack([p.astype(dtype, copy=False) for p in parts], axis=-1)
     return moveaxis(c, -1, axisc)

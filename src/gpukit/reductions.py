@@ -1,18 +1,19 @@
-"""Reductions with NumPy's names and result dtypes: sum, mean, prod, max, min, argmax, argmin in
-one kernel pass; any and all over truth values; var and std composed from means (two passes,
-like NumPy); cumsum. Each repeated kind of call is one plan call."""
+"""Reductions with NumPy's names and result dtypes: sum, mean, prod, max, min, argmax, argmin,
+any, all, var and std, each one pass over the data (var and std by Welford's update and Chan's
+merge), combined in a fixed order: the same bits on every run; cumsum. 16-bit floats accumulate
+in float32. Complex var, std, cumsum, any and all go through the parts (or the truth values):
+their kernels take real values. Each repeated kind of call is one plan call."""
 
 from __future__ import annotations
 
 import builtins
-import math
 
 import numpy as np
 
-from .array import GPUArray, asarray, cached_plan, layout, operands, wrap
+from .array import GPUArray, alignment, asarray, cached_plan, empty, layout, operands, wrap
 from .base import shapes
-from .base.dtypes import bfloat16, reduction_result
-from .complex_parts import real
+from .base.dtypes import reduction_result
+from .complex_parts import imag, real
 from .elementwise import elementwise
 from .runtime.backend import Layout
 from .runtime.quota import local as _quota
@@ -23,9 +24,9 @@ def _array(a) -> GPUArray:
     return a if isinstance(a, GPUArray) else asarray(a, rt=rt)
 
 
-def reduce(name: str, a, axis=None, keepdims=False, *, empty_ok=False) -> GPUArray:
-    """Reduction `name` (sum, mean, prod, max, min, argmax, argmin) over `axis` (None: all; an
-    int or a tuple)."""
+def reduce(name: str, a, axis=None, keepdims=False, *, empty_ok=False, ddof=0) -> GPUArray:
+    """Reduction `name` (sum mean prod max min argmax argmin any all var std) over `axis` (None:
+    all; an int or a tuple); var and std divide by n - `ddof`."""
     a = _array(a)
     rt = a._rt
     if name in ("argmax", "argmin") and not (axis is None or isinstance(axis, (int, np.integer))):
@@ -39,10 +40,11 @@ def reduce(name: str, a, axis=None, keepdims=False, *, empty_ok=False) -> GPUArr
     dtype = reduction_result(name, a.dtype)
     shape = shapes.reduced_shape(a.shape, axes, keepdims)
     strides = shapes.contiguous_strides(shape, dtype.itemsize)
-    key = ("reduce", rt, name, a.dtype, a.shape, a.strides, axes)
+    # The alignment picks kernels (16-byte loads of neighbouring outputs); ddof sets the scale.
+    key = ("reduce", rt, name, a.dtype, a.shape, a.strides, alignment(a), axes, ddof)
     kept = shapes.reduced_shape(a.shape, axes, False)
     out = Layout(dtype, kept, shapes.contiguous_strides(kept, dtype.itemsize))
-    plan = cached_plan(key, lambda: rt.plan_reduce(name, layout(a), axes, out))
+    plan = cached_plan(key, lambda: rt.plan_reduce(name, layout(a), axes, out, ddof))
     return wrap(plan(rt.thread.stream, _quota.quota, a._buf, a._offset), shape, dtype, strides, rt)
 
 
@@ -76,40 +78,44 @@ def argmin(a, axis=None, keepdims=False) -> GPUArray:
     return reduce("argmin", a, axis, keepdims)
 
 
-def _truth(a: GPUArray) -> GPUArray:
-    return a if a.dtype == bool else elementwise("not_equal", a, 0)
-
-
 def any(a, axis=None, keepdims=False) -> GPUArray:
     """Whether any element along `axis` is true (False over no elements)."""
-    return reduce("max", _truth(_array(a)), axis, keepdims, empty_ok=True)
+    return reduce("any", _truth(a), axis, keepdims, empty_ok=True)
 
 
 def all(a, axis=None, keepdims=False) -> GPUArray:
     """Whether every element along `axis` is true (True over no elements)."""
-    return reduce("min", _truth(_array(a)), axis, keepdims, empty_ok=True)
+    return reduce("all", _truth(a), axis, keepdims, empty_ok=True)
 
 
-def var(a, axis=None, keepdims=False, ddof: int = 0) -> GPUArray:
-    """Mean squared deviation from the mean, divided by n - ddof instead of n when ddof > 0."""
+def _truth(a) -> GPUArray:
+    """Complex arrays as their truth values (the kernels reduce real values only)."""
     a = _array(a)
+    return elementwise("not_equal", a, 0) if a.dtype.kind == "c" else a
+
+
+def _ddof(ddof):
     if not isinstance(ddof, (int, float, np.integer, np.floating)):
         raise TypeError(f"ddof must be a number, not {ddof!r}")
-    if a.dtype == bfloat16:  # accumulated in float32, rounded once at the end (as in PyTorch)
-        return var(a.astype("float32"), axis, keepdims, ddof).astype(bfloat16)
-    deviation = a - reduce("mean", a, axis, keepdims=True)
-    squares = deviation * deviation
-    if a.dtype.kind == "c":  # |d|^2, the real part of d * conj(d), as NumPy computes it
-        squares = real(deviation * elementwise("conjugate", deviation))
-    out = reduce("mean", squares, axis, keepdims)
-    if ddof:
-        n = math.prod(a.shape[i] for i in shapes.normalize_axes(axis, a.ndim))
-        out = out * (n / builtins.max(n - ddof, 0)) if n > ddof else out * math.inf
-    return out
+    return ddof.item() if isinstance(ddof, np.generic) else ddof
 
 
-def std(a, axis=None, keepdims=False, ddof: int = 0) -> GPUArray:
-    return elementwise("sqrt", var(a, axis, keepdims, ddof))
+def var(a, axis=None, keepdims=False, ddof=0) -> GPUArray:
+    """Mean squared deviation from the mean, divided by n - ddof instead of n (inf or NaN when
+    n <= ddof, as NumPy). One pass; 16-bit floats accumulate in float32. Complex: the mean of
+    |x - mean|^2, the sum of the parts' variances."""
+    a = _array(a)
+    if a.dtype.kind == "c":
+        return var(real(a), axis, keepdims, ddof) + var(imag(a), axis, keepdims, ddof)
+    return reduce("var", a, axis, keepdims, empty_ok=True, ddof=_ddof(ddof))
+
+
+def std(a, axis=None, keepdims=False, ddof=0) -> GPUArray:
+    """The square root of var."""
+    a = _array(a)
+    if a.dtype.kind == "c":
+        return elementwise("sqrt", var(a, axis, keepdims, ddof))
+    return reduce("std", a, axis, keepdims, empty_ok=True, ddof=_ddof(ddof))
 
 
 def cumsum(a, axis=None) -> GPUArray:
@@ -121,8 +127,13 @@ def cumsum(a, axis=None) -> GPUArray:
     axis = shapes.one_axis(axis, a.ndim, "cumsum")
     rt = a._rt
     dtype = reduction_result("cumsum", a.dtype)
+    if dtype.kind == "c":  # part by part (the scan kernel sums real values)
+        out = empty(a.shape, dtype, rt)
+        real(out)[...] = cumsum(real(a), axis)
+        imag(out)[...] = cumsum(imag(a), axis)
+        return out
     strides = shapes.contiguous_strides(a.shape, dtype.itemsize)
-    key = ("cumsum", rt, a.dtype, a.shape, a.strides, axis)
+    key = ("cumsum", rt, a.dtype, a.shape, a.strides, alignment(a), axis)
     plan = cached_plan(
         key, lambda: rt.plan_cumsum(layout(a), axis, Layout(dtype, a.shape, strides))
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import operator
 
-from .runtime import runtime
+from .runtime import capture, runtime
 
 # Driver streams are never destroyed: memory freed on a stream may still record events on it
 # later, and buffers remember the stream they were last used on. A dropped Stream's handle waits
@@ -53,6 +53,7 @@ class Stream:
         self._rt.wait_event(self.handle, event.handle)
 
     def __enter__(self) -> Stream:
+        capture.refuse("switching to another stream")  # a capture records one stream
         if self._device:
             self._previous.append(self._rt.stream)
             self._rt.set_stream(self.handle)

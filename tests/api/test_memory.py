@@ -108,6 +108,9 @@ def test_a_quota_fails_only_its_own_thread(backend):
 
 def test_stats_and_empty_cache(backend):
     gk.memory.empty_cache()
+    # What empty_cache cannot give back: free pieces of 2 MiB small-block segments that other
+    # live arrays (of earlier tests, of gpukit's own caches) still use.
+    unreturnable = gk.memory.stats()["cached_bytes"]
     a = gk.empty((3 * MiB,), "uint8")
     stats = gk.memory.stats()
     if backend == "cuda":
@@ -129,7 +132,7 @@ def test_stats_and_empty_cache(backend):
     assert gk.memory.stats()["cached_bytes"] >= 3 * MiB
     gk.memory.empty_cache()
     after = gk.memory.stats()
-    assert after["cached_bytes"] == 0
+    assert after["cached_bytes"] <= unreturnable
     assert after["reserved_bytes"] <= stats["reserved_bytes"] - 3 * MiB
 
 

@@ -157,6 +157,10 @@ def test_reduce_cumsum_arange(rt, rng):
     bx, ox, lx = put(rt, x)
     got = rt.plan_reduce("sum", lx, (0, 2), dense(F64, (9,)))(rt.stream, None, bx, ox)
     np.testing.assert_allclose(get(rt, got, dense(F64, (9,))), x.sum(axis=(0, 2)), rtol=1e-12)
+    got = rt.plan_reduce("var", lx, (1,), dense(F64, (6, 4)), 1)(rt.stream, None, bx, ox)
+    np.testing.assert_allclose(get(rt, got, dense(F64, (6, 4))), x.var(axis=1, ddof=1), rtol=1e-12)
+    got = rt.plan_reduce("any", lx, (0, 1, 2), dense(np.bool_, ()))(rt.stream, None, bx, ox)
+    assert get(rt, got, dense(np.bool_, ()))[()] == np.bool_(True)
     got = rt.plan_cumsum(lx, 1, dense(F64, x.shape))(rt.stream, None, bx, ox)
     np.testing.assert_allclose(get(rt, got, dense(F64, x.shape)), x.cumsum(axis=1), rtol=1e-12)
     plan = rt.plan_arange(dense(I64, (11,)))
@@ -282,6 +286,14 @@ def test_nn_plans(rt, rng):
     x64 = x.astype(np.float64)
     ref = x64 / np.sqrt((x64**2).mean(axis=1, keepdims=True) + 1e-6) * w
     np.testing.assert_allclose(get(rt, got, out), ref, rtol=1e-5, atol=1e-5)
+    r = random_array(rng, (3, 40), "float32")
+    br, o_r, lr = put(rt, r)
+    plan = rt.plan_nn_rows("rms_norm", lx, 1, out, lw, None, lr)  # residual: returns (y, x + r)
+    got, h = plan(rt.stream, None, bx, ox, bw, ow, br, o_r, 1e-6)
+    np.testing.assert_array_equal(get(rt, h, out), x + r)
+    h64 = (x + r).astype(np.float64)
+    ref = h64 / np.sqrt((h64**2).mean(axis=1, keepdims=True) + 1e-6) * w
+    np.testing.assert_allclose(get(rt, got, out), ref, rtol=1e-5, atol=1e-5)
     ids = np.array([[2, 0], [1, 2]])
     (bi, oi, li), (bt, ot, lt) = put(rt, ids), put(rt, x)
     emb = dense(F32, (2, 2, 40))
@@ -293,11 +305,21 @@ def test_nn_plans(rt, rng):
     v = random_array(rng, (1, 1, 7, 8), "float32")
     (bq, oq, lq), (bk, ok, lk), (bv, ov, lv) = put(rt, q), put(rt, k), put(rt, v)
     att = dense(F32, q.shape)
-    plan = rt.plan_attention(lq, lk, lv, None, att, False, 1 / math.sqrt(8))
+    plan = rt.plan_attention(lq, lk, lv, None, None, att, False, 1 / math.sqrt(8))
     got = get(rt, plan(rt.stream, None, bq, oq, bk, ok, bv, ov), att)
-    s = q.astype(np.float64) @ np.swapaxes(k, -1, -2) / math.sqrt(8)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    np.testing.assert_allclose(got, (p / p.sum(-1, keepdims=True)) @ v, rtol=1e-4, atol=1e-5)
+
+    def reference(n):
+        s = q.astype(np.float64) @ np.swapaxes(k[:, :, :n], -1, -2) / math.sqrt(8)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        return (p / p.sum(-1, keepdims=True)) @ v[:, :, :n]
+
+    np.testing.assert_allclose(got, reference(7), rtol=1e-4, atol=1e-5)
+    # A device count of valid keys: a plan that reads it, or None where no kernel does.
+    bn, on, ln = put(rt, np.array([4], np.int32))
+    plan = rt.plan_attention(lq, lk, lv, None, ln, att, False, 1 / math.sqrt(8))
+    if plan is not None:
+        got = get(rt, plan(rt.stream, None, bq, oq, bk, ok, bv, ov, bn, on), att)
+        np.testing.assert_allclose(got, reference(4), rtol=1e-4, atol=1e-5)
 
 
 def test_zero_sized_plans_allocate_and_run(rt):

@@ -165,9 +165,15 @@ def test_the_sm90_parameters_the_cubin_declares_are_the_ones_packed():
         assert cubin_params(image, "gk_gemm_splitk_reduce")[0] == [(0, size)]
 
 
-def test_gemv_and_f32_kernels_take_their_block_at_offset_zero():
+def test_kernels_of_one_block_take_it_at_offset_zero():
+    """The GEMV, exact-f32 and tensor-core attention kernels: one parameter, the whole block."""
     j = jit.Jit(_nvrtc(), ["--gpu-architecture=sm_90"])
-    blocks = {"gemv.cu": "gk_gemv_args", "gemm_f32.cu": "gk_gemm_f32_args"}
+    blocks = {
+        "gemv.cu": "gk_gemv_args",
+        "gemm_f32.cu": "gk_gemm_f32_args",
+        "attention_tc.cu": "gk_attn_tc_args",
+        "attention_decode.cu": "gk_attn_tc_args",
+    }
     for file, defines in kernels.representative_instances("cuda", 90):
         if file in blocks:
             image = j.build_builtin(file, defines)
@@ -178,18 +184,38 @@ def test_gemv_and_f32_kernels_take_their_block_at_offset_zero():
 
 def test_device_and_host_compilers_lay_every_argument_block_out_alike():
     """_native compiled kernels/args.cuh with the host's C++ compiler; NVRTC compiles it for the
-    kernels: the same sizes and offsets, checked by NVRTC itself."""
-    checks = ['#include "args.cuh"']
-    for name, (size, align, fields) in _native.arg_layouts().items():
-        checks.append(f'static_assert(sizeof({name}) == {size}, "{name}");')
-        checks.append(f'static_assert(alignof({name}) == {align}, "{name}");')
+    kernels: the same sizes and alignments (checked by NVRTC itself) and the same offsets (written
+    by a kernel NVRTC compiled, read back where a GPU runs it; NVRTC 13.0 has no
+    __builtin_offsetof)."""
+    layouts = _native.arg_layouts()
+    lines = ['#include "args.cuh"']
+    expected, stores = [], []
+    for name, (size, align, fields) in layouts.items():
+        lines.append(f'static_assert(sizeof({name}) == {size}, "{name}");')
+        lines.append(f'static_assert(alignof({name}) == {align}, "{name}");')
+        stores.append(f"    {{ const {name}* p = ({name}*)probe;")
         for field, _, offset, _, _ in fields:
-            checks.append(
-                f'static_assert(__builtin_offsetof({name}, {field}) == {offset}, "{name}.{field}");'
+            stores.append(
+                f"      out[{len(expected)}] = (gk_u64)((const char*)&p->{field} - (const char*)p);"
             )
-    checks.append('extern "C" __global__ void gk_layout_check() {}')
-    image = jit.Jit(_nvrtc(), ["--gpu-architecture=sm_80"]).build("layouts.cu", "\n".join(checks))
+            expected.append(offset)
+        stores.append("    }")
+    source = "\n".join(
+        [
+            *lines,
+            'extern "C" __global__ void gk_layout_probe(gk_u64* out, const void* probe) {',
+            *stores,
+            "}",
+        ]
+    )
+    image = jit.Jit(_nvrtc(), ["--gpu-architecture=sm_80"]).build("layouts.cu", source)
     assert image[:4] == b"\x7fELF"
+    if "cuda" not in gk.available_backends():
+        return
+    out = gk.full(len(expected), -1, dtype="uint64", device="cuda:0")
+    probe = gk.zeros(64 * 1024, dtype="uint8", device="cuda:0")
+    gk.RawKernel(source, "gk_layout_probe")((1,), (1,), (out, probe))
+    assert out.to_numpy().tolist() == expected
 
 
 def test_the_driver_reports_the_parameters_the_cubin_declares():

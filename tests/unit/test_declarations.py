@@ -68,3 +68,67 @@ def test_the_op_table_is_consistent():
         if op.dunder:
             assert op.dunder not in dunders, op.dunder
             dunders.add(op.dunder)
+
+
+# C sizes of the field types of kernels/args.cuh (each naturally aligned).
+_C_TYPES = {"gk_i32": "i", "gk_u32": "I", "gk_i64": "q", "gk_u64": "Q", "float": "f", "double": "d"}
+
+
+def field_lists() -> dict[str, list[tuple[str, str, int]]]:
+    """Each GK_ARG_STRUCTS entry's fields as kernels/args.cuh spells them: (name, type, count)."""
+    header = gk.jit.kernel_source("args.cuh")
+    lists = {}
+    for macro, body in re.findall(r"#define (GK_\w+_ARGS)\(F, A, M\)(.*?)\n\n", header, re.S):
+        fields = []
+        for args in re.findall(r"\b[FAM]\(([^()]*)\)", body):
+            t, name, *dims = (x.strip() for x in args.split(","))
+            count = int(np.prod([CONSTANTS.get(x) or int(x) for x in dims], dtype=np.int64))
+            fields.append((name, t, count))
+        lists[macro] = fields
+    structs = re.findall(r"S\((gk_\w+), (GK_\w+)\)", header)
+    return {name: lists[macro] for name, macro in structs}
+
+
+def test_layouts_are_the_field_lists_in_c_order():
+    """Every struct's exported layout is its field list laid out as C does (the struct module's
+    native alignment as a second opinion): so the bytes Python packs are the bytes the kernel's
+    struct reads."""
+    layouts = _native.arg_layouts()
+    lists = field_lists()
+    assert set(lists) == set(layouts)
+    for name, fields in lists.items():
+        size, align, exported = layouts[name]
+        assert [(f, t) for f, t, *_ in exported] == [(f, t) for f, t, _ in fields], name
+        fmt = "@"
+        for (field, t, count), (_, _, offset, item, _) in zip(fields, exported, strict=True):
+            code = _C_TYPES[t]
+            assert offset == struct.calcsize(f"{fmt}0{code}"), (name, field)
+            assert item == struct.calcsize(code), (name, field)
+            fmt += f"{count}{code}"
+        widest = max(struct.calcsize(_C_TYPES[t]) for _, t, _ in fields)
+        assert align == widest, name
+        assert size == struct.calcsize(f"{fmt}0{'q' if widest == 8 else 'i'}"), name
+
+
+def test_tensor_core_attention_block_packs_as_the_verified_harness_did():
+    """gk_attn_tc_args: the tensor-core attention was verified on an H100 with its block packed
+    by struct format "@8Q6q16q2qf3i"; gpukit's packing of the field list gives the same bytes."""
+    values = {
+        "q": 1 << 40, "k": 2 << 40, "v": 3 << 40, "out": 4 << 40, "mask": 5 << 40,
+        "kv_len": 6 << 40, "ws_o": 7 << 40, "ws_ml": 8 << 40, "batch": 3, "hq": 32, "hkv": 8,
+        "sq": 17, "skv": 8191, "d": 120, "q_stride": [-1, 2, 3, 4], "k_stride": [5, 6, 7, 8],
+        "v_stride": [9, 10, 11, 12], "mask_stride": [0, 13, 14, 15], "kv_len_stride": 1,
+        "keys_per_split": 4096, "scale_log2": 0.125, "causal": 1, "kv_len_size": 4,
+        "n_splits": 17,
+    }  # fmt: skip
+    s = ArgStruct("gk_attn_tc_args")
+    harness = struct.pack(
+        "@8Q6q16q2qf3i",
+        *(values[f] for f in ("q", "k", "v", "out", "mask", "kv_len", "ws_o", "ws_ml")),
+        *(values[f] for f in ("batch", "hq", "hkv", "sq", "skv", "d")),
+        *(x for f in ("q_stride", "k_stride", "v_stride", "mask_stride") for x in values[f]),
+        values["kv_len_stride"], values["keys_per_split"], values["scale_log2"],
+        values["causal"], values["kv_len_size"], values["n_splits"],
+    )  # fmt: skip
+    assert s.size == struct.calcsize("@8Q6q16q2qf3i0q") == 272
+    assert bytes(s.pack(**values)) == harness + bytes(s.size - len(harness))

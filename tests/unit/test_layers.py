@@ -21,7 +21,7 @@ FRONT_END += ("array_args", "device_arg", "data_types", "array_api", "methods", 
 FRONT_END += ("statistics", "comparison", "products", "einsum", "matrices", "grids", "padding")
 FRONT_END += ("searching", "elementwise_composed", "numerical")
 LIBRARIES = ("nn", "models", "io", "interop", "streams", "memory", "scheduler", "jit", "kernel")
-LIBRARIES += ("info",)
+LIBRARIES += ("info", "graphs")
 LAYERS = ["base", "native", "runtime", "front end", "libraries", "package"]
 
 

@@ -1,5 +1,6 @@
 //! gpukit's core: the device-memory pool, launch plans and the QoS scheduler, free of Python.
 
+pub mod capture;
 pub mod launch;
 pub mod plan;
 pub mod pool;

@@ -17,6 +17,7 @@ pyo3::import_exception!(gpukit.errors, OutOfMemoryError);
 pyo3::import_exception!(gpukit.errors, DeviceError);
 pyo3::import_exception!(gpukit.errors, CudaError);
 pyo3::import_exception!(gpukit.errors, HipError);
+pyo3::import_exception!(gpukit.errors, GraphCaptureError);
 
 const BACKEND_NAMES: [&str; 3] = ["cpu", "cuda", "hip"];
 
@@ -50,6 +51,7 @@ pub(crate) fn to_py_err(pool: &CorePool, err: PoolError) -> PyErr {
             }
         }
         PoolError::UnknownBuffer(_) => PyValueError::new_err(message),
+        PoolError::Capture(_) | PoolError::UnknownGraph(_) => GraphCaptureError::new_err(message),
     }
 }
 
@@ -168,6 +170,48 @@ impl Pool {
         PyTuple::new(py, ptrs)
     }
 
+    /// Starts a graph capture by the calling thread, whose work on `stream` is being recorded:
+    /// every buffer handed to it from now on is kept for the graph (see release_graph), its
+    /// allocations use no events and spill nothing. Returns the graph's id. GraphCaptureError
+    /// if the thread captures already.
+    fn begin_capture(&self, stream: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let stream = args::unsigned("stream", stream)?;
+        self.inner
+            .begin_capture(stream)
+            .map_err(|e| to_py_err(&self.inner, e))
+    }
+
+    /// Ends the calling thread's capture; returns its graph's id.
+    fn end_capture(&self) -> PyResult<u64> {
+        self.inner
+            .end_capture()
+            .map_err(|e| to_py_err(&self.inner, e))
+    }
+
+    /// Whether the calling thread is capturing a graph in this pool.
+    #[getter]
+    fn capturing(&self) -> bool {
+        self.inner.capturing()
+    }
+
+    /// Forgets a graph: the memory it alone held goes back to the cache, as freed on `stream`
+    /// (where its work last ran).
+    fn release_graph(&self, graph: &Bound<'_, PyAny>, stream: &Bound<'_, PyAny>) -> PyResult<()> {
+        let graph = args::unsigned("graph", graph)?;
+        let stream = args::unsigned("stream", stream)?;
+        self.inner
+            .release_graph(graph, stream)
+            .map_err(|e| to_py_err(&self.inner, e))
+    }
+
+    /// Bytes of released buffers' memory that a graph holds.
+    fn graph_held_bytes(&self, graph: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let graph = args::unsigned("graph", graph)?;
+        self.inner
+            .graph_held_bytes(graph)
+            .map_err(|e| to_py_err(&self.inner, e))
+    }
+
     /// Frees every cached (unused) block back to the backend.
     fn empty_cache(&self, py: Python<'_>) -> PyResult<()> {
         self.run(py, |p| p.empty_cache())
@@ -240,6 +284,7 @@ impl Pool {
         d.set_item("spilled_bytes", s.spilled_bytes)?;
         d.set_item("spilled_now_bytes", s.spilled_now)?;
         d.set_item("restores", s.restores)?;
+        d.set_item("graph_held_bytes", s.graph_held)?;
         d.set_item("fragmentation", self.inner.fragmentation())?;
         d.set_item("limit_bytes", self.inner.limit())?;
         Ok(d)

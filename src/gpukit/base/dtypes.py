@@ -153,6 +153,8 @@ def ufunc_result(ufunc_name: str, *operands) -> np.dtype:
 def reduction_result(name: str, dtype: np.dtype) -> np.dtype:
     """Result dtype of np.<name> over an array of `dtype` (sum of int32 is int64, mean of int is
     float64, as in NumPy)."""
+    if name in ("any", "all"):
+        return np.dtype(np.bool_)
     if dtype == bfloat16:  # sums, means, extrema of bfloat16 stay bfloat16 (as in PyTorch)
         return np.dtype("int64") if name in ("argmax", "argmin") else bfloat16
     return normalize(getattr(np, name)(np.ones(1, dtype)).dtype)

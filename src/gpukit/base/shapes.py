@@ -185,7 +185,8 @@ def basic_index(shape, strides, key) -> tuple[tuple, tuple, int]:
             length = len(range(start, stop, step))
             out_shape.append(length)
             out_strides.append(stride * step if length > 1 else stride)  # no huge unused stride
-            offset += start * stride
+            if length:  # an empty slice moves nothing (its start can be -1: a[::-1] of size 0)
+                offset += start * stride
         else:
             try:
                 i = operator.index(k)

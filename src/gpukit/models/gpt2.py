@@ -4,9 +4,11 @@ Its Conv1D weights are (in, out); they are transposed once at load to (out, in) 
 from __future__ import annotations
 
 from .. import nn
+from ..elementwise import elementwise
 from ..linalg import linear
 from ..views import ascontiguousarray
 from .base import CausalLM
+from .decode import attend_cached
 
 
 class GPT2LMHeadModel(CausalLM):
@@ -44,29 +46,43 @@ class GPT2LMHeadModel(CausalLM):
             "fc_proj": conv1d("mlp.c_proj", f, h),
         }
 
-    def forward(self, ids, cache, last_only: bool):
+    def _check_length(self, positions: int) -> None:
+        if positions > self.config.max_positions:
+            raise ValueError(
+                f"GPT-2 has {self.config.max_positions} positions; {positions} were asked for"
+            )
+
+    def _forward(self, ids, cache, start, last_only: bool, check: bool):
         c = self.config
-        start, s = cache.length, ids.shape[1]
-        if start + s > c.max_positions:
-            raise ValueError(f"GPT-2 has {c.max_positions} positions; {start + s} were asked for")
+        b, s = ids.shape
         eps = c.norm_eps
-        h = nn.embedding(ids, self.wte) + self.wpe[start : start + s]
+        h = nn.embedding(ids, self.wte, check=check)
+        if start is None:  # the decode step: the position from the device
+            here = elementwise("subtract", cache.positions, 1).reshape(1, 1)
+            h = h + nn.embedding(here, self.wpe, check=False)
+        else:
+            self._check_length(start + s)
+            h = h + self.wpe[start : start + s]
+        h = h.reshape(b * s, c.hidden_size)  # (tokens, features): 2-D products
         for i, layer in enumerate(self.layers):
             a = nn.layer_norm(h, *layer["ln_1"], eps=eps)
-            h = h + self._attention(i, layer, a, cache)
+            h = self._attention(i, layer, a, cache, h, (b, s))
             m = nn.layer_norm(h, *layer["ln_2"], eps=eps)
-            m = nn.gelu(linear(m, *layer["fc"]), approximate="tanh")
-            h = h + linear(m, *layer["fc_proj"])
-        cache.advance(s)
+            m = linear(m, *layer["fc"], activation="gelu_tanh")
+            h = linear(m, *layer["fc_proj"], residual=h)
         if last_only:
-            h = h[:, -1:]
-        return linear(nn.layer_norm(h, *self.ln_f, eps=eps), self.lm_head)
+            h, s = h.reshape(b, s, c.hidden_size)[:, -1], 1
+        return linear(nn.layer_norm(h, *self.ln_f, eps=eps), self.lm_head).reshape(b, s, -1)
 
-    def _attention(self, i, layer, x, cache):
+    def _attention(self, i, layer, x, cache, residual, bs):
         c = self.config
-        b, s, _ = x.shape
-        qkv = linear(x, *layer["qkv"]).reshape(b, s, 3, c.num_heads, c.head_dim)
-        q, k, v = (qkv[:, :, j].transpose(0, 2, 1, 3) for j in range(3))
-        keys, values = cache.update(i, k, v)
-        o = nn.scaled_dot_product_attention(q, keys, values, is_causal=True)
-        return linear(o.transpose(0, 2, 1, 3).reshape(b, s, c.hidden_size), *layer["proj"])
+        b, s = bs
+        qkv = linear(x, *layer["qkv"]).reshape(b, s, 3 * c.hidden_size)
+        q = cache.write(i, qkv, None, None, c.num_heads)
+        if s == 1:
+            o = attend_cached(q, cache.keys[i], cache.values[i], cache)
+        else:
+            keys, values = cache.filled(i)
+            o = nn.scaled_dot_product_attention(q, keys, values, is_causal=True)
+        o = o.transpose(0, 2, 1, 3).reshape(b * s, c.hidden_size)
+        return linear(o, *layer["proj"], residual=residual)

@@ -1,5 +1,10 @@
 """The LLaMA family (LLaMA, Mistral, Qwen2): RMSNorm, rotary positions, grouped-query
-attention, SwiGLU. Weight names as Hugging Face writes them."""
+attention, SwiGLU. Weight names as Hugging Face writes them.
+
+At load the q, k, v projections are concatenated into one weight (and their biases into one),
+and so are gate and up: a layer runs as RMSNorm, one q/k/v product, one launch that rotates q
+and k and writes k, v into the cache, attention, the output product with the residual added in
+its epilogue, RMSNorm, one gate/up product, SiLU(gate) * up, the down product with the residual."""
 
 from __future__ import annotations
 
@@ -8,7 +13,9 @@ import numpy as np
 from .. import array as _array
 from .. import nn
 from ..linalg import linear
+from ..views import concatenate
 from .base import CausalLM
+from .decode import attend_cached
 from .rotary import RotaryTable
 
 
@@ -47,48 +54,90 @@ class LlamaForCausalLM(CausalLM):
         )
         shapes = {"q": (q, h), "k": (kv, h), "v": (kv, h), "o": (h, q)}
         shapes.update(gate=(f, h), up=(f, h), down=(h, f))
-        layer = {}
+        found = {}
         for key, name in names.items():
-            layer[key] = self.weight(p + name + ".weight", shapes[key])
+            found[key] = self.weight(p + name + ".weight", shapes[key])
             has_bias = biased.get(key, c.mlp_bias)
             bias = (shapes[key][0],)
-            layer[key + "_bias"] = self.weight(p + name + ".bias", bias) if has_bias else None
+            found[key + "_bias"] = self.weight(p + name + ".bias", bias) if has_bias else None
+        layer = {
+            "qkv": _fused(found, ("q", "k", "v")),
+            "qkv_bias": _fused(found, ("q_bias", "k_bias", "v_bias")),
+            "o": found["o"],
+            "o_bias": found["o_bias"],
+            "gate_up": _fused(found, ("gate", "up")),
+            "gate_up_bias": _fused(found, ("gate_bias", "up_bias")),
+            "down": found["down"],
+            "down_bias": found["down_bias"],
+        }
+        for key, name in names.items():  # the parts are in the fused weights now
+            if key not in ("o", "down"):
+                self.weights.pop(p + name + ".weight", None)
+                self.weights.pop(p + name + ".bias", None)
         layer["attn_norm"] = self.weight(p + "input_layernorm.weight", (h,))
         layer["mlp_norm"] = self.weight(p + "post_attention_layernorm.weight", (h,))
         return layer
 
-    def forward(self, ids, cache, last_only: bool):
+    def _prepare(self, capacity: int) -> None:
+        self.rotary.ensure(capacity)
+
+    def _forward(self, ids, cache, start, last_only: bool, check: bool, trace=None):
         c = self.config
-        start, s = cache.length, ids.shape[1]
-        cos, sin = self.rotary(start, s)
-        h = nn.embedding(ids, self.embed)
+        b, s = ids.shape
+        f, eps = c.intermediate_size, c.norm_eps
+        mark = trace or _untraced
+        mark("embedding")
+        # Activations are (tokens, features) matrices: every product is one 2-D product (a
+        # GEMV at batch 1), with its residual in the epilogue.
+        h = nn.embedding(ids, self.embed, check=check).reshape(b * s, c.hidden_size)
         for i, layer in enumerate(self.layers):
-            a = nn.rms_norm(h, layer["attn_norm"], c.norm_eps)
-            h = h + self._attention(i, layer, a, cos, sin, cache)
-            m = nn.rms_norm(h, layer["mlp_norm"], c.norm_eps)
-            gate = nn.silu(linear(m, layer["gate"], layer["gate_bias"]))
-            h = h + linear(
-                gate * linear(m, layer["up"], layer["up_bias"]), layer["down"], layer["down_bias"]
-            )
-        cache.advance(s)
+            mark("attn_norm")
+            a = nn.rms_norm(h, layer["attn_norm"], eps)
+            h = self._attention(i, layer, a, cache, h, (b, s), mark)
+            mark("mlp_norm")
+            m = nn.rms_norm(h, layer["mlp_norm"], eps)
+            mark("gate_up")
+            gate_up = linear(m, layer["gate_up"], layer["gate_up_bias"])
+            mark("silu_mul")
+            act = nn.silu_mul(gate_up[:, :f], gate_up[:, f:])
+            mark("down+residual")
+            h = linear(act, layer["down"], layer["down_bias"], residual=h)
         if last_only:
-            h = h[:, -1:]
-        return linear(nn.rms_norm(h, self.norm, c.norm_eps), self.lm_head)
+            h, s = h.reshape(b, s, c.hidden_size)[:, -1], 1
+        mark("final_norm")
+        h = nn.rms_norm(h, self.norm, eps)
+        mark("lm_head")
+        return linear(h, self.lm_head).reshape(b, s, -1)
 
-    def _attention(self, i, layer, x, cos, sin, cache):
+    def _attention(self, i, layer, x, cache, residual, bs, mark):
+        """residual + the attention block's output, for x (batch * s, hidden)."""
         c = self.config
-        b, s, _ = x.shape
+        b, s = bs
+        mark("qkv")
+        qkv = linear(x, layer["qkv"], layer["qkv_bias"])
+        mark("rope+cache")
+        q = cache.write(i, qkv.reshape(b, s, -1), self.rotary.cos, self.rotary.sin, c.num_heads)
+        mark("attention")
+        if s == 1:  # the decode step: positions from the device
+            o = attend_cached(q, cache.keys[i], cache.values[i], cache)
+        else:
+            keys, values = cache.filled(i)
+            o = _sliding_window_attention(q, keys, values, c.sliding_window)
+        o = o.transpose(0, 2, 1, 3).reshape(b * s, c.num_heads * c.head_dim)
+        mark("o+residual")
+        return linear(o, layer["o"], layer["o_bias"], residual=residual)
 
-        def heads(key, n):
-            y = linear(x, layer[key], layer[key + "_bias"])
-            return y.reshape(b, s, n, c.head_dim).transpose(0, 2, 1, 3)
 
-        q = nn.rope(heads("q", c.num_heads), cos, sin)
-        k = nn.rope(heads("k", c.num_kv_heads), cos, sin)
-        keys, values = cache.update(i, k, heads("v", c.num_kv_heads))
-        o = _sliding_window_attention(q, keys, values, c.sliding_window)
-        o = o.transpose(0, 2, 1, 3).reshape(b, s, c.num_heads * c.head_dim)
-        return linear(o, layer["o"], layer["o_bias"])
+def _untraced(part: str) -> None:
+    pass
+
+
+def _fused(found: dict, keys: tuple):
+    """The tensors of `keys` concatenated along their first axis (None when they are absent)."""
+    parts = [found[k] for k in keys]
+    if any(p is None for p in parts):
+        return None
+    return concatenate(parts, axis=0)
 
 
 def _sliding_window_attention(q, keys, values, window):
@@ -96,10 +145,6 @@ def _sliding_window_attention(q, keys, values, window):
     s, total = q.shape[2], keys.shape[2]
     if window is None or total <= window:
         return nn.scaled_dot_product_attention(q, keys, values, is_causal=True)
-    if s == 1:
-        return nn.scaled_dot_product_attention(
-            q, keys[:, :, total - window :], values[:, :, total - window :]
-        )
     i = np.arange(total - s, total)[:, None]
     j = np.arange(total)[None, :]
     mask = _array.asarray((j <= i) & (j > i - window))

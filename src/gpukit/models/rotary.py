@@ -1,5 +1,6 @@
 """Rotary position tables (cos, sin) as Hugging Face computes them, kept on the device and grown
-as positions are needed."""
+as positions are needed (before a decode step is captured: the step indexes them by the device's
+position)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,11 @@ class RotaryTable:
         self.cos = _array.asarray(np.cos(angles).astype(self.dtype))
         self.sin = _array.asarray(np.sin(angles).astype(self.dtype))
 
+    def ensure(self, positions: int) -> None:
+        """Tables for at least `positions` positions (decode steps index them on the device)."""
+        if self.cos is None or self.cos.shape[0] < positions:
+            self._grow(positions)
+
     def __call__(self, start: int, length: int):
-        if self.cos is None or self.cos.shape[0] < start + length:
-            self._grow(start + length)
+        self.ensure(start + length)
         return self.cos[start : start + length], self.sin[start : start + length]

@@ -1,7 +1,7 @@
 """Neural-network functions for inference: activations, normalisations, embeddings, rotary
 position embedding and fused attention, on every backend (CUDA kernels, NumPy on the CPU)."""
 
-from .activations import gelu, relu, silu
+from .activations import gelu, relu, silu, silu_mul
 from .attention import scaled_dot_product_attention
 from .embedding import embedding
 from .normalization import layer_norm, log_softmax, rms_norm, softmax
@@ -18,5 +18,6 @@ __all__ = [
     "rope_cache",
     "scaled_dot_product_attention",
     "silu",
+    "silu_mul",
     "softmax",
 ]

@@ -50,6 +50,21 @@ def vector_like(p, x: GPUArray, func: str, what: str) -> GPUArray | None:
     return p if p.is_contiguous else p.copy()
 
 
+def residual_like(r, x: GPUArray, func: str) -> GPUArray | None:
+    """The residual stream added to x before a norm: x's shape and dtype, on x's device."""
+    if r is None:
+        return None
+    r = float_array(r, func, "residual", rt=x._rt)
+    same_device(func, x, r)
+    if r.shape != x.shape:
+        raise ValueError(f"{func}: residual of shape {r.shape} does not match x of shape {x.shape}")
+    if r.dtype != x.dtype:
+        raise TypeError(
+            f"{func}: residual is {r.dtype.name} but x is {x.dtype.name}; they must match"
+        )
+    return r
+
+
 def real(value, func: str, what: str) -> float:
     """A float from an int or float (NumPy's too); TypeError naming `what` otherwise."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):

@@ -17,6 +17,13 @@ def silu(x) -> GPUArray:
     return elementwise("silu", float_array(x, "silu"))
 
 
+def silu_mul(gate, up) -> GPUArray:
+    """silu(gate) * up (the SwiGLU product of LLaMA's MLP), in one pass: float32 arithmetic for
+    16-bit floats, rounded once."""
+    gate = float_array(gate, "silu_mul", "gate")
+    return elementwise("silu_mul", gate, float_array(up, "silu_mul", "up", rt=gate._rt))
+
+
 def gelu(x, approximate: str = "none") -> GPUArray:
     """x * Phi(x) with Phi the normal CDF (approximate="none"), or PyTorch's tanh approximation
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (approximate="tanh")."""

@@ -9,9 +9,13 @@ from ._checks import float_array, same_device
 from ._plans import contiguous, describe, layout, result, run
 
 
-def embedding(ids, table) -> GPUArray:
-    """table[ids]: shape ids.shape + (dim,) for a (num, dim) table. An id outside [0, num) raises
-    IndexError (on the GPU this waits for the lookup to finish)."""
+def embedding(ids, table, check: bool = True) -> GPUArray:
+    """table[ids]: shape ids.shape + (dim,) for a (num, dim) table. An id outside [0, num) is
+    never read: its row is zeros, and with `check` (the default) IndexError is raised, which
+    waits for the lookup to finish (a read back of an error flag; inside a graph capture that is
+    a GraphCaptureError). check=False reads nothing back: for ids known to be in range, e.g.
+    checked on the host before they were copied, or made on the device by a sampler over the
+    table's rows, as gpukit.models does."""
     table = float_array(table, "embedding", "table")
     if not isinstance(ids, GPUArray):
         (ids,), _ = operands(ids)
@@ -30,6 +34,8 @@ def embedding(ids, table) -> GPUArray:
     ids = ids if ids.is_contiguous else ids.copy()
     key = ("embedding", rt, *describe(ids, table))
     buf, flag = run(key, lambda: rt.plan_embedding(layout(ids), layout(table), out), rt, ids, table)
+    if not check:
+        return result(buf, out, rt)
     bad = np.empty(1, np.int32)
     rt.download(bad, flag, 0)  # waits for the lookup, as NumPy's take would raise now
     if bad[0]:

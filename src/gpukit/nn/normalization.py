@@ -1,5 +1,7 @@
-"""softmax, log_softmax, layer_norm, rms_norm: one pass over each row for its statistics (online
-max and sum for softmax), float32 accumulation for 16-bit floats. Results are contiguous."""
+"""softmax, log_softmax, layer_norm, rms_norm: each row read once where it fits in registers,
+float32 accumulation for 16-bit floats, statistics merged in a fixed order (the same bits on every
+run). The norms take a residual stream as decoders use it: `rms_norm(x, w, residual=r)` returns
+(rms_norm(h) * w, h) with h = x + r, in one pass. Results are contiguous."""
 
 from __future__ import annotations
 
@@ -8,20 +10,21 @@ import operator
 from ..array import GPUArray, desc_of, describe, layout
 from ..base import shapes as _shapes
 from ..runtime.quota import local as _quota
-from ._checks import float_array, real, vector_like
+from ._checks import float_array, real, residual_like, vector_like
 from ._plans import contiguous
 
-# (plan, shape, dtype, strides, result's Desc) by (kind, axis, x's Desc, weight?, bias?): weight
-# and bias are contiguous vectors of x's last dimension and dtype (vector_like makes them so).
+# (plan, shape, dtype, strides, result's Desc) by (kind, axis, x's Desc, weight?, bias?, the
+# residual's Desc or None): weight and bias are contiguous vectors of x's last dimension and dtype
+# (vector_like makes them so).
 _ENTRIES: dict = {}
 _new = object.__new__
 
 
-def _entry(key, kind, x: GPUArray, axis: int, weight, bias):
+def _entry(key, kind, x: GPUArray, axis: int, weight, bias, residual):
     rt = x._rt
     src = x.reshape(1) if x.ndim == 0 else x  # a single element is a row of one
-    w, b = (None if p is None else layout(p) for p in (weight, bias))
-    plan = rt.plan_nn_rows(kind, layout(src), axis, contiguous(x.dtype, src.shape), w, b)
+    w, b, r = (None if p is None else layout(p) for p in (weight, bias, residual))
+    plan = rt.plan_nn_rows(kind, layout(src), axis, contiguous(x.dtype, src.shape), w, b, r)
     out = contiguous(x.dtype, x.shape)
     desc = desc_of(rt, out.dtype, out.shape, out.strides)
     entry = (plan, out.shape, out.dtype, out.strides, desc)
@@ -31,10 +34,11 @@ def _entry(key, kind, x: GPUArray, axis: int, weight, bias):
     return entry
 
 
-def _rows(kind: str, x: GPUArray, axis: int, weight=None, bias=None, eps=0.0) -> GPUArray:
-    key = (kind, axis, x._desc or describe(x), weight is not None, bias is not None)
+def _rows(kind: str, x: GPUArray, axis: int, weight=None, bias=None, eps=0.0, residual=None):
+    res_desc = None if residual is None else residual._desc or describe(residual)
+    key = (kind, axis, x._desc or describe(x), weight is not None, bias is not None, res_desc)
     plan, shape, dtype, strides, desc = _ENTRIES.get(key) or _entry(
-        key, kind, x, axis, weight, bias
+        key, kind, x, axis, weight, bias, residual
     )
     rt = x._rt
     args = [x._buf, x._offset]
@@ -42,9 +46,20 @@ def _rows(kind: str, x: GPUArray, axis: int, weight=None, bias=None, eps=0.0) ->
         args += (weight._buf, weight._offset)
     if bias is not None:
         args += (bias._buf, bias._offset)
+    if residual is not None:  # the plan returns (out, h)
+        args += (residual._buf, residual._offset)
+        bufs = plan(rt.thread.stream, _quota.quota, *args, eps)
+        return tuple(_result(buf, shape, dtype, strides, desc, rt) for buf in bufs)
     out = _new(GPUArray)
     out._buf = plan(rt.thread.stream, _quota.quota, *args, eps)
     out._offset, out._rt, out._desc = 0, rt, desc
+    out._shape, out._dtype, out._strides = shape, dtype, strides
+    return out
+
+
+def _result(buf, shape, dtype, strides, desc, rt) -> GPUArray:
+    out = _new(GPUArray)
+    out._buf, out._offset, out._rt, out._desc = buf, 0, rt, desc
     out._shape, out._dtype, out._strides = shape, dtype, strides
     return out
 
@@ -68,24 +83,30 @@ def log_softmax(x, axis: int = -1) -> GPUArray:
     return _rows("log_softmax", x, _axis(axis, x))
 
 
-def layer_norm(x, weight=None, bias=None, eps: float = 1e-5) -> GPUArray:
+def layer_norm(x, weight=None, bias=None, eps: float = 1e-5, residual=None):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last dimension (the biased variance,
-    as torch.nn.functional.layer_norm with normalized_shape = x.shape[-1:])."""
+    as torch.nn.functional.layer_norm with normalized_shape = x.shape[-1:]). With `residual`
+    (x's shape and dtype): h = x + residual (rounded to x's dtype) is normalized instead, and
+    (output, h) is returned."""
     x = float_array(x, "layer_norm")
     if x.ndim == 0:
         raise ValueError("layer_norm: x must have at least one dimension, got shape ()")
     w = vector_like(weight, x, "layer_norm", "weight")
     b = vector_like(bias, x, "layer_norm", "bias")
-    return _rows("layer_norm", x, x.ndim - 1, w, b, real(eps, "layer_norm", "eps"))
+    r = residual_like(residual, x, "layer_norm")
+    return _rows("layer_norm", x, x.ndim - 1, w, b, real(eps, "layer_norm", "eps"), r)
 
 
-def rms_norm(x, weight=None, eps: float = 1e-6) -> GPUArray:
-    """x / sqrt(mean(x**2) + eps) * weight over the last dimension (LLaMA's RMSNorm)."""
+def rms_norm(x, weight=None, eps: float = 1e-6, residual=None):
+    """x / sqrt(mean(x**2) + eps) * weight over the last dimension (LLaMA's RMSNorm). With
+    `residual` (x's shape and dtype): h = x + residual (rounded to x's dtype) is normalized
+    instead, and (output, h) is returned, as a decoder's fused add-and-norm."""
     x = float_array(x, "rms_norm")
     if x.ndim == 0:
         raise ValueError("rms_norm: x must have at least one dimension, got shape ()")
     w = vector_like(weight, x, "rms_norm", "weight")
-    return _rows("rms_norm", x, x.ndim - 1, w, None, real(eps, "rms_norm", "eps"))
+    r = residual_like(residual, x, "rms_norm")
+    return _rows("rms_norm", x, x.ndim - 1, w, None, real(eps, "rms_norm", "eps"), r)
 
 
 __all__ = ["layer_norm", "log_softmax", "rms_norm", "softmax"]

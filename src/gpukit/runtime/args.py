@@ -78,6 +78,7 @@ _WHAT = {
     "gk_ew_args": "an elementwise operand",
     "gk_reduce_args": "a reduction input",
     "gk_scan_args": "a cumsum input",
+    "gk_transpose_args": "a copy",
     "gk_matmul_args": "a matmul batch",
     "gk_gather_args": "an indexing result",
     "gk_compact_args": "a nonzero input",

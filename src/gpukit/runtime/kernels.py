@@ -3,6 +3,8 @@ instantiate it, the kernel names, and the source and options an instance compile
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..base.dtypes import bfloat16, is_floating
@@ -62,23 +64,22 @@ def elementwise(op: str, loop: np.dtype, out: np.dtype, inputs: tuple) -> tuple[
     return "elementwise.cu", tuple(defines)
 
 
+# Kernel reducer of each reduction (kernels/reduce.cu): mean is a scaled sum, any / all are max /
+# min into bool.
+_REDUCERS = {"mean": "sum", "any": "max", "all": "min"}
+
+
 def reduction(name: str, src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
-    """(file, defines) for sum / mean / prod / max / min (mean: a sum scaled by 1/n), and
-    argmax / argmin."""
-    if name in ("argmax", "argmin"):
-        defines = (
-            f"GK_ARG={int(name == 'argmax')}",
-            f"GK_IN_T={C_TYPES[src]}",
-            f"GK_ACC_T={arith_type(src)}",
-            f"GK_OUT_T={C_TYPES[out]}",
-        )
-        return "reduce.cu", defines
-    red = "sum" if name in ("sum", "mean") else name
-    if red in ("max", "min"):
+    """(file, defines) for sum mean prod max min argmax argmin var std any all of `src` into
+    `out`. 16-bit floats accumulate in float; integer sums in the (64-bit) result type."""
+    red = _REDUCERS.get(name, name)
+    if name in ("any", "all"):
+        acc = "bool"
+    elif red in ("max", "min", "argmax", "argmin"):
         acc = arith_type(src)
     elif is_integral(out):
         acc = C_TYPES[out]
-    elif name == "mean" and src == np.float64:
+    elif out == np.float64 or src == np.float64:
         acc = "double"
     else:
         acc = _float_acc(out)
@@ -89,6 +90,18 @@ def reduction(name: str, src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
         f"GK_OUT_T={C_TYPES[out]}",
     )
     return "reduce.cu", defines
+
+
+def acc_bytes(defines: tuple) -> int:
+    """Bytes of the accumulator of a reduction or cumsum instance (GK_ACC_T)."""
+    acc = next(d.split("=", 1)[1] for d in defines if d.startswith("GK_ACC_T="))
+    sizes = {"double": 8, "gk_i64": 8, "gk_u64": 8, "bool": 1, "gk_c64": 8, "gk_c128": 16}
+    return sizes.get(acc, 4)
+
+
+def transpose(itemsize: int) -> tuple[str, tuple]:
+    """kernels/transpose.cu moving elements of `itemsize` bytes (any dtype of that size)."""
+    return "transpose.cu", (f"GK_T={_RAW_TYPES[itemsize]}",)
 
 
 def matmul_tile(out: np.dtype) -> int:
@@ -251,8 +264,14 @@ def gemm_f32(
 
 
 def cumsum(src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
-    acc = C_TYPES[out] if is_integral(out) else _float_acc(out)
+    """scan.cu for a running sum of `src` into `out` (16-bit floats accumulate in float)."""
+    acc = C_TYPES[out] if is_integral(out) else ("double" if out == np.float64 else "float")
     return "scan.cu", (f"GK_IN_T={C_TYPES[src]}", f"GK_ACC_T={acc}", f"GK_OUT_T={C_TYPES[out]}")
+
+
+def cumsum_pieces(src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
+    """The reduction that sums pieces of a strided cumsum's axis, with the scan's accumulator."""
+    return "reduce.cu", ("GK_RED=gk_red_sum", *cumsum(src, out)[1])
 
 
 def arange(out: np.dtype) -> tuple[str, tuple]:
@@ -287,10 +306,11 @@ def _nn_types(dtype) -> tuple[str, str]:
     return c_type, "double" if c_type == "double" else "float"
 
 
-def nn_rows(dtype) -> tuple[str, tuple]:
-    """softmax, log_softmax, layer_norm, rms_norm over rows of `dtype`."""
+def nn_rows(dtype, vecs: int = 0) -> tuple[str, tuple]:
+    """softmax, log_softmax, layer_norm, rms_norm over rows of `dtype`, each thread holding
+    `vecs` 16-byte vectors of its row in registers (0: rows streamed, and split rows)."""
     t, acc = _nn_types(dtype)
-    return "nn_rows.cu", (f"GK_T={t}", f"GK_ACC_T={acc}")
+    return "nn_rows.cu", (f"GK_T={t}", f"GK_ACC_T={acc}", f"GK_VECS={vecs}")
 
 
 def embedding(ids: np.dtype, table) -> tuple[str, tuple]:
@@ -300,6 +320,18 @@ def embedding(ids: np.dtype, table) -> tuple[str, tuple]:
 
 def rope(dtype) -> tuple[str, tuple]:
     return embedding(np.dtype("int64"), dtype)
+
+
+def qkv_cache(dtype) -> tuple[str, tuple]:
+    """The decode step's rotary embedding fused with the KV-cache write."""
+    t, acc = _nn_types(dtype)
+    return "qkv_cache.cu", (f"GK_T={t}", f"GK_ACC_T={acc}")
+
+
+def sample(dtype) -> tuple[str, tuple]:
+    """The next token of rows of logits of `dtype`."""
+    t, _ = _nn_types(dtype)
+    return "sample.cu", (f"GK_T={t}",)
 
 
 ATTENTION_HEAD_DIMS = (32, 64, 128, 256)  # instances by the largest head_dim they serve
@@ -313,14 +345,119 @@ def attention(dtype, head_dim: int, mask: str) -> tuple[str, tuple]:
     return "attention.cu", (f"GK_T={t}", f"GK_ACC_T={acc}", f"GK_DMAX={dmax}", f"GK_MASK={kind}")
 
 
+@dataclass(frozen=True)
+class AttentionPrefillTiles:
+    """kernels/attention_tc.cu's blocks: `warps` warps, each owning 16 * m_tiles query rows;
+    `keys` keys per tile through `stages` cp.async stages; q_regs: the Q fragments are held in
+    registers (else read from shared memory at every tile)."""
+
+    warps: int
+    m_tiles: int
+    keys: int
+    stages: int
+    q_regs: bool
+
+    @property
+    def rows(self) -> int:
+        return 16 * self.m_tiles * self.warps
+
+
+@dataclass(frozen=True)
+class AttentionDecodeTiles:
+    """kernels/attention_decode.cu's blocks: `warps` warps, each streaming `keys` keys per step
+    through `stages` stages of its own."""
+
+    warps: int
+    keys: int
+    stages: int
+
+
+# The tensor-core attention kernels' tile configurations by head-dim class (the head_dim the
+# tiles hold), as kernels/geometry.cuh lists them.
+ATTENTION_TC_HEAD_DIMS = tuple(CONSTANTS["GK_ATTN_TC_HEAD_DIMS"])
+ATTENTION_PREFILL_TILES = {
+    c: AttentionPrefillTiles(*CONSTANTS[f"GK_ATTN_TC_PREFILL_D{c}"]) for c in ATTENTION_TC_HEAD_DIMS
+}
+ATTENTION_DECODE_TILES = {
+    c: AttentionDecodeTiles(*CONSTANTS[f"GK_ATTN_TC_DECODE_D{c}"]) for c in ATTENTION_TC_HEAD_DIMS
+}
+_MASK_KINDS = {"none": 0, "bool": 1, "additive": 2}
+
+
+def attention_tc_head_dim(head_dim: int) -> int | None:
+    """The head-dim class whose tiles serve `head_dim` (a multiple of 8, zero-padded up to the
+    class), or None when no tensor-core tile does."""
+    if head_dim <= 0 or head_dim % 8:
+        return None
+    return next((c for c in ATTENTION_TC_HEAD_DIMS if head_dim <= c), None)
+
+
+def _attention_tc_common(mma_type: str, head_dim_class: int, mask: str) -> tuple:
+    return (
+        f"GK_MMA_TYPE={mma_type}",
+        f"GK_TC_D={head_dim_class}",
+        f"GK_TC_MASK={_MASK_KINDS[mask]}",
+    )
+
+
+def attention_tc_prefill(mma_type: str, head_dim_class: int, mask: str) -> tuple[str, tuple]:
+    """The tensor-core prefill (sm_80+) over `mma_type` ("f16" or "bf16") in the class's shipped
+    tiles; mask is "none", "bool" or "additive"."""
+    t = ATTENTION_PREFILL_TILES[head_dim_class]
+    defines = (
+        *_attention_tc_common(mma_type, head_dim_class, mask),
+        f"GK_TC_WARPS={t.warps}",
+        f"GK_TC_MW={t.m_tiles}",
+        f"GK_TC_BN={t.keys}",
+        f"GK_TC_STAGES={t.stages}",
+        f"GK_TC_QREG={int(t.q_regs)}",
+    )
+    return "attention_tc.cu", defines
+
+
+def attention_decode_holds(head_dim_class: int, m_tiles: int) -> bool:
+    """Whether the decode kernel exists for `m_tiles` m16 row tiles of this class: each warp's
+    ring must hold the warp's partial state (floats) for the merge (its static_assert)."""
+    t = ATTENTION_DECODE_TILES[head_dim_class]
+    rows = 16 * m_tiles
+    return (
+        1 <= m_tiles <= CONSTANTS["GK_ATTN_TC_DECODE_MAX_MT"]
+        and t.stages * t.keys * head_dim_class >= rows * head_dim_class + 2 * rows
+    )
+
+
+def attention_tc_decode(
+    mma_type: str, head_dim_class: int, mask: str, m_tiles: int
+) -> tuple[str, tuple]:
+    """The tensor-core split-KV decode (sm_80+) and its combine kernel, for blocks of `m_tiles`
+    m16 tiles of query rows, in the class's shipped tiles."""
+    t = ATTENTION_DECODE_TILES[head_dim_class]
+    defines = (
+        *_attention_tc_common(mma_type, head_dim_class, mask),
+        f"GK_DEC_WARPS={t.warps}",
+        f"GK_DEC_KT={t.keys}",
+        f"GK_DEC_STAGES={t.stages}",
+        f"GK_DEC_MT={m_tiles}",
+    )
+    return "attention_decode.cu", defines
+
+
 KERNEL_NAMES = {
     "elementwise.cu": ("gk_ew_contig", "gk_ew_strided"),
-    "reduce.cu": ("gk_reduce_block", "gk_reduce_thread"),
+    "reduce.cu": (
+        "gk_red_inner_warp",
+        "gk_red_inner_block",
+        "gk_red_outer_1",
+        "gk_red_outer_vec",
+        "gk_red_finish_thread",
+        "gk_red_finish_block",
+    ),
     "matmul.cu": ("gk_matmul",),
     "matmul_skinny.cu": ("gk_matmul_skinny",),
     "matmul_mma.cu": ("gk_matmul_mma",),
     "fill.cu": ("gk_arange",),
-    "scan.cu": ("gk_cumsum",),
+    "scan.cu": ("gk_scan_tiles", "gk_scan_columns", "gk_scan_columns_vec"),
+    "transpose.cu": ("gk_transpose",),
     "gather.cu": ("gk_gather", "gk_scatter"),
     "compact.cu": ("gk_count_tiles", "gk_write_nonzero"),
     "philox.cu": (
@@ -331,14 +468,17 @@ KERNEL_NAMES = {
         "gk_randint_32",
         "gk_randint_64",
     ),
-    "nn_rows.cu": (
-        "gk_softmax_rows",
-        "gk_log_softmax_rows",
-        "gk_layer_norm_rows",
-        "gk_rms_norm_rows",
+    "nn_rows.cu": tuple(
+        f"gk_{kind}_{part}"
+        for kind in ("softmax", "log_softmax", "layer_norm", "rms_norm")
+        for part in ("rows", "split_stats", "split_apply")
     ),
     "nn_gather.cu": ("gk_embedding", "gk_rope"),
     "attention.cu": ("gk_attention", "gk_attention_combine"),
+    "attention_tc.cu": ("gk_attn_tc",),
+    "attention_decode.cu": ("gk_attn_decode", "gk_attn_combine"),
+    "qkv_cache.cu": ("gk_qkv_cache",),
+    "sample.cu": ("gk_sample",),
     "sort.cu": ("gk_sort_histogram", "gk_sort_scan", "gk_sort_onesweep", "gk_sort_rows"),
     "search.cu": (
         "gk_searchsorted",
@@ -357,7 +497,12 @@ KERNEL_NAMES = {
 
 
 # Files that use NVIDIA-only instructions (inline PTX), with the oldest architecture they need.
-CUDA_MIN_ARCH = {"matmul_mma.cu": 80, "gemm_sm90.cu": 90}
+CUDA_MIN_ARCH = {
+    "matmul_mma.cu": 80,
+    "gemm_sm90.cu": 90,
+    "attention_tc.cu": 80,
+    "attention_decode.cu": 80,
+}
 # Files built for sm_90a alone (wgmma, setmaxnreg: no other architecture runs them), by a JIT of
 # their own on sm_90 devices; their instances are sm90a_instances(), not representative ones.
 SM90A_FILES = ("gemm_sm90.cu",)
@@ -380,8 +525,6 @@ def kernels_of(file: str, defines: tuple) -> tuple[str, ...]:
     """The kernels an instance defines (three-input elementwise ops have no contiguous one)."""
     if file == "elementwise.cu" and "GK_NIN=3" in defines:
         return ("gk_ew_strided",)
-    if file == "reduce.cu" and any(d.startswith("GK_ARG=") for d in defines):
-        return ("gk_argreduce_block", "gk_argreduce_thread")
     return KERNEL_NAMES[file]
 
 
@@ -420,6 +563,19 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         reduction("argmax", f32, i64),
         reduction("argmin", u8, i64),
         reduction("min", f16, f16),
+        reduction("var", f32, f32),
+        reduction("std", f64, f64),
+        reduction("var", i32, f64),
+        reduction("any", f32, b),
+        reduction("all", u8, b),
+        cumsum(f32, f32),
+        cumsum(i64, i64),  # nonzero's running count of hits per tile
+        cumsum_pieces(f32, f32),
+        cumsum_pieces(i32, i64),
+        transpose(1),
+        transpose(2),
+        transpose(4),
+        transpose(8),
         matmul(f32, f32, f32),
         matmul(f16, f16, f16),
         matmul(f64, i64, f64),
@@ -477,9 +633,11 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         elementwise("silu", f16, f16, (f16,)),
         elementwise("gelu", f64, f64, (f64,)),
         elementwise("gelu_tanh", f32, f32, (f32,)),
-        nn_rows(f16),
+        nn_rows(f16, 2),
+        nn_rows(f32, 8),
         nn_rows(f32),
         nn_rows(f64),
+        nn_rows(f64, 8),
         embedding(i64, f16),
         embedding(i32, f32),
         embedding(u8, f64),
@@ -489,12 +647,22 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         attention(f32, 64, "bool"),
         attention(f16, 256, "additive"),
         attention(f64, 32, "none"),
+        nn_rows(bf16, 4),
         nn_rows(bf16),
+        reduction("var", bf16, bf16),
         embedding(i64, bf16),
         rope(bf16),
         attention(bf16, 128, "none"),
         attention(bf16, 64, "additive"),
         attention(bf16, 256, "bool"),
+        qkv_cache(f16),
+        qkv_cache(bf16),
+        qkv_cache(f32),
+        qkv_cache(f64),
+        sample(f16),
+        sample(bf16),
+        sample(f32),
+        sample(f64),
         *(sort_defines(t, v, tuning(t.itemsize, v)) for t in (f32, b, f64) for v in (False, True)),
         sort_defines(np.dtype("int16"), True, tuning(2, True)),
         sort_defines(bf16, False, tuning(2, False)),
@@ -510,6 +678,16 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         gemm_f32(False, True, True),
         gemm_f32(True, False, False, epilogue=(True, "gelu_tanh", True)),
         gemm_f32(True, True, True, (1, 1), (False, "relu", False)),
+        # Tensor-core attention: the prefill of every head-dim class (d96's rows of 12 chunks
+        # take the swizzle's other branch), decode with one and two m16 row tiles; both types,
+        # every mask kind.
+        attention_tc_prefill("bf16", 64, "bool"),
+        attention_tc_prefill("f16", 96, "additive"),
+        attention_tc_prefill("bf16", 128, "none"),
+        attention_tc_prefill("f16", 256, "none"),
+        attention_tc_decode("bf16", 128, "none", 1),
+        attention_tc_decode("f16", 96, "bool", 2),
+        attention_tc_decode("f16", 256, "additive", 1),
         *_complex_and_newer_instances(),
     ]
     if target == "hip":
@@ -570,7 +748,6 @@ def _complex_and_newer_instances() -> list[tuple[str, tuple]]:
         matmul(c64, c64, c64),
         matmul(c128, c128, c128),
         matmul(c64, f32, c64),
-        cumsum(c64, c64),
     ]
 
 

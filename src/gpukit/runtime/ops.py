@@ -75,6 +75,16 @@ def _in_accumulator(f):
     return run
 
 
+def _in_accumulator2(f):
+    """`_in_accumulator` for a function of two arrays."""
+
+    def run(a, b, out):
+        acc = np.float64 if np.float64 in (a.dtype, b.dtype) else np.float32
+        np.copyto(out, f(a.astype(acc, copy=False), b.astype(acc, copy=False)), casting="unsafe")
+
+    return run
+
+
 def _gelu(x):
     erf = np.frompyfunc(math.erf, 1, 1)(x * 0.7071067811865476).astype(x.dtype)
     return 0.5 * x * (1 + erf)
@@ -185,6 +195,10 @@ ELEMENTWISE: dict[str, ElementwiseOp] = {
                "(a + (T)0.044715 * a * a * a)))",
                "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))", rule="exp", namespace=NN,
                cpu=_in_accumulator(_gelu_tanh), real_only=True),
+        _op("silu_mul", 2, "a / ((T)1 + gkm_exp(-a)) * b", "multiply",
+            "silu(gate) * up elementwise, rounded once (SwiGLU's product), with broadcasting.",
+            namespace=NN, cpu=_in_accumulator2(lambda a, b: a / (1 + np.exp(-a)) * b),
+            real_only=True),
         _binary("add", "(T)(a + b)", "x + y", dunder="add"),
         _binary("subtract", "(T)(a - b)", "x - y", dunder="sub"),
         _binary("multiply", "(T)(a * b)", "x * y", dunder="mul"),

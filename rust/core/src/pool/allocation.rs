@@ -6,16 +6,19 @@ use std::ffi::c_void;
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::cache::Block;
+use super::graphs::GraphId;
 use super::shard::{Live, Shard};
 use super::threads::Me;
 use super::{lock, BufferId, Pool, PoolError, QuotaId, Stream, DEFAULT_SPILL_RANK, MAX_REQUEST};
 use crate::size_class::round_up;
 
-/// A new buffer on its way into a shard: its id, size class and quota standing.
+/// A new buffer on its way into a shard: its id, size class, bytes asked for and quota
+/// standing.
 struct Request {
     id: BufferId,
     shard: usize,
     size: u64,
+    nbytes: u64,
     charged: bool,
     rank: u8,
 }
@@ -44,6 +47,7 @@ impl Pool {
             id,
             shard: me.shard(),
             size,
+            nbytes,
             charged: rank.is_some(),
             rank: rank.unwrap_or(DEFAULT_SPILL_RANK),
         })
@@ -62,6 +66,11 @@ impl Pool {
         if evictable {
             // The caller is about to use it: no other thread may spill it first.
             me.pin(&[req.id]);
+        }
+        if let Some(graph) = me.capturing() {
+            return self
+                .allocate_in_capture(&me, graph, &req, stream, evictable, true)
+                .expect("with the backend allowed there is always an answer");
         }
         if let Some(id) = self.allocate_from_own_shard(&req, stream, evictable) {
             return Ok(id);
@@ -93,6 +102,9 @@ impl Pool {
         if evictable {
             me.pin(&[req.id]);
         }
+        if let Some(graph) = me.capturing() {
+            return self.allocate_in_capture(&me, graph, &req, stream, evictable, false);
+        }
         if let Some(id) = self.allocate_from_own_shard(&req, stream, evictable) {
             return Some(Ok(id));
         }
@@ -103,6 +115,44 @@ impl Pool {
                 None
             }
         }
+    }
+
+    /// An allocation while the calling thread captures `graph`: the capture's private memory
+    /// first, then cached blocks that need no fence, then (when `backend`) a fresh one; never
+    /// an event, a spill or memory given back (see `graphs`). None: it would need the backend.
+    fn allocate_in_capture(
+        &self,
+        me: &Me,
+        graph: GraphId,
+        req: &Request,
+        stream: Stream,
+        evictable: bool,
+        backend: bool,
+    ) -> Option<Result<BufferId, PoolError>> {
+        let found = self
+            .take_private(graph, req.size)
+            .or_else(|| self.take_cached(req.size, stream, req.shard));
+        let block = match found {
+            Some(block) => block,
+            None if !backend => {
+                self.abandon(req);
+                return None;
+            }
+            None => match self.fresh_block(req.size, req.nbytes) {
+                Ok(block) => block,
+                Err(e) => {
+                    self.abandon(req);
+                    return Some(Err(e));
+                }
+            },
+        };
+        let mut shard = self.shard(req.shard);
+        let size = block.size;
+        self.insert_live(&mut shard, req, block, stream, evictable, vec![graph]);
+        drop(shard);
+        self.settle(req, size);
+        me.note_used(&[req.id]);
+        Some(Ok(req.id))
     }
 
     /// The common case, under one lock: a block freed to this thread's shard.
@@ -116,7 +166,7 @@ impl Pool {
         let block = shard.free.take(req.size, stream)?;
         shard.cache_hits += 1;
         let size = block.size;
-        self.insert_live(&mut shard, req, block, stream, evictable);
+        self.insert_live(&mut shard, req, block, stream, evictable, Vec::new());
         drop(shard);
         self.settle(req, size);
         Some(req.id)
@@ -125,7 +175,14 @@ impl Pool {
     /// Records a new live buffer.
     fn register(&self, req: &Request, block: Block, stream: Stream, evictable: bool) -> BufferId {
         let size = block.size;
-        self.insert_live(&mut self.shard(req.shard), req, block, stream, evictable);
+        self.insert_live(
+            &mut self.shard(req.shard),
+            req,
+            block,
+            stream,
+            evictable,
+            Vec::new(),
+        );
         self.settle(req, size);
         req.id
     }
@@ -137,6 +194,7 @@ impl Pool {
         block: Block,
         stream: Stream,
         evictable: bool,
+        graphs: Vec<GraphId>,
     ) {
         shard.allocations += 1;
         let last_use = if evictable { self.clock().get() } else { 0 };
@@ -152,6 +210,7 @@ impl Pool {
                 rank: req.rank,
                 last_use,
                 busy: false,
+                graphs,
             },
         );
     }
@@ -191,8 +250,14 @@ impl Pool {
         let block = live.block.take();
         let resident = block.is_some();
         if let Some(block) = block {
-            let era = self.era();
-            shard.free.put(block, Some(live.stream), era);
+            if live.graphs.is_empty() {
+                let era = self.era();
+                shard.free.put(block, Some(live.stream), era);
+            } else {
+                // Captured work holds its address: it stays reserved (under this lock, so that
+                // releasing the graph finds it either live or held).
+                self.hold(id, block, std::mem::take(&mut live.graphs));
+            }
         }
         drop(shard);
         if resident {

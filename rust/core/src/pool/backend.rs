@@ -76,6 +76,39 @@ impl Pool {
         }
     }
 
+    /// A fresh backend block of class `size` under the limit, and nothing else: no fence, no
+    /// memory given back, no spill (what a capturing thread may do).
+    pub(super) fn fresh_block(&self, size: u64, requested: u64) -> Result<Block, PoolError> {
+        let backend_size = if size <= SMALL_LIMIT { SEGMENT } else { size };
+        let reason = if self.gauges.try_reserve(backend_size) {
+            match self.table.device_alloc(backend_size) {
+                Ok(base) => {
+                    let own = self.threads.me().shard();
+                    return Ok(self.adopt(base, backend_size, size, own));
+                }
+                Err(e) => {
+                    self.gauges.unreserve(backend_size);
+                    if !self.table.is_out_of_memory(&e) {
+                        return Err(e.into());
+                    }
+                    e.to_string()
+                }
+            }
+        } else {
+            "over the pool limit".to_string()
+        };
+        Err(PoolError::OutOfMemory {
+            requested,
+            allocated: self.gauges.allocated(),
+            reserved: self.gauges.reserved(),
+            limit: self.gauges.limit(),
+            reason: format!(
+                "{reason}; during graph capture no cached memory is given back and nothing is \
+                 spilled"
+            ),
+        })
+    }
+
     /// Takes in a fresh backend allocation (its bytes are counted as reserved already); for a
     /// small class, carves it into slots, caches all but the first and returns that.
     fn adopt(&self, base: u64, backend_size: u64, size: u64, own: usize) -> Block {
@@ -178,6 +211,13 @@ impl Pool {
 
     /// Frees every cached block (and fully free segment) back to the backend.
     pub fn empty_cache(&self) -> Result<(), PoolError> {
+        if self.threads.me().capturing().is_some() {
+            return Err(PoolError::Capture(
+                "the cache cannot be emptied inside graph capture (freeing device memory \
+                 synchronizes the device)"
+                    .into(),
+            ));
+        }
         self.release_cached(u64::MAX).map(|_| ())
     }
 }

@@ -136,6 +136,22 @@ impl FreeLists {
         self.bytes
     }
 
+    /// Takes out some block, any class or stream (None when empty).
+    pub fn take_any(&mut self) -> Option<Block> {
+        for classes in self
+            .on_stream
+            .values_mut()
+            .chain(std::iter::once(&mut self.anywhere))
+        {
+            if let Some(class) = classes.first(0, u64::MAX) {
+                let block = classes.pop(class).expect("a non-empty class").block;
+                self.bytes -= block.size;
+                return Some(block);
+            }
+        }
+        None
+    }
+
     /// The count a fence recorded now covers: blocks put before it.
     pub fn cut(&self) -> u64 {
         self.seq

@@ -28,6 +28,10 @@ pub enum PoolError {
     },
     Backend(BackendError),
     UnknownBuffer(BufferId),
+    /// Something a graph capture cannot hold (a nested capture, a spilled buffer's restore).
+    Capture(String),
+    /// No graph of that id in this pool.
+    UnknownGraph(u64),
 }
 
 impl std::fmt::Display for PoolError {
@@ -73,6 +77,8 @@ impl std::fmt::Display for PoolError {
             ),
             PoolError::Backend(e) => e.fmt(f),
             PoolError::UnknownBuffer(id) => write!(f, "buffer {id} is not live in this pool"),
+            PoolError::Capture(message) => f.write_str(message),
+            PoolError::UnknownGraph(id) => write!(f, "graph {id} is not live in this pool"),
         }
     }
 }

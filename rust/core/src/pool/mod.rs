@@ -17,13 +17,15 @@
 //! and class, segments), `shard` (live buffers, free lists and spill order of one shard), `lru`
 //! (the spill order), `quotas`, `residency` (addresses, spilling, restoring), `backend` (fresh
 //! memory under the limit, giving cached memory back), `fences` (cross-stream reuse), `threads`
-//! (per-thread shard, ids, pins), `stats`.
+//! (per-thread shard, ids, pins, the capture in progress), `graphs` (memory that captured graphs
+//! hold), `stats`.
 //!
 //! Locks: the state is split into `SHARDS` shards, each behind its own lock; a thread allocates
 //! in its own shard and a buffer goes back to the shard that issued its id, so threads rarely
 //! meet. A thread holds at most one shard lock at a time, except `backend::release_cached`,
 //! which takes them all in index order. The quota table, the fences and the pin lists have
-//! locks of their own, never held while waiting for a shard. No backend call (allocation, free,
+//! locks of their own, never held while waiting for a shard; the graph table is taken under a
+//! shard's lock (a release holding a block for a graph), never the other way round. No backend call (allocation, free,
 //! copy, event record or query) ever runs under any of these locks.
 
 mod allocation;
@@ -31,6 +33,7 @@ mod backend;
 mod cache;
 mod error;
 mod fences;
+mod graphs;
 mod hash;
 mod lru;
 mod quotas;
@@ -39,6 +42,8 @@ mod shard;
 mod stats;
 mod threads;
 
+#[cfg(test)]
+mod graph_tests;
 #[cfg(test)]
 mod quota_tests;
 #[cfg(test)]
@@ -50,6 +55,7 @@ use std::time::Instant;
 
 use crate::table::AllocatorTable;
 use fences::Fences;
+use graphs::Graphs;
 use lru::UseClock;
 use quotas::Quotas;
 use shard::{shard_of, Shard, SHARDS};
@@ -57,6 +63,7 @@ use stats::Gauges;
 use threads::Threads;
 
 pub use error::PoolError;
+pub use graphs::GraphId;
 pub use quotas::QuotaSpec;
 pub use stats::Stats;
 
@@ -92,6 +99,7 @@ pub struct Pool {
     gauges: Gauges,
     threads: Threads,
     fences: Fences,
+    graphs: Mutex<Graphs>,
     epoch: Instant,
     /// Advanced by every allocation that looks past the cache: cached blocks carry the era of
     /// their free, and older eras go back to the backend first.
@@ -107,6 +115,7 @@ impl Pool {
             gauges: Gauges::default(),
             threads: Threads::new(),
             fences: Fences::default(),
+            graphs: Mutex::default(),
             epoch: Instant::now(),
             era: AtomicU64::new(0),
         }

@@ -20,9 +20,12 @@ impl Pool {
     /// common case): no waiting, no backend call. None when some buffer needs `device_ptrs`.
     pub fn resident_ptrs(&self, ids: &[BufferId], stream: Stream) -> Option<Vec<u64>> {
         // Pinned before the addresses are read, so no other thread spills them in between.
-        self.threads.me().pin(ids);
+        let me = self.threads.me();
+        me.pin(ids);
+        let graph = me.capturing();
         let clock = self.clock();
         let mut out = Vec::with_capacity(ids.len());
+        let mut captured = Vec::new();
         let mut held: Option<(usize, MutexGuard<'_, Shard>)> = None;
         for &id in ids {
             let index = shard_of(id);
@@ -31,7 +34,15 @@ impl Pool {
                 held = Some((index, self.shard(index)));
             }
             let (_, shard) = held.as_mut().expect("locked above");
-            out.push(shard.touch(id, stream, &clock)?);
+            let (ptr, new) = shard.touch(id, stream, &clock, graph)?;
+            if new {
+                captured.push(id);
+            }
+            out.push(ptr);
+        }
+        drop(held);
+        if !captured.is_empty() {
+            me.note_used(&captured);
         }
         Some(out)
     }
@@ -40,18 +51,31 @@ impl Pool {
     /// spilled buffers are restored first (never by spilling another of `ids`), all are marked
     /// used now, and they stay pinned until this thread's next call.
     pub fn device_ptrs(&self, ids: &[BufferId], stream: Stream) -> Result<Vec<u64>, PoolError> {
-        self.threads.me().pin(ids);
+        let me = self.threads.me();
+        me.pin(ids);
+        let graph = me.capturing();
         let clock = self.clock();
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
             loop {
-                let found = self
+                let (found, new) = self
                     .shard_for(id)
-                    .touch_or_claim(id, stream, &clock)
+                    .touch_or_claim(id, stream, &clock, graph)
                     .ok_or(PoolError::UnknownBuffer(id))?;
+                if new {
+                    me.note_used(&[id]);
+                }
                 match found {
                     Found::Resident(ptr) => out.push(ptr),
                     Found::Claimed => out.push(self.restore_claimed(id, stream, ids)?),
+                    Found::SpilledInCapture => {
+                        return Err(PoolError::Capture(
+                            "an array used inside graph capture is spilled to host memory; \
+                             bringing it back is a synchronous copy, which a capture cannot \
+                             hold: use it once before the capture (or make it non-evictable)"
+                                .into(),
+                        ))
+                    }
                     Found::Busy => {
                         std::thread::yield_now(); // another thread is moving it
                         continue;
@@ -137,6 +161,9 @@ impl Pool {
         if live.busy || live.block.is_none() || (evictable_only && !live.evictable) {
             return false;
         }
+        if !live.graphs.is_empty() {
+            return false; // a graph's captured work holds its address
+        }
         if me.pinned_by_others(id) {
             return false;
         }
@@ -166,6 +193,12 @@ impl Pool {
 
     /// Spills a buffer to host memory now, unless it is spilled, busy or pinned (then false).
     pub fn spill(&self, id: BufferId) -> Result<bool, PoolError> {
+        if self.threads.me().capturing().is_some() {
+            return Err(PoolError::Capture(
+                "nothing can be spilled inside graph capture (a spill is a synchronous copy)"
+                    .into(),
+            ));
+        }
         {
             let mut shard = self.shard_for(id);
             if shard.get(id).is_none() {

@@ -3,6 +3,7 @@
 //! buffer's memory goes back to the shard that issued it, so threads rarely meet on a lock.
 
 use super::cache::{Block, FreeLists};
+use super::graphs::GraphId;
 use super::hash::HashMap;
 use super::lru::{Lru, LruKey, UseClock};
 use super::{BufferId, Stream};
@@ -31,6 +32,9 @@ pub(crate) struct Live {
     pub last_use: u64,
     /// Being spilled or restored by some thread.
     pub busy: bool,
+    /// The live graphs whose captured work uses this buffer's address: while any does, it is
+    /// never spilled, and its memory stays reserved after it is released.
+    pub graphs: Vec<GraphId>,
 }
 
 impl Live {
@@ -47,8 +51,20 @@ impl Live {
         }
     }
 
+    /// Records that `graph` (the caller's capture, if any) uses this buffer; true the first
+    /// time.
+    fn captured_by(&mut self, graph: Option<GraphId>) -> bool {
+        match graph {
+            Some(g) if !self.graphs.contains(&g) => {
+                self.graphs.push(g);
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn spillable(&self) -> bool {
-        self.evictable && self.block.is_some() && !self.busy
+        self.evictable && self.block.is_some() && !self.busy && self.graphs.is_empty()
     }
 
     fn key(&self, id: BufferId) -> LruKey {
@@ -63,6 +79,9 @@ pub(crate) enum Found {
     Busy,
     /// Spilled, and now claimed by the caller to restore.
     Claimed,
+    /// Spilled, while the caller captures (a restore is a synchronous copy, which a capture
+    /// cannot hold): left as it is.
+    SpilledInCapture,
 }
 
 #[derive(Default)]
@@ -111,36 +130,48 @@ impl Shard {
         Some(out)
     }
 
-    /// Marks a resident, idle buffer used now on `stream`; None if it is unknown, moving or
-    /// spilled.
-    pub fn touch(&mut self, id: BufferId, stream: Stream, clock: &UseClock) -> Option<u64> {
+    /// Marks a resident, idle buffer used now on `stream` (and by `graph`, the caller's
+    /// capture); None if it is unknown, moving or spilled. The flag: `graph` is new to it.
+    pub fn touch(
+        &mut self,
+        id: BufferId,
+        stream: Stream,
+        clock: &UseClock,
+        graph: Option<GraphId>,
+    ) -> Option<(u64, bool)> {
         self.update(id, |live| {
             if live.busy {
                 return None;
             }
             let ptr = live.ptr()?;
             live.used(stream, clock);
-            Some(ptr)
+            Some((ptr, live.captured_by(graph)))
         })?
     }
 
-    /// `touch`, or for a spilled buffer, claims it for the caller to restore.
+    /// `touch`, or for a spilled buffer, claims it for the caller to restore (outside a
+    /// capture). The flag: `graph` is new to it.
     pub fn touch_or_claim(
         &mut self,
         id: BufferId,
         stream: Stream,
         clock: &UseClock,
-    ) -> Option<Found> {
+        graph: Option<GraphId>,
+    ) -> Option<(Found, bool)> {
         self.update(id, |live| {
             if live.busy {
-                return Found::Busy;
+                return (Found::Busy, false);
+            }
+            if live.ptr().is_none() && graph.is_some() {
+                return (Found::SpilledInCapture, false);
             }
             live.used(stream, clock);
+            let new = live.captured_by(graph);
             match live.ptr() {
-                Some(ptr) => Found::Resident(ptr),
+                Some(ptr) => (Found::Resident(ptr), new),
                 None => {
                     live.busy = true;
-                    Found::Claimed
+                    (Found::Claimed, new)
                 }
             }
         })

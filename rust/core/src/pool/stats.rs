@@ -22,6 +22,8 @@ pub struct Stats {
     /// Bytes of live buffers currently held on the host.
     pub spilled_now: u64,
     pub restores: u64,
+    /// Bytes of released buffers' blocks held for live graphs (their captured work uses them).
+    pub graph_held: u64,
 }
 
 /// A counter alone on its cache line: threads that move it do not slow readers of its
@@ -45,6 +47,7 @@ pub(crate) struct Gauges {
     pub spilled_bytes: AtomicU64,
     pub spilled_now: AtomicU64,
     pub restores: AtomicU64,
+    pub graph_held: AtomicU64,
 }
 
 impl Default for Gauges {
@@ -61,6 +64,7 @@ impl Default for Gauges {
             spilled_bytes: AtomicU64::new(0),
             spilled_now: AtomicU64::new(0),
             restores: AtomicU64::new(0),
+            graph_held: AtomicU64::new(0),
         }
     }
 }
@@ -134,6 +138,7 @@ impl Gauges {
             spilled_bytes: self.spilled_bytes.load(Relaxed),
             spilled_now: self.spilled_now.load(Relaxed),
             restores: self.restores.load(Relaxed),
+            graph_held: self.graph_held.load(Relaxed),
         }
     }
 }

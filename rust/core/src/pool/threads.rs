@@ -11,6 +11,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, Weak};
 
+use super::graphs::GraphId;
 use super::hash::HashSet;
 use super::shard::{SHARDS, SHARD_BITS};
 use super::{lock, BufferId};
@@ -38,6 +39,15 @@ struct Context {
     /// Ids [next, end) are this thread's to hand out.
     ids: Cell<(u64, u64)>,
     registry: Weak<Registry>,
+    /// The graph this thread is capturing, if any.
+    capture: RefCell<Option<Capture>>,
+}
+
+/// A capture in progress on one thread: its graph and the buffers handed to it so far (each
+/// once), kept here so that noting one needs no lock.
+pub(crate) struct Capture {
+    pub graph: GraphId,
+    pub used: Vec<BufferId>,
 }
 
 impl Drop for Context {
@@ -86,6 +96,7 @@ impl Threads {
                     pins,
                     ids: Cell::new((0, 0)),
                     registry: Arc::downgrade(&self.registry),
+                    capture: RefCell::new(None),
                 });
                 let mut all = all.borrow_mut();
                 all.retain(|c| c.registry.strong_count() > 0); // contexts of pools now gone
@@ -123,6 +134,44 @@ impl Me<'_> {
             None => self.threads.next_ids.fetch_add(1, Relaxed),
         };
         (serial << SHARD_BITS) | self.shard() as u64
+    }
+
+    /// The graph the calling thread is capturing.
+    pub fn capturing(&self) -> Option<GraphId> {
+        let c = self.context.as_ref()?;
+        let capture = c.capture.borrow();
+        capture.as_ref().map(|c| c.graph)
+    }
+
+    /// Starts a capture of `graph` on the calling thread; false if it captures already (or is
+    /// being torn down).
+    pub fn begin_capture(&self, graph: GraphId) -> bool {
+        let Some(c) = &self.context else {
+            return false;
+        };
+        let mut capture = c.capture.borrow_mut();
+        if capture.is_some() {
+            return false;
+        }
+        *capture = Some(Capture {
+            graph,
+            used: Vec::new(),
+        });
+        true
+    }
+
+    /// Ends the calling thread's capture.
+    pub fn end_capture(&self) -> Option<Capture> {
+        self.context.as_ref()?.capture.borrow_mut().take()
+    }
+
+    /// Notes buffers newly handed to the calling thread's capture.
+    pub fn note_used(&self, ids: &[BufferId]) {
+        if let Some(c) = &self.context {
+            if let Some(capture) = c.capture.borrow_mut().as_mut() {
+                capture.used.extend_from_slice(ids);
+            }
+        }
     }
 
     /// Pins `ids` for the calling thread, unpinning what it pinned before.

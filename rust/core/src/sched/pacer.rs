@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use super::qos::QosClass;
 use super::task::Task;
+use crate::capture;
 use crate::pool::Pool;
 
 pub const PACER_TABLE_VERSION: u32 = 1;
@@ -159,6 +160,9 @@ fn with_current<R>(default: R, f: impl FnOnce(&TaskPace) -> R) -> R {
 
 /// 0: launch now. 1: call `wait_launch` first (with the GIL released).
 pub extern "C" fn before_launch(_stream: u64) -> i32 {
+    if capture::active() {
+        return 0; // a captured launch runs on replay: nothing to pace now
+    }
     with_current(0, |p| {
         p.task.kernels.fetch_add(1, Ordering::Relaxed);
         i32::from(p.must_wait())
@@ -186,6 +190,9 @@ pub extern "C" fn wait_launch(_stream: u64) {
 
 /// Records an event after a paced launch. Returns the backend's error code (0: fine).
 pub extern "C" fn after_launch(stream: u64) -> i32 {
+    if capture::active() {
+        return 0;
+    }
     with_current(0, |p| {
         if !p.paced() {
             return 0;
@@ -210,6 +217,9 @@ pub extern "C" fn after_launch(stream: u64) -> i32 {
 /// Rows per launch for a long op of the calling thread's task (a matmul's row blocks): the
 /// scheduler's slice size while the task is paced, else 0 (launch it whole).
 pub extern "C" fn slice_rows() -> i64 {
+    if capture::active() {
+        return 0; // a graph replays whole: slices would not yield to anything
+    }
     with_current(0, |p| {
         if p.paced() {
             p.shared.configured_slice_rows()

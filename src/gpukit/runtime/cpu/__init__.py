@@ -3,6 +3,7 @@ Python functions over NumPy views of that memory (see gpukit.runtime.backend).""
 
 from __future__ import annotations
 
+import math
 import os
 import time
 
@@ -11,10 +12,11 @@ import numpy as np
 from ... import _core, _native
 from ...base.dtypes import EXPONENT_RULES, bfloat16
 from ...base.shapes import contiguous_strides
-from .. import philox
+from .. import capture, philox
+from ..args import arg_struct
 from ..backend import Capabilities, Layout
 from ..ops import ELEMENTWISE
-from . import nn
+from . import decode, graphs, nn
 from . import sort as _sort
 
 CAPABILITIES = Capabilities(
@@ -55,6 +57,16 @@ def _as_f32(x):
 def _compute_into(out: np.ndarray, compute) -> None:
     """compute(dest), with a bfloat16 `out` computed in float32 and rounded once when stored."""
     if out.dtype != bfloat16:
+        compute(out)
+        return
+    tmp = np.empty(out.shape, np.float32)
+    compute(tmp)
+    np.copyto(out, tmp, casting="unsafe")
+
+
+def _compute_into32(out: np.ndarray, compute) -> None:
+    """compute(dest), with a 16-bit float `out` computed in float32 and rounded once."""
+    if out.dtype not in (np.float16, bfloat16):
         compute(out)
         return
     tmp = np.empty(out.shape, np.float32)
@@ -109,11 +121,12 @@ class CpuBackend:
         return "CPU (NumPy over the gpukit pool)"
 
     # --- streams and events: synchronous work, events read the host clock ------------------------
+    # Inside a capture the CPU refuses what a GPU would, so that code runs the same on both.
     def set_stream(self, stream) -> None:
         pass
 
     def synchronize(self, stream=None) -> None:
-        pass
+        capture.refuse("synchronize")
 
     def create_stream(self, priority: int) -> int:
         return 0
@@ -130,18 +143,21 @@ class CpuBackend:
         self._events.pop(event, None)
 
     def record_event(self, event: int, stream: int) -> None:
+        capture.refuse("recording an event")
         self._events[event] = time.perf_counter()
 
     def wait_event(self, stream: int, event: int) -> None:
         pass
 
     def event_done(self, event: int) -> bool:
+        capture.refuse("querying an event")
         return True
 
     def synchronize_event(self, event: int) -> None:
-        pass
+        capture.refuse("waiting for an event")
 
     def elapsed_ms(self, start: int, end: int) -> float:
+        capture.refuse("reading an event's time")
         t0, t1 = self._events.get(start), self._events.get(end)
         if t0 is None or t1 is None:
             raise ValueError("elapsed_ms: both events must have been recorded")
@@ -154,32 +170,47 @@ class CpuBackend:
     def views(self, items) -> list[np.ndarray]:
         """NumPy arrays over (buffer, byte offset, layout) items, from one pool call, so that
         restoring one spilled buffer never spills another of the same operation."""
+        return [self.view_at(a, layout, buffer) for a, (buffer, _, layout) in self._at(items)]
+
+    def _at(self, items) -> list:
+        """(address, item) of each (buffer, byte offset, layout) item, from one pool call."""
         addresses = self.pool.device_ptrs(tuple(b for b, _, _ in items), 0)
-        out = []
-        for (buffer, offset, layout), address in zip(items, addresses, strict=True):
-            view = np.asarray(_HostMemory(buffer, address + offset, layout))
-            out.append(view.view(bfloat16) if layout.dtype == bfloat16 else view)
-        return out
+        return [(a + item[1], item) for a, item in zip(addresses, items, strict=True)]
+
+    @staticmethod
+    def view_at(address: int, layout: Layout, buffer=None) -> np.ndarray:
+        """A NumPy array over pool memory at `address` (kept alive by `buffer`, or by the graph
+        that recorded the address)."""
+        view = np.asarray(_HostMemory(buffer, address, layout))
+        return view.view(bfloat16) if layout.dtype == bfloat16 else view
+
+    @staticmethod
+    def run_compute(compute, operands) -> None:
+        with np.errstate(all="ignore"):  # silent, as the GPU is: 1/0 is inf, not a warning
+            compute(*operands)
 
     def upload(self, host: np.ndarray, buffer, offset: int) -> None:
+        capture.refuse("copying host data to the device (asarray, from_numpy)")
         layout = Layout(np.dtype(np.uint8), (host.nbytes,), (1,))
         (view,) = self.views([(buffer, offset, layout)])
         view[...] = host.reshape(-1).view(np.uint8)
 
     def download(self, host: np.ndarray, buffer, offset: int) -> None:
+        capture.refuse("reading data back (to_numpy, item, a count or error flag)")
         layout = Layout(np.dtype(np.uint8), (host.nbytes,), (1,))
         (view,) = self.views([(buffer, offset, layout)])
         host.reshape(-1).view(np.uint8)[...] = view
 
     def copy_from_file(self, file, copies, report) -> None:
         """Copies (file offset, bytes, address) ranges of a SafeTensorsFile into pool memory."""
+        capture.refuse("loading a file")
         file.copy_to_host(copies, 0, report)
 
     def _plan(self, inputs, outputs, compute):
         """A plan over array arguments described by `inputs` (Layouts, or scalar types taken as
         values), allocating `outputs` (contiguous Layouts); compute(*views and values, *output
         views) does the work."""
-        allocate, views = self.pool.allocate, self.views
+        allocate, at, view_at, run = self.pool.allocate, self._at, self.view_at, self.run_compute
         sizes = [o.size * o.dtype.itemsize for o in outputs]
 
         def plan(stream, quota, *args):
@@ -193,13 +224,23 @@ class CpuBackend:
                     values.append(next(it))
             made = [allocate(n, stream, quota) for n in sizes]
             items += [(b, 0, o) for b, o in zip(made, outputs, strict=True)]
-            got = iter(views(items)) if items else iter(())
-            operands = [next(got) if v is None else v for v in values]
-            with np.errstate(all="ignore"):  # silent, as the GPU is: 1/0 is inf, not a warning
-                compute(*operands, *got)
+            placed = at(items) if items else []
+            token = capture.current()
+            if token is not None and token.backend is self:
+                # Recorded, not run: a capture only records work, as on a GPU.
+                token.record(compute, values, [(a, i[2]) for a, i in placed])
+            else:
+                run(compute, _operands(values, [view_at(a, i[2], i[0]) for a, i in placed]))
             return None if not made else made[0] if len(made) == 1 else tuple(made)
 
         return plan
+
+    # --- graphs (gpukit.graphs) ----------------------------------------------------------------
+    begin_capture = graphs.begin_capture
+    end_capture = graphs.end_capture
+    replay_graph = graphs.replay
+    release_graph = graphs.release
+    graph_held_bytes = graphs.held_bytes
 
     # --- plans ----------------------------------------------------------------------------------
     def plan_elementwise(self, op, loop, inputs, out: Layout, allocate: bool):
@@ -218,7 +259,12 @@ class CpuBackend:
                 ufunc(*args, out=out, casting="same_kind")
 
         arrays = [x for x in inputs if isinstance(x, Layout)]
-        if op.storage and loop == bfloat16:
+        if op.name == "identity" and arrays and arrays[0].dtype == out.dtype:
+
+            def compute(src, dest):  # a copy within one dtype moves the bits as they are
+                np.copyto(dest, src)
+
+        elif op.storage and loop == bfloat16:
             # Computed on bfloat16 itself (ml_dtypes' loops), scalars taken as bfloat16 first.
             def compute(*views):
                 *ins, dest = views
@@ -252,13 +298,13 @@ class CpuBackend:
             return self._plan(inputs, [_contiguous(out)], compute)
         return self._plan((*inputs, out), [], compute)
 
-    def plan_reduce(self, name: str, src: Layout, axes: tuple, out: Layout):
+    def plan_reduce(self, name: str, src: Layout, axes: tuple, out: Layout, ddof=0):
         def compute(s, o):
-            if bfloat16 in (s.dtype, o.dtype):
-                s = _as_f32(s)
-                _compute_into(o, lambda dest: _reduce(name, s, axes, dest))
+            if s.dtype in (np.float16, bfloat16):  # 16-bit floats accumulate in float32, as on GPUs
+                s = s.astype(np.float32)
+                _compute_into32(o, lambda dest: _reduce(name, s, axes, dest, ddof))
             else:
-                _reduce(name, s, axes, o)
+                _reduce(name, s, axes, o, ddof)
 
         return self._plan((src,), [out], compute)
 
@@ -367,17 +413,23 @@ class CpuBackend:
         flag = [Layout(_I32, (1,), (4,))] if check else []
         return self._plan((src, *indices), [out, *flag], compute)
 
-    def plan_nn_rows(self, kind, src: Layout, axis: int, out: Layout, weight, bias):
-        params = [p for p in (weight, bias) if p is not None]
+    def plan_nn_rows(self, kind, src: Layout, axis: int, out: Layout, weight, bias, residual=None):
+        """Args: src, weight, bias, residual (those given), eps. Allocates out, and with a
+        residual h = src + residual (rounded to src's dtype, as the GPU stores it), normalized."""
+        given = [p is not None for p in (weight, bias, residual)]
+        params = [p for p in (weight, bias, residual) if p is not None]
 
         def compute(s, *rest):
-            *ps, eps, o = rest
+            if residual is not None:
+                *ps, eps, o, h = rest
+            else:
+                (*ps, eps, o), h = rest, None
             it = iter(ps)
-            w = next(it) if weight is not None else None
-            b = next(it) if bias is not None else None
-            nn.rows(kind, s, axis, w, b, eps, o)
+            w, b, r = (next(it) if g else None for g in given)
+            nn.rows(kind, s, axis, w, b, eps, o, r, h)
 
-        return self._plan((src, *params, float), [out], compute)
+        outputs = [out, out] if residual is not None else [out]
+        return self._plan((src, *params, float), outputs, compute)
 
     def plan_embedding(self, ids: Layout, table: Layout, out: Layout):
         def compute(i, t, o, flag):
@@ -390,12 +442,37 @@ class CpuBackend:
             (x, cos, sin), [out], lambda xv, c, s, o: nn.rope(xv, c, s, o, interleaved)
         )
 
-    def plan_attention(self, q, k, v, mask, out: Layout, causal: bool, scale: float):
+    def plan_attention(self, q, k, v, mask, kv_length, out: Layout, causal: bool, scale: float):
         def compute(qv, kv, vv, *rest):
-            *m, o = rest
-            nn.attention(qv, kv, vv, m[0] if m else None, o, causal, scale)
+            *given, o = rest
+            it = iter(given)
+            m = next(it) if mask is not None else None
+            lengths = next(it) if kv_length is not None else None
+            nn.attention(qv, kv, vv, m, lengths, o, causal, scale)
 
-        return self._plan((q, k, v) if mask is None else (q, k, v, mask), [out], compute)
+        arrays = [x for x in (q, k, v, mask, kv_length) if x is not None]
+        return self._plan(arrays, [out], compute)
+
+    # --- gpukit.models' decode step -------------------------------------------------------------
+    def plan_qkv_cache(self, qkv, cos, sin, length, cache, q_out, hq: int, hkv: int):
+        rotary = cos is not None
+
+        def compute(*views):
+            if rotary:
+                x, c, s, n, k, v, q = views
+            else:
+                (x, n, k, v, q), c, s = views, None, None
+            decode.qkv_cache(x, c, s, n, q, k, v, hq, hkv, rotary)
+
+        tables = (cos, sin) if rotary else ()
+        return self._plan((qkv, *tables, length, cache, cache), [q_out], compute)
+
+    def plan_sample(self, logits, next_ids, tokens):
+        params = Layout(np.dtype(np.uint8), (arg_struct("gk_sample_params").size,), (1,))
+        flag = Layout(_I32, (logits.shape[0],), (4,))
+        return self._plan(
+            (logits, params, Layout(_I32, (1,), (4,)), flag, next_ids, tokens), [], decode.sample
+        )
 
     # --- sorting (gpukit.sorting) ---------------------------------------------------------------
     def plan_sort(self, src: Layout, keys: bool, index: bool, descending: bool):
@@ -422,6 +499,7 @@ class CpuBackend:
         )
 
     def unique(self, x: Layout, buffer, offset, index, inverse, counts, equal_nan, stream, quota):
+        capture.refuse("unique (the number of values sizes the result)")
         (v,) = self.views([(buffer, offset, x)])
         found = _sort.unique(v, index, inverse, counts, equal_nan)
         total = found[0].size
@@ -468,6 +546,7 @@ class CpuBackend:
 
     def nonzero(self, mask: Layout, buffer, offset: int, stream, quota):
         """(buffer, count): the int64 (ndim, count) coordinates of mask's true elements."""
+        capture.refuse("nonzero (the count sizes the result)")
         (m,) = self.views([(buffer, offset, mask)])
         coords = np.nonzero(m)
         count = coords[0].size
@@ -479,7 +558,14 @@ class CpuBackend:
         return out, count
 
 
-def _reduce(name: str, s: np.ndarray, axes: tuple, o: np.ndarray) -> None:
+def _operands(values: list, views: list) -> list:
+    """A plan's compute arguments: its inputs in order (the array views where `values` holds
+    None, the scalars as they are), then the outputs' views."""
+    it = iter(views)
+    return [next(it) if v is None else v for v in values] + list(it)
+
+
+def _reduce(name: str, s: np.ndarray, axes: tuple, o: np.ndarray, ddof=0) -> None:
     o = o.reshape(tuple(1 if i in axes else n for i, n in enumerate(s.shape)))
     if name in ("argmax", "argmin"):
         if len(axes) == s.ndim:  # the flat index, as NumPy gives for axis=None
@@ -487,8 +573,22 @@ def _reduce(name: str, s: np.ndarray, axes: tuple, o: np.ndarray) -> None:
         else:
             getattr(np, name)(s, axis=axes[0], keepdims=True, out=o)
         return
+    n = math.prod(s.shape[i] for i in axes)
+    if name in ("mean", "var", "std") and n == 0:  # NaN, without NumPy's warning
+        o[...] = np.nan
+        return
+    if name in ("var", "std"):
+        if n <= ddof:  # NumPy: m2 / 0, inf (NaN where m2 is 0), as the GPU's 1 / 0 scale gives
+            m2 = np.var(s, axis=axes, keepdims=True) * n
+            np.copyto(o, np.sqrt(m2 * np.inf) if name == "std" else m2 * np.inf, "unsafe")
+        else:
+            getattr(np, name)(s, axis=axes, keepdims=True, out=o, ddof=ddof)
+        return
+    if name in ("any", "all"):
+        getattr(np, name)(s, axis=axes, keepdims=True, out=o)
+        return
     extra = {}
-    if name in ("max", "min") and s.size == 0:  # any/all of nothing: the identity
+    if name in ("max", "min") and s.size == 0:  # nothing (the front end refuses it): the identity
         extra["initial"] = _identity(name, s.dtype)
     getattr(np, name)(s, axis=axes, keepdims=True, out=o, **extra)
 

@@ -51,14 +51,20 @@ def _attention_chunk(q, k, v, allowed, additive, scale):
     return np.matmul(p, v) / np.where(seen, total, 1)
 
 
-def rows(kind, s, axis, w, b, eps, o) -> None:
-    """softmax / log_softmax / layer_norm / rms_norm of NumPy views into `o`."""
+def rows(kind, s, axis, w, b, eps, o, r=None, h=None) -> None:
+    """softmax / log_softmax / layer_norm / rms_norm of NumPy views into `o`; with a residual
+    `r`, h = s + r (rounded to s's dtype, as the GPU stores it) is written to `h` and
+    normalized instead."""
     if s.size == 0:
         return
     acc = _acc(s.dtype)
+    x = s.astype(acc)
+    if r is not None:
+        np.copyto(h, x + r.astype(acc), casting="unsafe")
+        x = h.astype(acc)
     w = None if w is None else w.astype(acc)
     b = None if b is None else b.astype(acc)
-    np.copyto(o, _rows(kind, s.astype(acc), axis, w, b, eps), casting="unsafe")
+    np.copyto(o, _rows(kind, x, axis, w, b, eps), casting="unsafe")
 
 
 def embedding(i, t, o) -> bool:
@@ -82,19 +88,37 @@ def rope(xv, c, s, o, interleaved: bool) -> None:
     o[..., hi] = x_hi * c + x_lo * s
 
 
-def attention(qv, kv, vv, mask, o, causal: bool, scale: float) -> None:
-    b, hq, sq, d = qv.shape
-    hkv, skv = kv.shape[1], kv.shape[2]
+def attention(qv, kv, vv, mask, lengths, o, causal: bool, scale: float) -> None:
+    """Attention of NumPy views into `o`; mask broadcasts to (batch, hq, sq, skv) or is None;
+    lengths (None, one, or one per batch entry): only the first keys count, and causal rows align
+    to them."""
     if o.size == 0:
         return
+    b, hq, sq, _ = qv.shape
+    skv = kv.shape[2]
+    full_mask = None if mask is None else np.broadcast_to(mask, (b, hq, sq, skv))
+    if lengths is None:
+        _attention(qv, kv, vv, full_mask, o, causal, scale)
+        return
+    lengths = np.clip(lengths.reshape(-1).astype(np.int64), 0, skv)
+    for i in range(b):
+        n = int(lengths[i if lengths.size > 1 else 0])
+        m = None if full_mask is None else full_mask[i : i + 1, ..., :n]
+        cut = (slice(i, i + 1), slice(None), slice(0, n))
+        _attention(qv[i : i + 1], kv[cut], vv[cut], m, o[i : i + 1], causal, scale)
+
+
+def _attention(qv, kv, vv, full_mask, o, causal: bool, scale: float) -> None:
+    """full_mask: (batch, hq, sq, skv) or None; o contiguous."""
+    b, hq, sq, d = qv.shape
+    hkv, skv = kv.shape[1], kv.shape[2]
     g = hq // hkv
     acc = _acc(qv.dtype)
     qg = qv.astype(acc).reshape(b, hkv, g, sq, d)
     kg = kv.astype(acc)[:, :, None]
     vg = vv.astype(acc)[:, :, None]
-    full_mask = None
-    if mask is not None:
-        full_mask = np.broadcast_to(mask, (b, hq, sq, skv)).reshape(b, hkv, g, sq, skv)
+    if full_mask is not None:
+        full_mask = full_mask.reshape(b, hkv, g, sq, skv)
     og = o.reshape(b, hkv, g, sq, d)
     step = max(1, _SCORES_PER_CHUNK // max(1, b * hq * skv))
     for i0 in range(0, sq, step):

@@ -10,9 +10,9 @@ import numpy as np
 
 from ... import _core, _native
 from ...errors import BackendUnavailableError, CudaError
-from .. import jit, kernels, libs
+from .. import capture, jit, kernels, libs
 from ..backend import Capabilities
-from . import elementwise, gather, matmul, nn, reduce, sort
+from . import attention, decode, elementwise, gather, graphs, matmul, nn, reduce, sort
 
 CAPABILITIES = Capabilities(
     device_streams=True,
@@ -116,9 +116,13 @@ class CudaBackend:
         return self.thread.stream
 
     def set_stream(self, stream: int | None) -> None:
-        self.thread.stream = self.default_stream if stream is None else stream
+        stream = self.default_stream if stream is None else stream
+        if stream != self.thread.stream:
+            capture.refuse("switching streams")
+        self.thread.stream = stream
 
     def synchronize(self, stream: int | None = None) -> None:
+        capture.refuse("synchronize")
         self.device.synchronize(self.stream if stream is None else stream)
 
     def create_stream(self, priority: int) -> int:
@@ -134,18 +138,22 @@ class CudaBackend:
         self.device.destroy_event(event)
 
     def record_event(self, event: int, stream: int) -> None:
+        capture.refuse("recording an event")
         self.device.record_event(event, stream)
 
     def wait_event(self, stream: int, event: int) -> None:
         self.device.wait_event(stream, event)
 
     def event_done(self, event: int) -> bool:
+        capture.refuse("querying an event")
         return self.device.event_done(event)
 
     def synchronize_event(self, event: int) -> None:
+        capture.refuse("waiting for an event")
         self.device.synchronize_event(event)
 
     def elapsed_ms(self, start: int, end: int) -> float:
+        capture.refuse("reading an event's time")
         return self.device.elapsed_ms(start, end)
 
     def memory_info(self) -> tuple[int, int]:
@@ -201,8 +209,9 @@ class CudaBackend:
         return self.device.function(self.module(file_name, source, options), kernel)
 
     def allow_shared(self, fn: int, nbytes: int) -> None:
-        """Lets `fn` launch with `nbytes` of dynamic shared memory (past the 48 KB a launch gets
-        unasked)."""
+        """Lets `fn` launch with `nbytes` of dynamic shared memory. Every launch with dynamic
+        shared memory asks: a launch gets 48 KB unasked for its static and dynamic shared memory
+        together, and the static part is known only to the compiler."""
         if self._shared_set.get(fn, 0) < nbytes:
             self.device.set_dynamic_shared(fn, nbytes)
             self._shared_set[fn] = nbytes
@@ -213,7 +222,7 @@ class CudaBackend:
 
     def launch(self, fn, grid, block, shared: int, stream: int, params: bytes) -> None:
         """A user kernel's launch (gpukit.RawKernel): `params` packed with C alignment."""
-        if shared > 48 * 1024:
+        if shared:
             self.allow_shared(fn, shared)
         self.device.launch(fn, grid, block, shared, stream, params)
 
@@ -225,11 +234,13 @@ class CudaBackend:
 
     # --- data movement ----------------------------------------------------------------------
     def upload(self, host: np.ndarray, buffer, offset: int) -> None:
+        capture.refuse("copying host data to the device (asarray, from_numpy)")
         stream = self.stream
         (dst,) = self.addresses((buffer,), (offset,), stream)
         self.device.copy_to_device(dst, host.reshape(-1).view(np.uint8), stream)
 
     def download(self, host: np.ndarray, buffer, offset: int) -> None:
+        capture.refuse("reading data back (to_numpy, item, a count or error flag)")
         if host.nbytes:
             stream = self.stream
             (src,) = self.addresses((buffer,), (offset,), stream)
@@ -238,7 +249,15 @@ class CudaBackend:
     def copy_from_file(self, file, copies, report) -> None:
         """Copies (file offset, bytes, address) ranges of a SafeTensorsFile to the device,
         through pinned staging buffers on several threads."""
+        capture.refuse("loading a file")
         file.copy_to_device(self.device, copies, 0, report)
+
+    # --- graphs (gpukit.graphs) ----------------------------------------------------------------
+    begin_capture = graphs.begin_capture
+    end_capture = graphs.end_capture
+    replay_graph = graphs.replay
+    release_graph = graphs.release
+    graph_held_bytes = graphs.held_bytes
 
     # --- plans (gpukit.runtime.backend) ---------------------------------------------------------
     plan_elementwise = elementwise.plan_elementwise
@@ -254,7 +273,9 @@ class CudaBackend:
     plan_nn_rows = nn.plan_nn_rows
     plan_embedding = nn.plan_embedding
     plan_rope = nn.plan_rope
-    plan_attention = nn.plan_attention
+    plan_attention = attention.plan_attention
+    plan_qkv_cache = decode.plan_qkv_cache
+    plan_sample = decode.plan_sample
     plan_sort = sort.plan_sort
     plan_searchsorted = sort.plan_searchsorted
     unique = sort.unique

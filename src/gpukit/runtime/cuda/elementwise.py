@@ -1,16 +1,23 @@
 """Elementwise plans on CUDA: kernels/elementwise.cu with the op's functor, the contiguous
-kernel when every operand is one dense run, else the strided one over merged dimensions."""
+kernel when every operand is one dense run, else the strided one over merged dimensions. A copy
+into a contiguous array of the same dtype from a view that is contiguous along another dimension
+(ascontiguousarray(a.T)) goes through kernels/transpose.cu's shared-memory tiles instead."""
 
 from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
 
 from ...base import shapes, strides
 from .. import kernels
 from ..args import CONSTANTS
 from ..backend import Layout
 from ..ops import ELEMENTWISE
+from . import copy_geometry
 from .plans import Const, PlanBuilder
 
-_BLOCK, _VEC = CONSTANTS["GK_BLOCK"], CONSTANTS["GK_EW_VEC"]
+_BLOCK, _VEC_BYTES = CONSTANTS["GK_BLOCK"], CONSTANTS["GK_VEC_BYTES"]
 
 
 def plan_elementwise(backend, op, loop, inputs, out: Layout, allocate: bool):
@@ -43,6 +50,8 @@ def emit(b: PlanBuilder, op, loop, inputs, target) -> None:
     if n == 0:
         return
     backend = b.backend
+    if op.name == "identity" and len(inputs) == 1 and _emit_transpose(b, *inputs[0], out, out_arg):
+        return
     is_array = [isinstance(x, Layout) for x, _ in inputs]
     in_types = tuple(x.dtype if a else None for (x, _), a in zip(inputs, is_array, strict=True))
     file, defines = kernels.elementwise(op.name, loop, out.dtype, in_types)
@@ -70,7 +79,7 @@ def emit(b: PlanBuilder, op, loop, inputs, target) -> None:
     if contiguous and len(inputs) <= 2:
         fn = backend.function(file, defines, "gk_ew_contig")
         fields = {"n": n, **_scalars(scalar_fields, 3)}
-        grid = backend.blocks_for(-(-n // _VEC), _BLOCK)
+        grid = backend.blocks_for(-(-n // _vector(loop, out.dtype, in_types)), _BLOCK)
         b.launch(fn, grid, _BLOCK, "gk_ew_contig_args", fields, addresses=addresses,
                  floats=floats, ints=ints, imags=imags)  # fmt: skip
         return
@@ -86,6 +95,51 @@ def emit(b: PlanBuilder, op, loop, inputs, target) -> None:
     }
     b.launch(fn, backend.blocks_for(n, _BLOCK), _BLOCK, "gk_ew_args", fields,
              addresses=addresses, floats=floats, ints=ints, imags=imags)  # fmt: skip
+
+
+def _emit_transpose(b: PlanBuilder, src, src_arg, out: Layout, out_arg) -> bool:
+    """out (contiguous, src's dtype) = src through shared-memory tiles, when src is contiguous
+    along a dimension other than out's last; False when that does not apply."""
+    if not isinstance(src, Layout) or src.dtype != out.dtype:
+        return False
+    item = out.dtype.itemsize
+    if not shapes.is_contiguous(out.shape, out.strides, item):
+        return False
+    geo = copy_geometry.plan_transpose(
+        out.shape,
+        strides.element_strides(src, out.shape),
+        shapes.contiguous_strides(out.shape, 1),
+        item,
+        (src.align, out.align),
+    )
+    if geo is None:
+        return False
+    fields = {
+        "p": geo.p,
+        "q": geo.q,
+        "in_q_stride": geo.in_q_stride,
+        "out_p_stride": geo.out_p_stride,
+        "tiles_p": geo.tiles_p,
+        "tiles_q": geo.tiles_q,
+        "n_tiles": geo.n_tiles,
+        "batch_ndim": len(geo.batch_shape),
+        "vec": int(geo.vec),
+        "batch_shape": geo.batch_shape,
+        "in_batch_stride": geo.in_batch_stride,
+        "out_batch_stride": geo.out_batch_stride,
+    }
+    align = _VEC_BYTES if geo.vec else 1
+    addresses = [("in", src_arg, 0, align), ("out", out_arg, 0, align)]
+    fn = b.backend.function(*kernels.transpose(item), "gk_transpose")
+    b.launch(fn, geo.grid, geo.block, "gk_transpose_args", fields, addresses=addresses)
+    return True
+
+
+def _vector(loop, out, in_types) -> int:
+    """Elements per vector access of gk_ew_contig: GK_VEC_BYTES of its widest operand (a scalar
+    operand is read as the loop type)."""
+    widest = max(out.itemsize, *((loop if t is None else t).itemsize for t in in_types))
+    return _VEC_BYTES // widest
 
 
 def _scalars(values: dict, slots: int) -> dict:
@@ -105,6 +159,14 @@ def emit_fill_zero(b: PlanBuilder, layout: Layout, arg: int) -> None:
     emit(b, "identity", layout.dtype, [(Const(0), None)], (layout, arg))
 
 
+_RAW = {n: np.dtype(f"uint{8 * n}") for n in (1, 2, 4, 8)}  # bit-exact moves by width
+
+
 def emit_copy(b: PlanBuilder, src: Layout, src_arg: int, dst: Layout, dst_arg: int) -> None:
-    """Appends dst[...] = src (dtype converted; src broadcast or strided)."""
+    """Appends dst[...] = src (dtype converted; src broadcast or strided). A copy within one
+    dtype moves the bits as they are (as NumPy does: a float16 NaN keeps its sign and payload,
+    which a round trip through float would not)."""
+    raw = _RAW.get(dst.dtype.itemsize) if src.dtype == dst.dtype else None
+    if raw is not None:
+        src, dst = replace(src, dtype=raw), replace(dst, dtype=raw)
     emit(b, "identity", dst.dtype, [(src, src_arg)], (dst, dst_arg))

@@ -41,10 +41,14 @@ class Epilogue(NamedTuple):
         return args.bias is not None, self.activation, self.residual is not None
 
 
-def _epilogue_fields(args: Args, epi: Epilogue) -> dict:
+def _epilogue_fields(args: Args, epi: Epilogue, batched: bool = True) -> dict:
+    """The epilogue's fields of an argument block; the GEMV's block has no batch stride (its
+    batch is folded into the rows)."""
     fields = {"s_bias": epi.bias_stride if args.bias is not None else 0}
     if epi.residual is not None:
-        fields.update(sr_m=epi.residual[0], sr_z=epi.residual[1])
+        fields["sr_m"] = epi.residual[0]
+        if batched:
+            fields["sr_z"] = epi.residual[1]
     return fields
 
 
@@ -185,7 +189,7 @@ def emit_gemv(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
         "so_m": g.so_m,
         "k_per_split": plan.k_per_split,
         "splits": plan.splits,
-        **_epilogue_fields(args, epi),
+        **_epilogue_fields(args, epi, batched=False),
     }
     x_align = 16 if vec and g.layout == "nk" else 1
     addresses = [

@@ -1,4 +1,4 @@
-"""gpukit.nn plans on CUDA: kernels/nn_rows.cu, nn_gather.cu, attention.cu."""
+"""gpukit.nn plans on CUDA: kernels/nn_rows.cu, nn_gather.cu (attention: attention.py)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,12 @@ from ...base import shapes, strides
 from .. import kernels
 from ..args import CONSTANTS
 from ..backend import Layout
+from . import rows_geometry
 from .elementwise import emit_fill_zero
 from .plans import PlanBuilder
 
 _C = CONSTANTS
 _BLOCK, _LANES = _C["GK_BLOCK"], _C["GK_LANES"]
-_WARP_ROWS_UP_TO = 1024  # rows up to this long get a warp each, longer ones a whole block
-_MIN_TILES_PER_SPLIT = 4  # fewer key tiles per block than this do not pay for the combine pass
-_STATIC_SHARED = 48 * 1024  # dynamic shared memory a launch gets without asking
-_LOG2E = 1.4426950408889634
 _I32 = np.dtype(np.int32)
 
 
@@ -26,47 +23,64 @@ def _grid(backend, blocks: int) -> int:
     return min(max(blocks, 1), backend.sm_count * 32)
 
 
-def _row_layout(src: Layout, axis: int):
-    """(n, in_step, out_step, row_shape, in_row_strides, out_row_strides) of rows along `axis`,
-    the output contiguous in src's shape."""
+def _row_layout(src: Layout, axis: int, residual: Layout | None):
+    """(n, steps, row_shape, row strides) of rows along `axis`: steps along the row and strides
+    of the rows for the input, the output (contiguous in src's shape) and the residual (src's
+    shape; the output's strides without one)."""
     in_el = strides.element_strides(src, src.shape)
     out_el = shapes.contiguous_strides(src.shape, 1)
+    res_el = strides.element_strides(residual, src.shape) if residual is not None else out_el
     rows = [i for i in range(src.ndim) if i != axis]
-    row_shape, (in_rows, out_rows) = strides.collapse(
-        [src.shape[i] for i in rows], [[in_el[i] for i in rows], [out_el[i] for i in rows]]
+    row_shape, row_strides = strides.collapse(
+        [src.shape[i] for i in rows], [[st[i] for i in rows] for st in (in_el, out_el, res_el)]
     )
-    return src.shape[axis], in_el[axis], out_el[axis], row_shape, in_rows, out_rows
+    steps = (in_el[axis], out_el[axis], res_el[axis])
+    return src.shape[axis], steps, row_shape, row_strides
 
 
-def plan_nn_rows(backend, kind: str, src: Layout, axis: int, out: Layout, weight, bias):
-    """Args: src, weight (when given), bias (when given), eps (a scalar). Allocates out."""
-    params = [p for p in (weight, bias) if p is not None]
-    b = PlanBuilder(backend, "a" * (1 + len(params)) + "s", outputs=[_nbytes(out)])
-    n, in_step, out_step, row_shape, in_rows, out_rows = _row_layout(src, axis)
+def plan_nn_rows(backend, kind: str, src: Layout, axis: int, out: Layout, weight, bias,
+                 residual=None):  # fmt: skip
+    """Args: src, weight (when given), bias (when given), residual (when given), eps (a scalar).
+    Allocates out, and with a residual h = src + residual (both contiguous in src's shape; out
+    is the norm of h). Launch shapes from rows_geometry: a row split over blocks is two launches
+    sharing a per-call scratch buffer of the pieces' statistics."""
+    params = [p for p in (weight, bias, residual) if p is not None]
+    outputs = [_nbytes(out)] * (2 if residual is not None else 1)
+    b = PlanBuilder(backend, "a" * (1 + len(params)) + "s", outputs=outputs)
+    n, steps, row_shape, (in_rows, out_rows, res_rows) = _row_layout(src, axis, residual)
     n_rows = math.prod(row_shape)
     if n and n_rows:
-        fn = backend.function(*kernels.nn_rows(src.dtype), f"gk_{kind}_rows")
-        group = _LANES if n <= _WARP_ROWS_UP_TO else _BLOCK
+        geo = rows_geometry.plan_rows(n, n_rows, src.dtype.itemsize, backend.sm_count)
+        file, defines = kernels.nn_rows(src.dtype, geo.vecs)
         fields = {
             "n_rows": n_rows,
             "n": n,
-            "in_step": in_step,
-            "out_step": out_step,
+            "in_step": steps[0],
+            "out_step": steps[1],
+            "res_step": steps[2],
+            "chunk": geo.chunk,
             "row_ndim": len(row_shape),
-            "group": group,
+            "group": geo.group,
+            "splits": geo.splits,
             "row_shape": row_shape,
             "in_row_stride": in_rows,
             "out_row_stride": out_rows,
+            "res_row_stride": res_rows,
         }
         addresses = [("in", 0, 0, 1), ("out", b.output(0), 0, 1)]
         arg = 1
-        for field, p in (("weight", weight), ("bias", bias)):
+        for field, p in (("weight", weight), ("bias", bias), ("residual", residual)):
             if p is not None:
                 addresses.append((field, arg, 0, 1))
                 arg += 1
-        grid = _grid(backend, -(-n_rows // (_BLOCK // group)))
-        b.launch(fn, grid, _BLOCK, "gk_rows_args", fields, addresses=addresses,
-                 floats=[("eps", arg)])  # fmt: skip
+        if residual is not None:
+            addresses.append(("residual_out", b.output(1), 0, 1))
+        if geo.split:
+            addresses.append(("partial", b.add_scratch(geo.scratch_bytes), 0, 1))
+        for part in ("split_stats", "split_apply") if geo.split else ("rows",):
+            fn = backend.function(file, defines, f"gk_{kind}_{part}")
+            b.launch(fn, geo.grid, geo.block, "gk_rows_args", fields, addresses=addresses,
+                     floats=[("eps", arg)])  # fmt: skip
     return b.build()
 
 
@@ -130,85 +144,6 @@ def plan_rope(backend, x: Layout, cos: Layout, sin: Layout, out: Layout, interle
         addresses.append(("out", b.output(0), 0, 1))
         grid = _grid(backend, -(-n_rows * half // _BLOCK))
         b.launch(fn, grid, _BLOCK, "gk_rope_args", fields, addresses=addresses)
-    return b.build()
-
-
-def _splits(sm_count: int, blocks: int, n_tiles: int) -> tuple[int, int]:
-    """(n_splits, tiles_per_split): keys are split over blocks when the grid alone would leave
-    most of the GPU idle (decode: one query row per head, long key ranges)."""
-    target = 2 * sm_count
-    if blocks >= target or n_tiles < 2 * _MIN_TILES_PER_SPLIT:
-        return 1, max(n_tiles, 1)
-    splits = min(-(-target // blocks), n_tiles // _MIN_TILES_PER_SPLIT)
-    per = -(-n_tiles // splits)
-    return -(-n_tiles // per), per
-
-
-def plan_attention(backend, q, k, v, mask, out: Layout, causal: bool, scale: float):
-    """Args: q, k, v (, mask). Allocates out (contiguous, q's shape); keys split over blocks
-    (decode) use two per-call workspaces and a combine launch."""
-    batch, hq, sq, d = q.shape
-    hkv, skv = k.shape[1], k.shape[2]
-    kind = "none" if mask is None else "bool" if mask.dtype == np.bool_ else "additive"
-    file, defines = kernels.attention(q.dtype, d, kind)
-    per_kv_head = hq // hkv * sq
-    warps = min(max(-(-per_kv_head // _C["GK_ATTN_ROWS"]), 1), _C["GK_ATTN_MAX_WARPS"])
-    block_rows = warps * _C["GK_ATTN_ROWS"]
-    m_blocks = -(-per_kv_head // block_rows)
-    bh = batch * hkv
-    keys = _C["GK_ATTN_KEYS"]
-    n_splits, tiles_per_split = _splits(backend.sm_count, m_blocks * bh, -(-skv // keys))
-    acc = np.dtype(np.float64 if q.dtype == np.float64 else np.float32)
-    rows = batch * hq * sq
-    scratch = [n_splits * rows * d * acc.itemsize, n_splits * rows * 2 * acc.itemsize]
-    arguments = "aaa" if mask is None else "aaaa"
-    b = PlanBuilder(backend, arguments, outputs=[_nbytes(out)],
-                    scratch=scratch if n_splits > 1 else [])  # fmt: skip
-    if rows == 0 or d == 0:
-        return b.build()
-    t = q.dtype.itemsize
-    pad = _C["GK_ATTN_PAD_BYTES"] // t if t < _C["GK_ATTN_PAD_BYTES"] else 1
-    shared = block_rows * d * acc.itemsize + keys * (d + pad) * t + keys * d * t
-    limit = backend.device.max_shared_per_block_optin
-    if shared > limit:
-        raise ValueError(
-            f"attention: head_dim {d} needs {shared} bytes of shared memory per block; this GPU "
-            f"has {limit}"
-        )
-    if m_blocks > 0x7FFFFFFF or bh > 65535 or n_splits > 65535:
-        raise ValueError("attention: too many (batch, kv head) pairs for one launch")
-    fn = backend.function(file, defines, "gk_attention")
-    if shared > _STATIC_SHARED:
-        backend.allow_shared(fn, shared)
-    full = (batch, hq, sq, skv)
-    fields = {
-        "batch": batch,
-        "hq": hq,
-        "hkv": hkv,
-        "sq": sq,
-        "skv": skv,
-        "d": d,
-        "q_stride": strides.element_strides(q, q.shape),
-        "k_stride": strides.element_strides(k, k.shape),
-        "v_stride": strides.element_strides(v, v.shape),
-        "mask_stride": strides.element_strides(mask, full) if mask is not None else [0] * 4,
-        "tiles_per_split": tiles_per_split,
-        "scale_log2": float(scale) * _LOG2E,
-        "causal": int(causal),
-        "n_splits": n_splits,
-    }
-    addresses = [("q", 0, 0, 1), ("k", 1, 0, 1), ("v", 2, 0, 1), ("out", b.output(0), 0, 1)]
-    if mask is not None:
-        addresses.append(("mask", 3, 0, 1))
-    if n_splits > 1:
-        addresses += [("ws_o", b.scratch_arg(0), 0, 1), ("ws_ml", b.scratch_arg(1), 0, 1)]
-    grid = (m_blocks, bh, n_splits)
-    b.launch(fn, grid, warps * _LANES, "gk_attn_args", fields, shared=shared,
-             addresses=addresses)  # fmt: skip
-    if n_splits > 1:
-        combine = backend.function(file, defines, "gk_attention_combine")
-        grid = _grid(backend, -(-rows // (_BLOCK // _LANES)))
-        b.launch(combine, grid, _BLOCK, "gk_attn_args", fields, addresses=addresses)
     return b.build()
 
 

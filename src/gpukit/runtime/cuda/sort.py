@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import sort_plan
+from .. import capture, sort_plan
 from ..backend import Layout
 from .elementwise import emit_fill_zero
 from .plans import PlanBuilder
 
 _I32, _I64, _F64 = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float64)
 _BLOCK = sort_plan.SEARCH_THREADS
-_STATIC_SHARED = 48 * 1024  # a launch gets this much shared memory unasked
 
 
 def _function(backend, file: str, defines: tuple, name: str, shared: int) -> int:
     fn = backend.function(file, defines, name)
-    if shared > _STATIC_SHARED:
+    if shared:
         backend.allow_shared(fn, shared)
     return fn
 
@@ -116,6 +115,7 @@ def unique(backend, x: Layout, buffer, offset: int, index: bool, inverse: bool, 
            equal_nan: bool, stream, quota):  # fmt: skip
     """(values, first indices, inverse, counts, how many): buffers of the distinct values of
     contiguous 1-D x, None where not asked. The count is read back to the host once."""
+    capture.refuse("unique (the number of values sizes the result)")
     n = x.size
     if n == 0:
         made = [

@@ -1,0 +1,164 @@
+"""Launch geometry of the tensor-core attention kernels (kernels/attention_tc.cu for prefill,
+kernels/attention_decode.cu for few query rows against many keys): which kernel serves a call,
+its instance, grid, block and shared memory, the key splits and the split workspace. Pure
+functions of shapes and device facts; the tile configurations are kernels/geometry.cuh's (through
+gpukit.runtime.kernels)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import kernels
+from ..args import CONSTANTS
+
+MAX_GRID_YZ = 65535  # blocks along y (and z) of one launch
+_MAX_SPLITS = CONSTANTS["GK_ATTN_MAX_SPLITS"]
+_COMBINE_THREADS = CONSTANTS["GK_ATTN_COMBINE_THREADS"]
+_MAX_DECODE_ROWS = 16 * CONSTANTS["GK_ATTN_TC_DECODE_MAX_MT"]
+# The tiles index rows with 32-bit offsets (row * stride): tiles of up to 256 rows, twice over.
+_MAX_ROW_STRIDE = (1 << 31) // 512
+
+
+@dataclass(frozen=True)
+class Launch:
+    file: str
+    defines: tuple
+    kernel: str
+    grid: tuple
+    block: int
+    shared: int  # bytes of dynamic shared memory
+
+
+@dataclass(frozen=True)
+class TensorCoreAttention:
+    main: Launch
+    combine: Launch | None  # the split merge (decode with several splits)
+    n_splits: int
+    keys_per_split: int
+    workspace: tuple  # float32 element counts of (ws_o, ws_ml); (0, 0) without splits
+
+
+def prefill_shared(tiles: kernels.AttentionPrefillTiles, head_dim_class: int) -> int:
+    """Dynamic shared memory of a prefill block: the Q tile and kStages K and V tiles."""
+    return (tiles.rows + 2 * tiles.stages * tiles.keys) * head_dim_class * 2
+
+
+def decode_shared(tiles: kernels.AttentionDecodeTiles, m_tiles: int, head_dim_class: int) -> int:
+    """Dynamic shared memory of a decode block: the Q tile and each warp's ring of K and V."""
+    return (16 * m_tiles + tiles.warps * tiles.stages * 2 * tiles.keys) * head_dim_class * 2
+
+
+def decode_m_tiles(hq: int, hkv: int, sq: int) -> int:
+    """m16 row tiles of a decode block: it serves the hq / hkv * sq rows of one kv head."""
+    return 1 if hq // hkv * sq <= 16 else 2
+
+
+def prefill(
+    mma_type: str, b: int, hq: int, sq: int, head_dim: int, mask: str
+) -> TensorCoreAttention:
+    """A block per (batch * q head, tile of query rows)."""
+    dclass = kernels.attention_tc_head_dim(head_dim)
+    tiles = kernels.ATTENTION_PREFILL_TILES[dclass]
+    file, defines = kernels.attention_tc_prefill(mma_type, dclass, mask)
+    grid = (b * hq, -(-sq // tiles.rows), 1)
+    shared = prefill_shared(tiles, dclass)
+    main = Launch(file, defines, "gk_attn_tc", grid, 32 * tiles.warps, shared)
+    return TensorCoreAttention(main, None, 1, 0, (0, 0))
+
+
+def decode(
+    mma_type: str,
+    b: int,
+    hq: int,
+    hkv: int,
+    sq: int,
+    skv: int,
+    head_dim: int,
+    mask: str,
+    sm_count: int,
+    shared_limit: int,
+    n_splits: int | None = None,
+) -> TensorCoreAttention:
+    """A block per (key split, batch * kv head) serving all hq / hkv * sq rows of that kv head.
+    The splits cover the capacity skv (not a device kv_length), enough of them to fill the GPU
+    (blocks per SM estimated from `shared_limit`, the shared memory a block may have); n_splits
+    overrides the choice (rounded to whole units of keys)."""
+    m_tiles = decode_m_tiles(hq, hkv, sq)
+    dclass = kernels.attention_tc_head_dim(head_dim)
+    tiles = kernels.ATTENTION_DECODE_TILES[dclass]
+    shared = decode_shared(tiles, m_tiles, dclass)
+    unit = tiles.warps * tiles.keys
+    if n_splits is None:
+        per_sm = max(1, shared_limit // (shared + 1024))
+        n_splits = -(-(sm_count * per_sm) // (b * hkv))
+    units = max(1, -(-skv // unit))
+    per = -(-units // max(1, min(n_splits, units, _MAX_SPLITS)))
+    n_splits, keys_per_split = -(-units // per), per * unit
+    file, defines = kernels.attention_tc_decode(mma_type, dclass, mask, m_tiles)
+    grid = (n_splits, b * hkv, 1)
+    main = Launch(file, defines, "gk_attn_decode", grid, 32 * tiles.warps, shared)
+    combine = None
+    workspace = (0, 0)
+    if n_splits > 1:
+        rows = b * hq * sq
+        combine = Launch(file, defines, "gk_attn_combine", (rows, 1, 1), _COMBINE_THREADS, 0)
+        workspace = (n_splits * rows * head_dim, n_splits * rows * 2)
+    return TensorCoreAttention(main, combine, n_splits, keys_per_split, workspace)
+
+
+def decode_fits(m_tiles: int, head_dim_class: int, shared_limit: int) -> bool:
+    """Whether the decode kernel holds m_tiles row tiles of this class within `shared_limit`."""
+    tiles = kernels.ATTENTION_DECODE_TILES[head_dim_class]
+    return kernels.attention_decode_holds(head_dim_class, m_tiles) and (
+        decode_shared(tiles, m_tiles, head_dim_class) <= shared_limit
+    )
+
+
+def use_decode(hq: int, hkv: int, sq: int, head_dim: int, shared_limit: int) -> bool:
+    """The decode kernel serves every call whose query rows per kv head (hq / hkv * sq) fit its
+    m16 tiles: it reads each K/V tile once for all of them, where the prefill kernel's tiles of
+    64-128 rows of one head would be mostly empty."""
+    if hq // hkv * sq > _MAX_DECODE_ROWS:
+        return False
+    dclass = kernels.attention_tc_head_dim(head_dim)
+    return decode_fits(decode_m_tiles(hq, hkv, sq), dclass, shared_limit)
+
+
+def tensor_core_attention(
+    mma_type: str,
+    b: int,
+    hq: int,
+    hkv: int,
+    sq: int,
+    skv: int,
+    head_dim: int,
+    mask: str,
+    sm_count: int,
+    shared_limit: int,
+) -> TensorCoreAttention | None:
+    """The launches of a call on tensor cores, or None where they do not serve it: a head_dim
+    no tile holds, no keys, more shared memory than a block may have, or a grid past its
+    limits (the CUDA-core kernel serves those)."""
+    if kernels.attention_tc_head_dim(head_dim) is None or skv == 0 or b * hq * sq == 0:
+        return None
+    if use_decode(hq, hkv, sq, head_dim, shared_limit):
+        p = decode(mma_type, b, hq, hkv, sq, skv, head_dim, mask, sm_count, shared_limit)
+    else:
+        p = prefill(mma_type, b, hq, sq, head_dim, mask)
+    if p.main.shared > shared_limit or p.main.grid[0] > 0x7FFFFFFF:
+        return None
+    if max(p.main.grid[1:]) > MAX_GRID_YZ:
+        return None
+    return p
+
+
+def loadable_strides(strides: list) -> bool:
+    """Whether the tiles can load q, k, v of these element strides (batch, head, row, column)
+    with 16-byte copies: a unit last stride, the others whole multiples of 8 elements, and a
+    row stride whose offsets within a tile stay 32-bit."""
+    for batch, head, row, col in strides:
+        if col != 1 or batch % 8 or head % 8 or row % 8:
+            return False
+        if abs(row) >= _MAX_ROW_STRIDE:
+            return False
+    return True

@@ -1,0 +1,174 @@
+"""scaled_dot_product_attention on the shapes and dtypes the tensor-core kernels serve on the GPU
+(float16 / bfloat16, head_dim 64 / 96 / 128 / 256 and padded ones, prefill and split-KV decode,
+masks, GQA, odd lengths, strided views, device kv_length), against a float64 reference; every
+backend runs the same cases."""
+
+import math
+
+import numpy as np
+import pytest
+from conftest import random_array
+
+import gpukit as gk
+from gpukit import nn
+
+HALF = ["float16", "bfloat16"]
+
+
+def _ref(q, k, v, mask=None, causal=False, scale=None, kv_length=None):
+    """float64 attention; kv_length: None or one length per batch entry (clamped)."""
+    b, hq, sq, d = q.shape
+    hkv, skv = k.shape[1], k.shape[2]
+    scale = 1 / math.sqrt(d) if scale is None else scale
+    full = None if mask is None else np.broadcast_to(mask, (b, hq, sq, skv))
+    out = np.zeros((b, hq, sq, d))
+    for i in range(b):
+        n = skv if kv_length is None else int(np.clip(kv_length[i], 0, skv))
+        kk = np.repeat(k[i, :, :n], hq // hkv, axis=0)
+        vv = np.repeat(v[i, :, :n], hq // hkv, axis=0)
+        s = q[i] @ np.swapaxes(kk, -1, -2) * scale
+        allowed = np.ones((hq, sq, n), bool)
+        if causal:
+            allowed &= np.arange(n)[None, :] <= np.arange(sq)[:, None] + n - sq
+        if full is not None:
+            m = full[i, :, :, :n]
+            if m.dtype == np.bool_:
+                allowed &= m
+            else:
+                s = s + m
+        s = np.where(allowed, s, -np.inf)
+        top = s.max(-1, keepdims=True, initial=-np.inf)
+        seen = top > -np.inf
+        p = np.exp(s - np.where(seen, top, 0))
+        o = p @ vv / np.where(seen, p.sum(-1, keepdims=True), 1)
+        out[i] = np.where(seen, o, 0)
+    return out
+
+
+def _inputs(rng, dtype, b, hq, hkv, sq, skv, d, strided=False):
+    """q, k, v as GPUArrays (strided: (batch, seq, heads, d) storage seen as (batch, heads, seq,
+    d)) and their float64 values."""
+    if strided:
+        shapes = ((b, sq, hq, d), (b, skv, hkv, d), (b, skv, hkv, d))
+    else:
+        shapes = ((b, hq, sq, d), (b, hkv, skv, d), (b, hkv, skv, d))
+    host = [random_array(rng, s, dtype) for s in shapes]
+    dev = [gk.asarray(h) for h in host]
+    if strided:
+        host = [h.transpose(0, 2, 1, 3) for h in host]
+        dev = [a.transpose(0, 2, 1, 3) for a in dev]
+    return dev, [h.astype(np.float64) for h in host]
+
+
+def _poison(shape, dtype):
+    """Leaves a NaN-filled block of the result's size in the pool, so that the result's buffer
+    starts as NaNs where the pool hands the same block back."""
+    gk.full(shape, np.nan, dtype)
+
+
+def _check(got, want, dtype):
+    """Relative error (norm) within 1e-2 for 16-bit floats, every element written; rows that see
+    no key are exact zeros."""
+    out = got.to_numpy().astype(np.float64)
+    assert out.shape == want.shape
+    assert got.dtype == np.dtype(dtype)
+    assert not np.isnan(out).any()
+    err = np.linalg.norm(out - want) / max(np.linalg.norm(want), 1e-30)
+    limit = 1e-2 if np.dtype(dtype).itemsize == 2 else 1e-5
+    assert err <= limit, err
+    zero_rows = ~np.any(want != 0, axis=-1)
+    assert not out[zero_rows].any()
+
+
+# (batch, hq, hkv, sq, skv, head_dim, causal, strided)
+PREFILL = {
+    "d64_causal_odd": (1, 4, 2, 129, 129, 64, True, False),
+    "d96_full": (2, 2, 1, 7, 65, 96, False, False),
+    "d128_causal_gqa": (1, 8, 2, 130, 1000, 128, True, False),
+    "d128_strided": (2, 4, 2, 65, 200, 128, True, True),
+    "d256_full": (1, 2, 2, 33, 129, 256, False, False),
+    "d120_padded": (1, 2, 1, 20, 70, 120, True, False),
+    "d48_padded_sq_over_skv": (1, 3, 1, 40, 33, 48, True, False),
+    "one_query_one_key": (1, 2, 2, 1, 1, 128, False, False),
+}
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("case", sorted(PREFILL))
+def test_attention_tc_prefill(backend, rng, dtype, case):
+    b, hq, hkv, sq, skv, d, causal, strided = PREFILL[case]
+    (q, k, v), (qr, kr, vr) = _inputs(rng, dtype, b, hq, hkv, sq, skv, d, strided)
+    _poison((b, hq, sq, d), dtype)
+    got = nn.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    _check(got, _ref(qr, kr, vr, causal=causal), dtype)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_attention_tc_masks(backend, rng, dtype, d):
+    b, hq, hkv, sq, skv = 2, 4, 2, 65, 150
+    (q, k, v), (qr, kr, vr) = _inputs(rng, dtype, b, hq, hkv, sq, skv, d)
+    # Boolean, broadcast over heads; row 0 of batch 0 sees no key at all.
+    keep = rng.random((b, 1, sq, skv)) < 0.7
+    keep[0, :, 0] = False
+    got = nn.scaled_dot_product_attention(q, k, v, mask=gk.asarray(keep))
+    _check(got, _ref(qr, kr, vr, keep), dtype)
+    assert not got.to_numpy()[0, :, 0].any()
+    # Additive, broadcast over batch and heads, with hidden keys and a fully hidden row; causal.
+    bias = (rng.standard_normal((sq, skv)) * 2).astype(dtype)
+    bias[:, :3] = -np.inf
+    bias[1] = -np.inf
+    got = nn.scaled_dot_product_attention(q, k, v, mask=gk.asarray(bias), is_causal=True)
+    _check(got, _ref(qr, kr, vr, bias.astype(np.float64), causal=True), dtype)
+    # A scale of either sign.
+    got = nn.scaled_dot_product_attention(q, k, v, scale=-0.2)
+    _check(got, _ref(qr, kr, vr, scale=-0.2), dtype)
+
+
+# (batch, hq, hkv, sq, skv, head_dim, causal, kv_length): decode shapes (few rows per kv head)
+DECODE = {
+    "gqa_32_8": (1, 32, 8, 1, 2000, 128, False, None),
+    "gqa_device_length": (2, 8, 2, 1, 1500, 128, True, [1001, 7]),
+    "mha_one_length": (1, 4, 4, 1, 700, 64, False, [333]),
+    "speculative_rows": (1, 16, 2, 3, 600, 128, True, [590]),
+    "d96": (1, 8, 2, 1, 900, 96, False, None),
+    "d256_length_zero_and_past": (2, 4, 1, 1, 300, 256, False, [0, 5000]),
+}
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("case", sorted(DECODE))
+def test_attention_tc_decode(backend, rng, dtype, case):
+    b, hq, hkv, sq, skv, d, causal, lengths = DECODE[case]
+    (q, k, v), (qr, kr, vr) = _inputs(rng, dtype, b, hq, hkv, sq, skv, d)
+    kv_length = None
+    if lengths is not None:
+        kv_length = gk.asarray(np.array(lengths, np.int32 if len(lengths) > 1 else np.int64))
+    ref_len = None if lengths is None else np.broadcast_to(np.array(lengths), (b,))
+    _poison((b, hq, sq, d), dtype)
+    got = nn.scaled_dot_product_attention(q, k, v, is_causal=causal, kv_length=kv_length)
+    _check(got, _ref(qr, kr, vr, causal=causal, kv_length=ref_len), dtype)
+
+
+def test_attention_kv_length_matches_a_cut_cache(backend, rng):
+    """A cache of capacity 512 holding 300 valid keys (the rest garbage) gives what the first 300
+    keys alone give, for a masked causal call and on the CUDA-core path (float32) too."""
+    for dtype in ("bfloat16", "float32"):
+        (q, k, v), _ = _inputs(rng, dtype, 1, 8, 2, 2, 512, 128)
+        bias = gk.asarray((rng.standard_normal((2, 512)) * 0.5).astype(dtype))
+        k[:, :, 300:] = gk.full((1, 2, 212, 128), 1e4, dtype)
+        n = gk.asarray(np.array(300, np.int32))
+        got = nn.scaled_dot_product_attention(q, k, v, bias, True, kv_length=n)
+        want = nn.scaled_dot_product_attention(q, k[:, :, :300], v[:, :, :300], bias[:, :300], True)
+        np.testing.assert_allclose(
+            got.to_numpy().astype(np.float64), want.to_numpy().astype(np.float64), atol=2e-2
+        )
+
+
+def test_attention_kv_length_errors(backend):
+    q = gk.zeros((2, 4, 1, 64), "float16")
+    kv = gk.zeros((2, 2, 10, 64), "float16")
+    with pytest.raises(TypeError, match="float32"):
+        nn.scaled_dot_product_attention(q, kv, kv, kv_length=gk.zeros((1,), "float32"))
+    with pytest.raises(ValueError, match=r"\(3,\)"):
+        nn.scaled_dot_product_attention(q, kv, kv, kv_length=gk.zeros((3,), "int32"))

@@ -1,0 +1,120 @@
+"""softmax, log_softmax, layer_norm and rms_norm over every row shape the kernels plan for (a warp
+per row, a block per row from registers, streamed rows, rows split over blocks), strided rows, and
+the norms' fused residual form, against float64 NumPy; the same bits on every run."""
+
+import numpy as np
+import pytest
+from conftest import TOLERANCE, assert_matches, random_array
+
+import gpukit as gk
+from gpukit import nn
+
+WIDTHS = [1, 31, 64, 1000, 1025, 4096, 16384, 20000, 65536]
+
+
+def _ref(kind, x, axis=-1, w=None, b=None, eps=1e-5):
+    if kind in ("softmax", "log_softmax"):
+        m = x.max(axis=axis, keepdims=True)
+        s = np.exp(x - m).sum(axis=axis, keepdims=True)
+        return np.exp(x - m) / s if kind == "softmax" else (x - m) - np.log(s)
+    if kind == "layer_norm":
+        mu = x.mean(axis=-1, keepdims=True)
+        y = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=-1, keepdims=True) + eps)
+    else:
+        y = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
+    y = y if w is None else y * w
+    return y if b is None else y + b
+
+
+def _run(kind, x, w=None, b=None, eps=1e-5, **kw):
+    if kind == "layer_norm":
+        return nn.layer_norm(x, w, b, eps, **kw)
+    if kind == "rms_norm":
+        return nn.rms_norm(x, w, eps, **kw)
+    return getattr(nn, kind)(x, **kw)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("kind", ["softmax", "log_softmax", "layer_norm", "rms_norm"])
+def test_every_width_float32(backend, rng, kind, width):
+    rows = 3 if width >= 16384 else 37
+    x = random_array(rng, (rows, width), "float32") * 2
+    w = (1 + 0.5 * random_array(rng, (width,), "float32")).astype(np.float32)
+    b = random_array(rng, (width,), "float32")
+    args = (w, b if kind == "layer_norm" else None) if kind.endswith("norm") else (None, None)
+    got = _run(kind, gk.asarray(x), *args)
+    x64 = x.astype(np.float64)
+    ref = _ref(kind, x64, -1, *(None if p is None else p.astype(np.float64) for p in args))
+    assert_matches(got, ref.astype(np.float32), "float32", scale=2)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float64"])
+@pytest.mark.parametrize("width", [64, 1025, 4096, 20000])
+@pytest.mark.parametrize("kind", ["softmax", "log_softmax", "layer_norm", "rms_norm"])
+def test_other_dtypes(backend, rng, dtype, width, kind):
+    x = random_array(rng, (5, width), dtype)
+    got = _run(kind, gk.asarray(x))
+    ref = _ref(kind, x.astype(np.float64))
+    assert_matches(got, ref.astype(np.float64).astype(x.dtype), x.dtype, scale=2)
+
+
+@pytest.mark.parametrize("kind", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("width", [31, 1025, 20000])
+def test_strided_rows_and_any_axis(backend, rng, kind, width):
+    x = random_array(rng, (6, 2 * width), "float32")
+    a = gk.asarray(x)
+    assert_matches(
+        getattr(nn, kind)(a[:, ::2]), _ref(kind, x[:, ::2].astype(np.float64)), "float32", 2
+    )
+    assert_matches(
+        getattr(nn, kind)(a[:, :width].T, axis=0),
+        _ref(kind, x[:, :width].T.astype(np.float64), axis=0),
+        "float32",
+        2,
+    )
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("width", [64, 4096, 20000])
+@pytest.mark.parametrize("kind", ["layer_norm", "rms_norm"])
+def test_fused_residual(backend, rng, dtype, width, kind):
+    x = random_array(rng, (4, width), dtype)
+    r = random_array(rng, (4, width), dtype)
+    w = (1 + 0.1 * random_array(rng, (width,), "float32")).astype(x.dtype)
+    b = random_array(rng, (width,), dtype) if kind == "layer_norm" else None
+    y, h = _run(kind, gk.asarray(x), w, b, residual=gk.asarray(r))
+    h_ref = (x.astype(np.float32) + r.astype(np.float32)).astype(x.dtype)  # rounded once
+    np.testing.assert_array_equal(h.to_numpy().view(np.uint8), h_ref.view(np.uint8))
+    ref = _ref(
+        kind,
+        h_ref.astype(np.float64),
+        -1,
+        w.astype(np.float64),
+        None if b is None else b.astype(np.float64),
+    )
+    assert_matches(y, ref.astype(x.dtype), x.dtype, scale=2)
+    # the same as the unfused composition
+    y2 = _run(kind, gk.asarray(h_ref), w, b)
+    np.testing.assert_allclose(
+        y.to_numpy().astype(np.float64),
+        y2.to_numpy().astype(np.float64),
+        rtol=TOLERANCE[y.dtype],
+        atol=TOLERANCE[y.dtype],
+    )
+
+
+def test_residual_must_match_x(backend):
+    x = gk.ones((2, 8), "float32")
+    with pytest.raises(ValueError, match="residual of shape"):
+        nn.rms_norm(x, residual=gk.ones((8,), "float32"))
+    with pytest.raises(TypeError, match="residual is float16 but x is float32"):
+        nn.layer_norm(x, residual=gk.ones((2, 8), "float16"))
+
+
+@pytest.mark.parametrize("kind", ["softmax", "layer_norm", "rms_norm"])
+def test_the_same_bits_on_every_run(backend, rng, kind):
+    for shape in ((64, 4096), (2, 65536), (40, 20000)):
+        a = gk.asarray(random_array(rng, shape, "float32"))
+        first = _run(kind, a).to_numpy().tobytes()
+        for _ in range(9):
+            assert _run(kind, a).to_numpy().tobytes() == first

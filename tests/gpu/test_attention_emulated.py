@@ -1,0 +1,233 @@
+"""The tensor-core attention kernels (kernels/attention_tc.cu, attention_decode.cu) with the tile
+configurations gpukit ships, run on the CPU through a host emulation of the warp (ldmatrix, mma,
+shuffles, cp.async, barriers) and checked against float64: prefill for every head-dim class,
+masks, GQA, odd lengths, strided inputs, device kv_length, split-KV decode with its combine; and
+the CUDA backend's plans (packed blocks, address slots, workspaces) launching them."""
+
+import math
+import shutil
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from gpukit.base.shapes import contiguous_strides
+from gpukit.runtime import open_backend
+from gpukit.runtime.backend import Layout
+from gpukit.runtime.cuda import attention as cuda_attention
+from gpukit.runtime.cuda import attention_geometry as geometry
+
+sys.path.insert(0, str(Path(__file__).parent / "emulator"))
+import attention_emulator as emu
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+
+TYPES = {"bf16": np.dtype(ml_dtypes.bfloat16), "f16": np.dtype(np.float16)}
+SMS, SHARED = 132, 227 * 1024  # an H100's
+
+
+@pytest.fixture(scope="module")
+def lib_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("attention_emulator")
+
+
+def _reference(q, k, v, mask, causal, scale, lengths):
+    b, hq, sq, d = q.shape
+    hkv, skv = k.shape[1], k.shape[2]
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    full = None if mask is None else np.broadcast_to(mask, (b, hq, sq, skv))
+    out = np.zeros((b, hq, sq, d))
+    for i in range(b):
+        n = skv if lengths is None else int(np.clip(lengths[i if lengths.size > 1 else 0], 0, skv))
+        kk = np.repeat(k[i, :, :n], hq // hkv, axis=0)
+        vv = np.repeat(v[i, :, :n], hq // hkv, axis=0)
+        s = q[i] @ np.swapaxes(kk, -1, -2) * scale
+        allowed = np.ones((hq, sq, n), bool)
+        if causal:
+            allowed &= np.arange(n)[None, :] <= np.arange(sq)[:, None] + n - sq
+        if full is not None:
+            m = full[i, :, :, :n]
+            if m.dtype == np.bool_:
+                allowed &= m
+            else:
+                s = s + m.astype(np.float64)
+        s = np.where(allowed, s, -np.inf)
+        top = s.max(-1, keepdims=True, initial=-np.inf)
+        seen = top > -np.inf
+        p = np.exp(s - np.where(seen, top, 0))
+        out[i] = np.where(seen, p @ vv / np.where(seen, p.sum(-1, keepdims=True), 1), 0)
+    return out
+
+
+def _run(lib_dir, rng, kind, dt, b, hq, hkv, sq, skv, d, causal=False, mask="none",
+         lengths=None, strided=False, n_splits=None):  # fmt: skip
+    dtype = TYPES[dt]
+    if strided:
+        q = rng.standard_normal((b, sq, hq, d)).astype(dtype).transpose(0, 2, 1, 3)
+        k = rng.standard_normal((b, skv, hkv, d)).astype(dtype).transpose(0, 2, 1, 3)
+        v = rng.standard_normal((b, skv, hkv, d)).astype(dtype).transpose(0, 2, 1, 3)
+    else:
+        q, k, v = (
+            rng.standard_normal(s).astype(dtype)
+            for s in ((b, hq, sq, d), (b, hkv, skv, d), (b, hkv, skv, d))
+        )
+    m = None
+    if mask == "bool":
+        m = rng.random((b, 1, sq, skv)) < 0.7
+        m[0, :, 0] = False
+    elif mask == "additive":
+        m = (rng.standard_normal((sq, skv)) * 2).astype(dtype)
+        m[:, :3] = -np.inf
+    kv_len = None if lengths is None else np.array(lengths, np.int32)
+    if kind == "prefill":
+        p = geometry.prefill(dt, b, hq, sq, d, mask)
+        so = emu.build(1, p.main.defines, lib_dir)
+    else:
+        p = geometry.decode(dt, b, hq, hkv, sq, skv, d, mask, SMS, SHARED, n_splits)
+        so = emu.build(2, p.main.defines, lib_dir)
+    out = np.full((b, hq, sq, d), np.nan, dtype)
+    ws = [np.full(n, np.nan, np.float32) for n in p.workspace] if p.n_splits > 1 else [None, None]
+    scale = 1 / math.sqrt(d)
+    args = emu.pack(q, k, v, out, m, kv_len, *ws, causal, scale, p.n_splits, p.keys_per_split)
+    seed = int(rng.integers(1 << 31))
+    emu.run(so, args, 0, p.main.grid, p.main.block, p.main.shared, seed)
+    if p.combine is not None:
+        emu.run(so, args, 1, p.combine.grid, p.combine.block, p.combine.shared, seed)
+    want = _reference(q, k, v, m, causal, scale, kv_len)
+    got = out.astype(np.float64)
+    assert not np.isnan(got).any()
+    err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
+    assert err <= 1e-2, err
+    assert not got[~np.any(want != 0, axis=-1)].any()
+
+
+@pytest.mark.parametrize("d", [64, 96, 128, 256])
+def test_prefill_every_head_dim(lib_dir, rng, d):
+    _run(lib_dir, rng, "prefill", "bf16", 1, 4, 2, 129, 200, d, causal=True)
+
+
+def test_prefill_masks_lengths_strides(lib_dir, rng):
+    _run(lib_dir, rng, "prefill", "f16", 2, 2, 1, 7, 65, 128, mask="bool", lengths=[50, 65])
+    _run(lib_dir, rng, "prefill", "bf16", 1, 2, 2, 70, 100, 120, causal=True, mask="additive",
+         strided=True)  # fmt: skip
+    _run(lib_dir, rng, "prefill", "bf16", 1, 2, 1, 40, 33, 64, causal=True)  # rows see nothing
+
+
+def test_decode_splits_and_device_length(lib_dir, rng):
+    _run(lib_dir, rng, "decode", "bf16", 2, 8, 2, 1, 1000, 128, lengths=[700, 0], n_splits=5)
+    _run(
+        lib_dir,
+        rng,
+        "decode",
+        "f16",
+        1,
+        32,
+        2,
+        2,
+        500,
+        128,
+        causal=True,
+        mask="additive",
+        n_splits=3,
+    )  # fmt: skip  (32 rows: two m16 tiles)
+    _run(lib_dir, rng, "decode", "bf16", 2, 4, 1, 1, 300, 256, mask="bool", n_splits=1)
+
+
+# --- the CUDA backend's attention plans, launched into the emulator ---------------------------
+class EmulatedCuda:
+    """What gpukit.runtime.cuda.attention asks of a CUDA backend (an sm_90 GPU like an H100's),
+    over the CPU backend's memory: the plans it builds are real gpukit._core.Plans whose
+    launches (blocks packed and addresses patched by the plan) run the emulated kernels."""
+
+    def __init__(self, lib_dir, seed):
+        self.cpu = open_backend("cpu")
+        self.pool = self.cpu.pool
+        self.device = SimpleNamespace(compute_capability=(9, 0), max_shared_per_block_optin=SHARED)
+        self.sm_count = SMS
+        self.functions, self.shared_allowed, self.launched = [], {}, []
+        self.lib_dir, self.seed = lib_dir, seed
+        self.table = emu.LaunchTable(self._launch)
+        self.launch_table = self.table.capsule
+
+    def function(self, file, defines, name):
+        self.functions.append((file, defines, name))
+        return len(self.functions)
+
+    def allow_shared(self, fn, nbytes):
+        self.shared_allowed[fn] = nbytes
+
+    def _launch(self, fn, grid, block, shared, args, nbytes):
+        file, defines, name = self.functions[fn - 1]
+        assert nbytes == emu.ARGS.size
+        assert shared <= 48 * 1024 or self.shared_allowed.get(fn, 0) >= shared
+        so = emu.build(1 if file == "attention_tc.cu" else 2, defines, self.lib_dir)
+        so.gk_emu_run(args, int(name == "gk_attn_combine"), *grid, block[0], shared, self.seed)
+        self.launched.append(name)
+
+    def put(self, x):
+        """(buffer, Layout) of a copy of x in the CPU backend's memory."""
+        x = np.ascontiguousarray(x)
+        buf = self.pool.allocate(x.nbytes, 0)
+        self.cpu.upload(x, buf, 0)
+        return buf, Layout(x.dtype, x.shape, x.strides, 16)
+
+    def get(self, buf, layout):
+        host = np.empty(layout.shape, layout.dtype)
+        self.cpu.download(host, buf, 0)
+        return host
+
+
+def _plan_case(lib_dir, rng, dt, b, hq, hkv, sq, skv, d, causal, mask, lengths, seq_major):
+    dtype = TYPES[dt]
+    cuda = EmulatedCuda(lib_dir, int(rng.integers(1 << 31)))
+    order = (0, 2, 1, 3) if seq_major else (0, 1, 2, 3)  # (batch, seq, heads, d) storage
+    host, args, layouts = [], [], []
+    for shape in ((b, hq, sq, d), (b, hkv, skv, d), (b, hkv, skv, d)):
+        stored = rng.standard_normal(tuple(shape[i] for i in order)).astype(dtype)
+        buf, lay = cuda.put(stored)
+        view = stored.transpose(order)
+        host.append(view)
+        args += [buf, 0]
+        layouts.append(Layout(dtype, view.shape, view.strides, lay.align))
+    m = None
+    if mask == "bool":
+        m = rng.random((b, 1, sq, skv)) < 0.7
+        m[0, :, 0] = False
+    elif mask == "additive":
+        m = (rng.standard_normal((sq, skv)) * 2).astype(dtype)
+        m[:, :3] = -np.inf
+    lm = ln = None
+    if m is not None:
+        buf, lm = cuda.put(m)
+        args += [buf, 0]
+    n = None if lengths is None else np.array(lengths, np.int32 if len(lengths) > 1 else np.int64)
+    if n is not None:
+        buf, ln = cuda.put(n)
+        args += [buf, 0]
+    out = Layout(dtype, (b, hq, sq, d), contiguous_strides((b, hq, sq, d), dtype.itemsize))
+    # Poisoned: a block the pool hands back for out starts as NaNs where nothing writes.
+    cuda.put(np.full((b, hq, sq, d), np.nan, dtype))
+    scale = 1 / math.sqrt(d)
+    plan = cuda_attention.plan_attention(cuda, *layouts, lm, ln, out, causal, scale)
+    got = cuda.get(plan(0, None, *args), out).astype(np.float64)
+    assert cuda.table.error is None, cuda.table.error
+    want = _reference(*host, m, causal, scale, n)
+    assert not np.isnan(got).any()
+    err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
+    assert err <= 1e-2, err
+    assert not got[~np.any(want != 0, axis=-1)].any()
+    return cuda.launched
+
+
+def test_cuda_plans_run_the_kernels(lib_dir, rng):
+    """The plans runtime/cuda/attention.py builds: prefill one launch; decode the decode kernel
+    and its combine over per-call workspaces; a device kv_length read from the plan's operand."""
+    launched = _plan_case(lib_dir, rng, "bf16", 1, 4, 2, 70, 100, 128, True, "bool", None, True)
+    assert launched == ["gk_attn_tc"]
+    launched = _plan_case(lib_dir, rng, "f16", 2, 8, 2, 1, 700, 64, False, "none", [500, 3], False)
+    assert launched == ["gk_attn_decode", "gk_attn_combine"]
+    launched = _plan_case(lib_dir, rng, "bf16", 1, 16, 1, 2, 300, 96, True, "additive", [250], True)
+    assert launched == ["gk_attn_decode", "gk_attn_combine"]
