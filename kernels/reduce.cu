@@ -170,9 +170,10 @@ struct gk_red_moments {
     }
     __device__ static out_t finish(st s, double scale) {
         acc_t v = (acc_t)(s.m2 * scale);
-        // In double: the same correctly rounded root, and a call that resolves for every acc_t.
-        if (ROOT) v = (acc_t)gkm_sqrt((double)v);
-        return (out_t)v;
+        // In double: the same correctly rounded root, and a call that resolves for every acc_t
+        // (gk_cast: hiprtc checks this body in complex instances too, which never use it).
+        if (ROOT) v = (acc_t)gkm_sqrt(gk_cast<double>(v));
+        return gk_cast<out_t>(v);
     }
 };
 typedef gk_red_moments<false> gk_red_var;
