@@ -4,9 +4,22 @@ priorities, (b) under gpukit.Scheduler (critical loop guaranteed, flood best eff
 split into row blocks while should_slice() says so). p50/p99 of the critical loop and the flood's
 TFLOP/s in each case, and torch's same experiment (high/low priority streams) in the same run.
 Target under the scheduler: p50 and p99 within 1.5x solo, flood >= 70% of its solo throughput.
+
+The service model (issue 17): critical requests arrive at a fixed rate (one per 1 ms, one per
+0.3 ms), each a guaranteed task of a 2048^3 bf16 product (its end synchronizes), latency from
+arrival to completion; beside a best-effort flood of 8192^3 products or of a memory-bound kernel
+(1 GiB read and written per op), under a preempting scheduler (the flood's products yield between
+tiles; the memory-bound flood capped by expected duration), today's pacing and slicing, and
+torch's priority streams. Reported: critical p50/p99 against solo, the flood against solo and
+against the share of the GPU the critical work leaves free (1 - solo p50 / period), and the
+preemption latency (word raised -> the best-effort launch gone, by device events). Writes
+bench_sched.json (to $OUT when set).
 """
 
 import collections
+import json
+import os
+import random
 import sys
 import threading
 import time
@@ -25,6 +38,11 @@ SWITCH_INTERVAL_S = 1e-4
 
 
 DTYPE = "bfloat16"
+SERVICE_PERIODS_S = (1e-3, 0.3e-3)
+SERVICE_SECONDS = 2.0
+MEM_N = 1 << 28  # float32 elements of the memory-bound flood's operand
+CAP_US = 300.0  # the preempting scheduler's cap on best-effort work in flight (expected us)
+LATENCY_SAMPLES = 200
 
 
 def percentiles_us(samples):
@@ -171,6 +189,258 @@ def torch_experiment():
     return solo, solo_flood, beside, tflops(result[0], FLOOD_N, result[1])
 
 
+# --- the service model (issue 17) -----------------------------------------------------------
+def open_loop(request, period, seconds):
+    """Latencies (arrival -> completion) of requests arriving every `period` s; `request()` runs
+    one to completion."""
+    latencies = []
+    start = time.perf_counter()
+    arrival = start + 0.01
+    while arrival < start + seconds:
+        while time.perf_counter() < arrival:
+            time.sleep(0)  # let the flood's thread run
+        request()
+        latencies.append(time.perf_counter() - arrival)
+        arrival += period
+    return latencies
+
+
+def gk_request(sched, a, b):
+    def request():
+        with sched.task(qos="guaranteed", memory="256MiB", name="request"):
+            gk.matmul(a, b)  # the task's end waits for it
+
+    return request
+
+
+def gk_mem_flood(x, y, stop, result):
+    """y = x * c until `stop`; result[:] = (bytes moved, seconds)."""
+    queued, done, start = collections.deque(), 0, time.perf_counter()
+    while not stop.is_set():
+        gk.multiply(x, 1.0001, out=y)
+        queued.append(gk.Event(timing=False).record())
+        if len(queued) > FLOOD_IN_FLIGHT:
+            queued.popleft().synchronize()
+            done += 1
+    gk.synchronize()
+    result[:] = [(done + len(queued)) * 2 * x.nbytes, time.perf_counter() - start]
+
+
+def gk_service(sched, small, flood_fn, flood_args, period):
+    """(latencies, flood amount per second) of the service beside a best-effort flood (or
+    none)."""
+    stop, result = threading.Event(), []
+    fut = None
+    if flood_fn is not None:
+        fut = sched.submit(flood_fn, *flood_args, stop, result, qos="best_effort", name="flood")
+        time.sleep(0.2)
+    lat = open_loop(gk_request(sched, *small), period, SERVICE_SECONDS)
+    stop.set()
+    if fut is None:
+        return lat, None
+    fut.result()
+    return lat, result[0] / result[1]
+
+
+def gk_flood_solo(sched, flood_fn, flood_args):
+    stop, result = threading.Event(), []
+    fut = sched.submit(flood_fn, *flood_args, stop, result, qos="best_effort", name="flood")
+    time.sleep(SERVICE_SECONDS)
+    stop.set()
+    fut.result()
+    return result[0] / result[1]
+
+
+def gk_flops_flood(a, b, stop, result):
+    gk_flood(a, b, stop, result)
+    result[0] *= 2 * FLOOD_N**3
+
+
+def preemption_latency(big):
+    """Device time from a preemption word's raise to the end of the best-effort launch it
+    interrupts (the yielding launch of the preemptible 8192^3 product, raised at random points),
+    in us; None where products cannot yield here."""
+    from gpukit.array import layout
+    from gpukit.runtime import runtime
+    from gpukit.runtime.backend import Layout
+
+    rt = runtime()
+    if not rt.capabilities.preemption or not rt.preemption_available()[0]:
+        return None
+    a, b = big
+    out = Layout(a.dtype, (FLOOD_N, FLOOD_N), (FLOOD_N * a.dtype.itemsize, a.dtype.itemsize))
+    plan = rt.plan_preemptible_matmul(layout(a), layout(b), out, None)
+    least, greatest = gk.Stream.priority_range()
+    low, high = gk.Stream(least), gk.Stream(greatest)
+    result = gk.empty((FLOOD_N, FLOOD_N), a.dtype)
+    counter = gk.empty((1,), "int32")
+    r = random.Random(0)
+    solo = time.perf_counter()
+    plan(low.handle, None, a._buf, a._offset, b._buf, b._offset)
+    low.synchronize()
+    solo = time.perf_counter() - solo
+    samples = []
+    for _ in range(LATENCY_SAMPLES):
+        raised, gone = gk.Event(), gk.Event()
+        counter.fill(0)
+        gk.synchronize()
+        args = (a._buf, a._offset, b._buf, b._offset, result._buf, result._offset,
+                counter._buf, counter._offset)  # fmt: skip
+        plan.yielding(low.handle, None, *args)
+        gone.record(low)
+        spin_until = time.perf_counter() + r.uniform(0.05, 0.8) * solo
+        while time.perf_counter() < spin_until:
+            pass
+        raised.record(high)
+        rt.raise_preemption(high.handle, 0)
+        high.wait_event(gone)  # lowered once the launch has yielded (or ended)
+        rt.lower_preemption(high.handle, 0)
+        plan.finishing(low.handle, None, *args)
+        low.synchronize()
+        high.synchronize()
+        us = raised.elapsed_ms(gone) * 1e3
+        if us > 0:  # raised before the launch ended
+            samples.append(us)
+    return samples
+
+
+def torch_service(period):
+    """torch's priority streams in the same service model: (solo, beside GEMM flood, beside
+    memory-bound flood) as (latencies, flood per second)."""
+    import torch
+
+    dt = torch.bfloat16
+    a, b = (torch.randn(CRITICAL_N, CRITICAL_N, device="cuda", dtype=dt) for _ in range(2))
+    fa, fb = (torch.randn(FLOOD_N, FLOOD_N, device="cuda", dtype=dt) for _ in range(2))
+    x = torch.randn(MEM_N, device="cuda")
+    y = torch.empty_like(x)
+    low, high = torch.cuda.Stream(priority=0), torch.cuda.Stream(priority=-1)
+
+    def request():
+        with torch.cuda.stream(high):
+            torch.matmul(a, b)
+        high.synchronize()
+
+    def flood(step, amount):
+        def run(stop, result):
+            with torch.cuda.stream(low):
+                queued, done, start = collections.deque(), 0, time.perf_counter()
+                while not stop.is_set():
+                    step()
+                    e = torch.cuda.Event()
+                    e.record()
+                    queued.append(e)
+                    if len(queued) > FLOOD_IN_FLIGHT:
+                        queued.popleft().synchronize()
+                        done += 1
+                low.synchronize()
+                result[:] = [(done + len(queued)) * amount / (time.perf_counter() - start)]
+
+        return run
+
+    gemm = flood(lambda: torch.matmul(fa, fb), 2 * FLOOD_N**3)
+    mem = flood(lambda: torch.mul(x, 1.0001, out=y), 2 * x.numel() * 4)
+    request()
+    out = {"solo": (open_loop(request, period, SERVICE_SECONDS), None)}
+    for name, fl in (("gemm", gemm), ("mem", mem)):
+        stop, result = threading.Event(), []
+        t = threading.Thread(target=fl, args=(stop, result))
+        t.start()
+        time.sleep(SERVICE_SECONDS)
+        stop.set()
+        t.join()
+        solo_rate = result[0]
+        stop, result = threading.Event(), []
+        t = threading.Thread(target=fl, args=(stop, result))
+        t.start()
+        time.sleep(0.2)
+        lat = open_loop(request, period, SERVICE_SECONDS)
+        stop.set()
+        t.join()
+        out[name] = (lat, result[0], solo_rate)
+    return out
+
+
+def service_model(small, big):
+    x = gk.asarray(np.random.default_rng(1).standard_normal(MEM_N).astype(np.float32))
+    y = gk.empty_like(x)
+    rows, report = [], {}
+    floods = {
+        "gemm": (gk_flops_flood, big, 1e12, "TFLOP/s"),
+        "mem": (gk_mem_flood, (x, y), 1e9, "GB/s"),
+    }
+    configs = (
+        ("gpukit preempt", dict(preempt=True, cap_us=CAP_US)),
+        ("gpukit pacing+slicing", dict()),
+    )
+    scheds = {}
+    for name, kw in configs:
+        try:
+            scheds[name] = gk.Scheduler(workers=2, **kw)
+        except ValueError as e:
+            print(f"{name}: unavailable ({e})")
+    flood_solo = {}
+    for kind, (fn, args, unit, _) in floods.items():
+        flood_solo[kind] = gk_flood_solo(next(iter(scheds.values())), fn, args) / unit
+    for period in SERVICE_PERIODS_S:
+        sched0 = next(iter(scheds.values()))
+        solo = percentiles_us(gk_service(sched0, small, None, None, period)[0])
+        free = max(0.0, 1.0 - solo[0] * 1e-6 / period)
+        report[f"gpukit solo {period * 1e6:.0f}us"] = solo
+        rows.append((f"gpukit critical solo, period {period * 1e6:.0f} us", solo, None, None, None))
+        for name, sched in scheds.items():
+            for kind, (fn, args, unit, label) in floods.items():
+                lat, rate = gk_service(sched, small, fn, args, period)
+                p = percentiles_us(lat)
+                rate /= unit
+                rows.append((f"{name} + {kind} flood, {period * 1e6:.0f} us", p, solo, rate,
+                             (flood_solo[kind], free, label)))  # fmt: skip
+        try:
+            t = torch_service(period)
+        except Exception as e:  # torch is only there to compare against
+            print("torch unavailable:", e)
+            continue
+        t_solo = percentiles_us(t["solo"][0])
+        rows.append(
+            (f"torch critical solo, period {period * 1e6:.0f} us", t_solo, None, None, None)
+        )
+        t_free = max(0.0, 1.0 - t_solo[0] * 1e-6 / period)
+        for kind, unit, label in (("gemm", 1e12, "TFLOP/s"), ("mem", 1e9, "GB/s")):
+            lat, rate, solo_rate = t[kind]
+            rows.append((f"torch priority streams + {kind} flood, {period * 1e6:.0f} us",
+                         percentiles_us(lat), t_solo, rate / unit,
+                         (solo_rate / unit, t_free, label)))  # fmt: skip
+    for sched in scheds.values():
+        sched.shutdown()
+    print("\nservice model: critical p50/p99 (us, x solo); flood (x its solo, x solo * free share)")
+    width = max(len(r[0]) for r in rows)
+    out = []
+    for name, (p50, p99), solo, rate, flood in rows:
+        line = f"{name:{width}s} p50 {p50:8.1f} p99 {p99:8.1f}"
+        entry = {"name": name, "p50_us": p50, "p99_us": p99}
+        if solo is not None:
+            line += f" ({p50 / solo[0]:.2f}x, {p99 / solo[1]:.2f}x)"
+            entry.update(p50_x=p50 / solo[0], p99_x=p99 / solo[1])
+        if rate is not None:
+            solo_rate, free, label = flood
+            of_free = rate / (solo_rate * free) if free else float("nan")
+            line += (
+                f"  flood {rate:8.1f} {label} ({rate / solo_rate:.0%} of solo, "
+                f"{of_free:.0%} of the free share)"
+            )
+            entry.update(flood=rate, flood_unit=label, flood_solo=solo_rate, free_share=free)
+        print(line)
+        out.append(entry)
+    lat = preemption_latency(big)
+    if lat:
+        q = np.percentile(lat, [0, 50, 90, 99, 100])
+        print(
+            f"preemption latency (word raised -> launch gone, {len(lat)} samples, us): "
+            f"min {q[0]:.1f} p50 {q[1]:.1f} p90 {q[2]:.1f} p99 {q[3]:.1f} max {q[4]:.1f}"
+        )
+    return {"service": out, "preemption_latency_us": lat}
+
+
 def main():
     print(gk.info())
     if gk.backend() != "cuda":
@@ -229,6 +499,11 @@ def main():
     for name, ours, theirs in rows:
         fmt = [("" if v is None else f"{v:10.1f}") for v in (ours, theirs)]
         print(f"{name:{width}s} {fmt[0]:>10s} {fmt[1]:>10s}")
+    service = service_model(small, big)
+    path = os.path.join(os.environ.get("OUT", "."), "bench_sched.json")
+    with open(path, "w") as f:
+        json.dump({"info": str(gk.info()), "back_to_back": rows, **service}, f, indent=1)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -18,11 +18,23 @@
 // p.workspace (splits, batch, m, n) and gk_gemm_splitk_reduce adds them in split order (the same
 // bits every run) and applies the epilogue.
 //
+// Preemptible form (GK_GEMM_PREEMPT=1, for best-effort work): tiles come from the counter at
+// p.next_tile instead of a fixed stride. Before taking a tile, the producer reads the device's
+// preemption words (p.preempt); while one is raised it takes none and the block exits once its
+// tiles are stored. The counter is then the first tile not taken: every tile below it is complete,
+// and a relaunch resumes there, computing each tile whole in the same K order (the same bits as
+// one uninterrupted launch). The producer hands tile numbers to the consumers through a 2-slot
+// ring in shared memory with its own mbarriers. Split-K is not used in this form.
+//
 // Defines: GK_GEMM_TYPE (GK_GEMM_F16 | GK_GEMM_BF16 | GK_GEMM_TF32), GK_GEMM_BM (128 | 256),
 // GK_GEMM_BN (64 | 128 | 192 | 256), GK_GEMM_STAGES, GK_GEMM_SMEM (the dynamic shared memory
 // the launch gives), GK_A_MN, GK_B_MN, GK_GEMM_WAIT1 (keep one wgmma group in flight),
-// GK_EPI_BIAS, GK_EPI_ACT, GK_EPI_RESIDUAL.
+// GK_EPI_BIAS, GK_EPI_ACT, GK_EPI_RESIDUAL, GK_GEMM_PREEMPT.
 #include "args.cuh"
+
+#ifndef GK_GEMM_PREEMPT
+#define GK_GEMM_PREEMPT 0
+#endif
 
 #define GK_GEMM_F16 1
 #define GK_GEMM_BF16 2
@@ -64,6 +76,9 @@
 
 static_assert(GK_GEMM_STAGES * GK_STAGE_BYTES + GK_SM90_SMEM_EXTRA <= GK_GEMM_SMEM,
               "the stages do not fit the shared memory the launch gives");
+// Barriers after the 1024-byte alignment slack: full[S], empty[S], and for GK_GEMM_PREEMPT
+// tile_full[2], tile_empty[2] and the two tile-number slots.
+static_assert(1024 + 16 * GK_GEMM_STAGES + 40 <= GK_SM90_SMEM_EXTRA, "barriers beyond the extra");
 static_assert(GK_GEMM_BN % 64 == 0 && GK_GEMM_BN <= 256, "BN: 64, 128, 192 or 256");
 static_assert(GK_GEMM_BM == 128 || GK_GEMM_BM == 256, "BM: 128 or 256");
 static_assert(GK_MI * GK_ACC <= 128, "accumulators beyond 128 registers per thread");
@@ -170,6 +185,27 @@ __device__ __forceinline__ gk_tile gk_tile_of(int t, const gk_gemm_sm90_args& p)
     return r;
 }
 
+#if GK_GEMM_PREEMPT
+// Whether guaranteed work has raised any of the device's preemption words (written by the GPU
+// itself, cuStreamWriteValue32): one 16-byte volatile load.
+__device__ __forceinline__ bool gk_preempt_raised(const gk_gemm_sm90_args& p) {
+    unsigned w0, w1, w2, w3;
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(w0), "=r"(w1), "=r"(w2), "=r"(w3)
+                 : "l"(p.preempt)
+                 : "memory");
+    return (w0 | w1 | w2 | w3) != 0u;
+}
+static_assert(GK_PREEMPT_SLOTS == 4, "gk_preempt_raised reads the words as one 16-byte load");
+
+// The producer's next tile: the counter's, or -1 (none left, or preempted).
+__device__ __forceinline__ int gk_take_tile(const gk_gemm_sm90_args& p) {
+    if (gk_preempt_raised(p)) return -1;
+    const int t = (int)atomicAdd(reinterpret_cast<unsigned*>(p.next_tile), 1u);
+    return t < p.total_tiles ? t : -1;
+}
+#endif
+
 // Stores acc (one consumer's m64 x BN block mi) through the epilogue.
 __device__ __forceinline__ void gk_epilogue(const float (&acc)[GK_ACC], const gk_gemm_sm90_args& p,
                                             const gk_tile& t, gk_i64 row0, int lane, int warp) {
@@ -235,18 +271,55 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
             gk_mbar_init(bars + 8 * s, 1);                         // the producer's expect_tx
             gk_mbar_init(bars + 8 * (GK_GEMM_STAGES + s), 2 * 4);  // each consumer warp
         }
+#if GK_GEMM_PREEMPT
+        for (int s = 0; s < 2; ++s) {
+            gk_mbar_init(bars + 16 * GK_GEMM_STAGES + 8 * s, 1);           // tile_full
+            gk_mbar_init(bars + 16 * GK_GEMM_STAGES + 16 + 8 * s, 2 * 4);  // tile_empty
+        }
+#endif
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
 
+#if GK_GEMM_PREEMPT
+    const unsigned tile_full = bars + 16 * GK_GEMM_STAGES, tile_empty = tile_full + 16;
+    volatile int* tile_slot = reinterpret_cast<volatile int*>(gk_smem_raw + (tile_full + 32 - raw));
+// Tile j of this block: handed over in slot j & 1, in that slot's phase (j >> 1) & 1.
+#define GK_FOR_TILES(ti, who)  \
+    for (int j = 0, ti;; ++j)  \
+        if ((ti = who(j)) < 0) \
+            break;             \
+        else
+    auto produce_tile = [&](int j) {
+        const int slot = j & 1;
+        gk_mbar_wait(tile_empty + 8 * slot, ((unsigned)(j >> 1) & 1u) ^ 1u);
+        const int t = gk_take_tile(p);
+        tile_slot[slot] = t;
+        gk_mbar_arrive(tile_full + 8 * slot);  // releases the slot's store to the consumers
+        return t;
+    };
+    auto consume_tile = [&](int j) {
+        const int slot = j & 1;
+        gk_mbar_wait(tile_full + 8 * slot, (unsigned)(j >> 1) & 1u);
+        const int t = tile_slot[slot];
+        __syncwarp();
+        if (lane == 0) gk_mbar_arrive(tile_empty + 8 * slot);
+        return t;
+    };
+#define GK_PRODUCER_TILES(ti) GK_FOR_TILES(ti, produce_tile)
+#define GK_CONSUMER_TILES(ti) GK_FOR_TILES(ti, consume_tile)
+#else
     const int total = p.total_tiles;
+#define GK_PRODUCER_TILES(ti) for (int ti = blockIdx.x; ti < total; ti += gridDim.x)
+#define GK_CONSUMER_TILES(ti) for (int ti = blockIdx.x; ti < total; ti += gridDim.x)
+#endif
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(GK_SM90_PRODUCER_REGS));
         if (warp == 0 && lane == 0) {
             asm volatile("prefetch.tensormap [%0];\n" ::"l"(&map_a) : "memory");
             asm volatile("prefetch.tensormap [%0];\n" ::"l"(&map_b) : "memory");
             int it = 0;
-            for (int ti = blockIdx.x; ti < total; ti += gridDim.x) {
+            GK_PRODUCER_TILES(ti) {
                 const gk_tile t = gk_tile_of(ti, p);
                 const int k0 = t.s * p.k_tiles_per_split;
                 const int k1 = min(k0 + p.k_tiles_per_split, p.k_tiles);
@@ -282,7 +355,7 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(GK_SM90_CONSUMER_REGS));
         const int cw = wg - 1;  // consumer warpgroup: rows [cw * GK_WG_M, (cw + 1) * GK_WG_M)
         int it = 0;
-        for (int ti = blockIdx.x; ti < total; ti += gridDim.x) {
+        GK_CONSUMER_TILES(ti) {
             const gk_tile t = gk_tile_of(ti, p);
             const int k0 = t.s * p.k_tiles_per_split;
             const int k1 = min(k0 + p.k_tiles_per_split, p.k_tiles);

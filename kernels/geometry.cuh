@@ -61,6 +61,11 @@
 #define GK_SM90_GROUP_M 8      // tile rows per group of the tile order (L2 reuse)
 #define GK_SPLITK_THREADS 256  // block of the split-K reduction
 
+// Preemption (issue 17): a device's flag is GK_PREEMPT_SLOTS 32-bit words, one per guaranteed
+// stream that may have work in flight at once (each raises and lowers its own word on the GPU);
+// a preemptible kernel yields while any word is non-zero, read as one 16-byte load.
+#define GK_PREEMPT_SLOTS 4
+
 // kernels/gemv.cu: products of at most GK_GEMV_MAX_ROWS rows by a weight read once.
 #define GK_GEMV_THREADS 256
 #define GK_GEMV_MAX_ROWS 16
@@ -161,6 +166,7 @@
     X(GK_SM90_CONSUMER_REGS)     \
     X(GK_SM90_GROUP_M)           \
     X(GK_SPLITK_THREADS)         \
+    X(GK_PREEMPT_SLOTS)          \
     X(GK_GEMV_THREADS)           \
     X(GK_GEMV_MAX_ROWS)          \
     X(GK_GEMV_CPW_DEFAULT)       \

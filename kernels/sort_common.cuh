@@ -1,5 +1,5 @@
 // Shared by the sorting kernels (sort.cu, search.cu): keys as order-preserving unsigned bits,
-// 32-lane matching and ballots (CUDA and HIP), and the stable rank of a tile's digits.
+// 32-lane matching (CUDA and HIP; ballots are warp.cuh's), and the stable rank of a tile's digits.
 #pragma once
 #include "warp.cuh"
 
@@ -25,23 +25,6 @@ __device__ inline U gk_order_bits(U u, U inf) {
 __device__ inline int gk_lane() { return (int)(threadIdx.x & (GK_LANES - 1)); }
 
 __device__ inline unsigned gk_lanemask_lt() { return (1u << gk_lane()) - 1u; }
-
-__device__ inline void gk_syncwarp() {
-#ifdef GK_HIP
-    __builtin_amdgcn_wave_barrier();  // a wavefront runs in lockstep; this orders memory only
-#else
-    __syncwarp();
-#endif
-}
-
-// Lanes of this 32-lane group (half a wavefront on AMD) whose `p` is true.
-__device__ inline unsigned gk_ballot(bool p) {
-#ifdef GK_HIP
-    return (unsigned)(__ballot(p) >> (threadIdx.x & 32));
-#else
-    return __ballot_sync(0xffffffffu, p);
-#endif
-}
 
 // Lanes of this group holding the same `bits`-bit value v.
 __device__ inline unsigned gk_match(unsigned v, int bits) {

@@ -162,6 +162,36 @@ void bind_cuda(py::module_& m) {
             py::arg("function"),
             "[(byte offset, size)] of a kernel's parameters in its launch's parameter buffer "
             "(CUDA 12.4+ drivers: see has_param_info).")
+        // preemption and green contexts (cuda_qos.cpp)
+        .def_property_readonly("has_stream_memops", &CudaDevice::has_stream_memops)
+        .def_property_readonly(
+            "preempt_flags", [](CudaDevice& d) { return d.preempt_flags(); },
+            "Address of the device's preemption flag words (allocated on first use).")
+        .def(
+            "write_value",
+            [](const CudaDevice& d, uint64_t s, uint64_t address, uint32_t value) {
+                d.write_value(handle<cu::Stream>(s), address, value);
+            },
+            py::arg("stream"), py::arg("address"), py::arg("value"),
+            "Enqueues a 32-bit write of `value` at `address` on `stream` (cuStreamWriteValue32).")
+        .def(
+            "wait_value_eq",
+            [](const CudaDevice& d, uint64_t s, uint64_t address, uint32_t value) {
+                d.wait_value_eq(handle<cu::Stream>(s), address, value);
+            },
+            py::arg("stream"), py::arg("address"), py::arg("value"),
+            "Makes `stream` wait until the 32-bit word at `address` equals `value` "
+            "(cuStreamWaitValue32).")
+        .def("green_contexts", &CudaDevice::green_contexts,
+             "(available, why not): whether the driver has green contexts.")
+        .def(
+            "green_stream",
+            [](const CudaDevice& d, int sm_count, int priority) {
+                auto [s, sms] = d.green_stream(sm_count, priority);
+                return py::make_tuple(to_int(s), sms);
+            },
+            py::arg("sm_count"), py::arg("priority") = 0,
+            "(stream, SMs): a stream of a new green context of about `sm_count` SMs.")
         .def("set_dynamic_shared",
              [](const CudaDevice& d, uint64_t f, int bytes) {
                  d.set_dynamic_shared(handle<cu::Function>(f), bytes);

@@ -99,6 +99,37 @@ struct Api {
     // CUDA 12.4+ drivers only (null otherwise): where a kernel's parameter sits in the buffer
     // that CU_LAUNCH_PARAM_BUFFER_POINTER passes, and its size.
     Result (*cuFuncGetParamInfo)(Function, size_t, size_t*, size_t*);
+    // Stream memory operations (the _v2 entry points, CUDA 11.7+; null when absent): the
+    // preemption flag is raised, lowered and waited on by the GPU itself.
+    Result (*cuStreamWriteValue32)(Stream, DevicePtr, uint32_t, unsigned);
+    Result (*cuStreamWaitValue32)(Stream, DevicePtr, uint32_t, unsigned);
+    // cuGetProcAddress_v2 (CUDA 12.0+; null otherwise): how green contexts are looked up.
+    Result (*cuGetProcAddress)(const char*, void**, int, uint64_t, int*);
+};
+
+constexpr unsigned STREAM_WAIT_VALUE_EQ = 0x1;
+
+// Green contexts (CUDA 12.4+ drivers), found through cuGetProcAddress at the 12.4 ABI, where a
+// CUdevResource is 144 bytes: its type, 92 bytes of padding, then (for SMs) smCount.
+constexpr int GREEN_CTX_ABI = 12040;
+constexpr int DEV_RESOURCE_TYPE_SM = 1;
+constexpr unsigned GREEN_CTX_DEFAULT_STREAM = 0x1;
+struct DevResource {
+    int type;
+    unsigned char padding[92];
+    unsigned sm_count;
+    unsigned char rest[44];
+};
+static_assert(sizeof(DevResource) == 144, "CUdevResource of the 12.4 ABI");
+using GreenCtx = struct CUgreenCtx_st*;
+using DevResourceDesc = struct CUdevResourceDesc_st*;
+struct GreenApi {
+    Result (*cuDeviceGetDevResource)(Device, DevResource*, int);
+    Result (*cuDevSmResourceSplitByCount)(DevResource*, unsigned*, const DevResource*, DevResource*,
+                                          unsigned, unsigned);
+    Result (*cuDevResourceGenerateDesc)(DevResourceDesc*, DevResource*, unsigned);
+    Result (*cuGreenCtxCreate)(GreenCtx*, DevResourceDesc, Device, unsigned);
+    Result (*cuGreenCtxStreamCreate)(Stream*, GreenCtx, unsigned, int);
 };
 
 constexpr Result ERROR_NOT_SUPPORTED = 801;

@@ -74,6 +74,9 @@ CudaDriver::CudaDriver(const std::string& library) : lib_(library) {
     optional(a.cuGraphGetNodes, "cuGraphGetNodes");
     optional(a.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
     optional(a.cuFuncGetParamInfo, "cuFuncGetParamInfo");
+    optional(a.cuStreamWriteValue32, "cuStreamWriteValue32_v2");
+    optional(a.cuStreamWaitValue32, "cuStreamWaitValue32_v2");
+    optional(a.cuGetProcAddress, "cuGetProcAddress_v2");
     check(a.cuInit(0), "cuInit");
     check(a.cuDriverGetVersion(&version_), "cuDriverGetVersion");
 }

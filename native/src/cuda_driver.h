@@ -119,6 +119,18 @@ class CudaDevice {
     void launch_graph(cu::GraphExec e, cu::Stream s) const;
     void destroy_graph_exec(cu::GraphExec e) const;
     void destroy_graph(cu::Graph g) const;
+    // Preemption (cuda_qos.cpp). The device's flag words: GK_PREEMPT_SLOTS 32-bit words, zero
+    // while no guaranteed work runs, then GK_PREEMPT_SLOTS that stay zero (watched by launches
+    // that must not yield); allocated on first use and kept for the process.
+    bool has_stream_memops() const;
+    cu::DevicePtr preempt_flags();
+    void write_value(cu::Stream s, cu::DevicePtr address, uint32_t value) const;
+    void wait_value_eq(cu::Stream s, cu::DevicePtr address, uint32_t value) const;
+    // Green contexts: whether the driver has them (and why not), and a stream of a green context
+    // holding `sm_count` SMs of the device (rounded as the driver's split does) at `priority`;
+    // returns the stream and the SMs it got.
+    std::pair<bool, std::string> green_contexts() const;
+    std::pair<cu::Stream, int> green_stream(int sm_count, int priority) const;
 
     const gk_allocator_table* allocator_table() const { return &table_; }
     const gk_launch_table* launch_table() const { return &launch_table_; }
@@ -140,6 +152,8 @@ class CudaDevice {
     size_t total_memory_ = 0;
     gk_allocator_table table_{};
     gk_launch_table launch_table_{};
+    std::mutex preempt_mutex_;
+    cu::DevicePtr preempt_flags_ = 0;
 };
 
 }  // namespace gpukit

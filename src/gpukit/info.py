@@ -31,6 +31,17 @@ def _first_found(candidates, probe=_native.probe_library) -> str:
     return f"found at {hit[1]} (from {hit[0]})" if hit else "not found"
 
 
+def _qos(rt) -> tuple[str, str]:
+    """What the scheduler's preemption and green contexts can do on `rt`'s device."""
+    if not rt.capabilities.preemption:
+        why = f"not on the {rt.kind} backend"
+        return why, why
+    ok, why = rt.preemption_available()
+    preemption = "available (preemptible sm_90a GEMM, stream memory operations)" if ok else why
+    ok, why = rt.green_contexts()
+    return preemption, "available" if ok else f"not available: {why}"
+
+
 def info() -> Info:
     """The facts; where GPUKIT_BACKEND forces a backend that does not open, `backend` says why
     instead of raising, so that the report can show what is missing."""
@@ -55,6 +66,7 @@ def info() -> Info:
         out["compiler in use"] = rt.compiler_description()
     if rt is not None:
         out["matmul paths"] = rt.describe_matmul(bool(linalg.allow_tf32))
+        out["preemption"], out["green contexts"] = _qos(rt)
     cache = jit.cache_info()
     out["kernel cache"] = (
         f"{cache['directory']} ({cache['entries']} entries, {cache['bytes']} bytes)"

@@ -30,33 +30,51 @@ def _product(a: GPUArray, b: GPUArray, bias, row_block, activation=None, residua
     shape = shapes.matmul_shape(a.shape, b.shape)
     dtype = dtypes.ufunc_result("matmul", a.dtype, b.dtype)
     strides = shapes.contiguous_strides(shape, dtype.itemsize)
-    if row_block is None:  # best-effort work beside guaranteed work launches in row slices
-        row_block = _core.slice_rows() or None
+    paced_rows = _core.slice_rows()  # > 0: a best-effort task's launch beside guaranteed work
+    # A best-effort task of a preempting scheduler takes the preemptible form (which yields to
+    # guaranteed work by itself), where there is one; else best-effort work launches in row
+    # slices while guaranteed work runs.
+    preemptible = rt.capabilities.preemption and row_block is None and _core.preemptible()
+    if row_block is None and not preemptible:
+        row_block = paced_rows or None
     tf32 = bool(allow_tf32) and dtype == _FLOAT32
-    key = ["matmul", rt, row_block]
+    key = ["matmul", rt, row_block, preemptible]
     if activation is not None or residual is not None or tf32:
         key += ("epilogue", activation, residual is not None, tf32)
     for x in (a, b, bias, residual):
         if x is not None:
             key += (x.dtype, x.shape, x.strides, alignment(x))
-    plan = cached_plan(
-        tuple(key),
-        lambda: rt.plan_matmul(
-            layout(a),
-            layout(b),
-            Layout(dtype, shape, strides),
-            None if bias is None else layout(bias),
-            row_block,
-            activation,
-            None if residual is None else layout(residual),
-            tf32,
-        ),
+    layouts = (
+        layout(a),
+        layout(b),
+        Layout(dtype, shape, strides),
+        None if bias is None else layout(bias),
     )
+    res = None if residual is None else layout(residual)
+
+    def make_plan():
+        if preemptible:
+            plan = rt.plan_preemptible_matmul(*layouts, activation, res)
+            if plan is not None:
+                return plan, 0  # it yields by itself: no expected duration to cap
+        plan = rt.plan_matmul(*layouts, row_block, activation, res, tf32)
+        expected = rt.matmul_expected_ns(*layouts[:3]) if rt.capabilities.launch_pacing else 0
+        return plan, expected // max(getattr(plan, "launches", 1), 1)
+
+    plan, expected = cached_plan(tuple(key), make_plan)
     args = [a._buf, a._offset, b._buf, b._offset]
     for x in (bias, residual):
         if x is not None:
             args += (x._buf, x._offset)
-    return wrap(plan(rt.thread.stream, _quota.quota, *args), shape, dtype, strides, rt)
+    if paced_rows:  # capped by expected duration while guaranteed work runs
+        _core.set_expected_ns(expected)
+        try:
+            out = plan(rt.thread.stream, _quota.quota, *args)
+        finally:
+            _core.set_expected_ns(0)
+    else:
+        out = plan(rt.thread.stream, _quota.quota, *args)
+    return wrap(out, shape, dtype, strides, rt)
 
 
 def matmul(a, b, *, row_block=None) -> GPUArray:

@@ -16,6 +16,17 @@ hold beyond theirs; otherwise it waits in its class's queue (FIFO, guaranteed se
 with admission="reject", fails at once. Allocations made while a task is current count against
 its quota: past it, that allocation raises OutOfMemoryError naming the task. The admission, queues
 and pacing live in Rust (gpukit._core); on the CPU backend all but streams and pacing work alike.
+
+Preemption (`preempt=True`): each guaranteed task holds one of the device's preemption words,
+raised on its stream before its work and lowered after it, by the GPU itself (stream memory
+operations); best-effort products run in their preemptible form, which stops taking tiles while a
+word is raised and is relaunched behind the words' lowering (runtime/cuda/preempt.py), with the
+same bits as one uninterrupted launch. `cap_us` bounds the expected duration of best-effort
+kernels queued while guaranteed work runs (for kernels that cannot yield). `green_sms` runs
+best-effort tasks on streams of a green context of that many SMs, leaving the rest to the others.
+A guaranteed task holds its word until it ends: one that waits for a best-effort task's result
+waits for work its own word holds back (a best-effort task inside the thread's own guaranteed
+task takes plain products for that reason).
 """
 
 from __future__ import annotations
@@ -40,6 +51,12 @@ def should_slice() -> bool:
     """True when the calling thread runs a best-effort task while a guaranteed task is running:
     long ops should then launch in row blocks (slice_rows() rows each)."""
     return _core.slice_rows() > 0
+
+
+def preemptible() -> bool:
+    """True when the calling thread runs a best-effort task of a scheduler with preemption on:
+    its long products then take their preemptible form."""
+    return _core.preemptible()
 
 
 def slice_rows() -> int:
@@ -94,9 +111,24 @@ class Scheduler:
     """Admission, class queues, quotas, per-task streams and launch pacing over the memory of one
     device. `memory`: bytes or a size string ("70GiB"); default the device's memory (the host's
     on the CPU). `workers`: threads running submitted tasks. `pace_bound`: best-effort kernels
-    in flight while guaranteed work runs. `slice_rows`: the row block should_slice() advises."""
+    in flight while guaranteed work runs. `slice_rows`: the row block should_slice() advises.
+    `preempt`: best-effort products yield to guaranteed work (see the module's notes; on the CPU
+    backend only the bookkeeping runs). `cap_us`: expected microseconds of best-effort kernels
+    in flight while guaranteed work runs (None: no cap beyond pace_bound). `green_sms`:
+    best-effort tasks run in a green context of that many SMs (CUDA 12.4+ drivers)."""
 
-    def __init__(self, device=0, memory=None, *, workers=8, pace_bound=1, slice_rows=256):
+    def __init__(
+        self,
+        device=0,
+        memory=None,
+        *,
+        workers=8,
+        pace_bound=1,
+        slice_rows=256,
+        preempt=False,
+        cap_us=None,
+        green_sms=None,
+    ):
         rt = devices.runtime()
         if device != rt.index:
             raise ValueError(
@@ -109,7 +141,20 @@ class Scheduler:
             raise ValueError(f"a scheduler needs at least one worker, not {workers}")
         self._rt = rt
         capacity = rt.total_memory if memory is None else memory_size(memory)
-        self._core = _core.Scheduler(rt.pool, capacity, pace_bound, slice_rows)
+        if not isinstance(preempt, bool):
+            raise TypeError(f"preempt must be a bool, not {type(preempt).__name__}")
+        # Raised and lowered on the device only where it has streams (the CPU runs the rest).
+        self._device_preempt = preempt and rt.capabilities.device_streams
+        if self._device_preempt:
+            available, why = (
+                rt.preemption_available() if rt.capabilities.preemption else (False, rt.kind)
+            )
+            if not available:
+                raise ValueError(f"preempt=True is not available on {rt.name}: {why}")
+        self._core = _core.Scheduler(
+            rt.pool, capacity, pace_bound, slice_rows, _cap_ns(cap_us), preempt
+        )
+        self._green = _GreenStreams(rt, green_sms) if green_sms is not None else None
         _install_pacer(rt)
         self._priorities = self._stream_priorities(rt)
         self._futures: dict[int, tuple] = {}  # task id: (future, fn, args, kwargs) until it runs
@@ -225,21 +270,46 @@ class Scheduler:
 
     @contextlib.contextmanager
     def _current(self, task):
-        """Makes `task` the calling thread's: its quota, its stream, its pacing."""
+        """Makes `task` the calling thread's: its quota, its stream, its pacing; a guaranteed
+        task of a preempting scheduler holds a preemption word meanwhile."""
         previous_quota = quota.set_quota(task.quota)
         self._core.enter_task(task)
-        stream = Stream(self._priorities[task.qos]) if self._priorities else None
+        slot = self._core.take_slot() if task.qos == "guaranteed" and self._core.preempt else None
+        stream = self._stream_for(task)
         try:
             if stream is None:
                 yield
             else:
                 with stream:
-                    yield
+                    if slot is not None and self._device_preempt:
+                        self._rt.raise_preemption(stream.handle, slot)
+                    try:
+                        yield
+                    finally:
+                        if slot is not None:
+                            held, slot = slot, None
+                            if self._core.give_slot(held) and self._device_preempt:
+                                self._rt.lower_preemption(stream.handle, held)
                 # The task ends when its work on the device does.
                 stream.synchronize()
         finally:
+            if slot is not None:
+                self._core.give_slot(slot)
+            if self._green is not None and task.qos == "best_effort" and stream is not None:
+                self._green.give(stream)
             self._core.exit_task()
             quota.set_quota(previous_quota)
+
+    def _stream_for(self, task):
+        if not self._priorities:
+            return None
+        if self._green is not None and task.qos == "best_effort":
+            return self._green.take(self._priorities[task.qos])
+        return Stream(self._priorities[task.qos])
+
+    def preemption_words(self) -> list[int]:
+        """Guaranteed tasks holding each of the device's preemption words now."""
+        return list(self._core.slot_holders())
 
     # --- workers ----------------------------------------------------------------------------------
     def _work(self) -> None:
@@ -312,6 +382,39 @@ class Scheduler:
 
     def __exit__(self, *exc) -> None:
         self.shutdown(wait=True)
+
+
+def _cap_ns(cap_us) -> int:
+    if cap_us is None:
+        return 0
+    if isinstance(cap_us, bool) or not isinstance(cap_us, (int, float)):
+        raise TypeError(f"cap_us must be a number of microseconds, not {type(cap_us).__name__}")
+    if not 0 < cap_us < float("inf"):
+        raise ValueError(f"cap_us must be positive and finite, not {cap_us}")
+    return int(cap_us * 1000)
+
+
+class _GreenStreams:
+    """Streams of one green context per scheduler for its best-effort tasks, reused."""
+
+    def __init__(self, rt, sm_count):
+        if not rt.capabilities.device_streams:
+            raise ValueError(f"green_sms needs a CUDA device; the backend is {rt.kind}")
+        self._sm_count = sm_count
+        self._free: list = []
+        self._lock = threading.Lock()
+        # The first one now: an unavailable green context fails the scheduler's creation.
+        self._free.append(Stream.green(sm_count, rt.stream_priority_range()[0]))
+
+    def take(self, priority: int) -> Stream:
+        with self._lock:
+            if self._free:
+                return self._free.pop()
+        return Stream.green(self._sm_count, priority)
+
+    def give(self, stream: Stream) -> None:
+        with self._lock:
+            self._free.append(stream)
 
 
 def memory_size(value) -> int:

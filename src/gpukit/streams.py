@@ -37,6 +37,33 @@ class Stream:
         self.handle = _take_stream(self._rt, priority) if self._device else 0
         self._previous = []
 
+    @classmethod
+    def green(cls, sm_count: int, priority: int = 0) -> Stream:
+        """A stream of a new green context holding about `sm_count` of the device's SMs (CUDA
+        12.4+ drivers; `gpukit.info()` says whether they are available): its work runs on those
+        SMs only. `sm_count` on the result is what the driver granted."""
+        for name, v in (("sm_count", sm_count), ("priority", priority)):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise TypeError(f"{name} must be an int, not {type(v).__name__}")
+        rt = runtime()
+        if not rt.capabilities.preemption:
+            raise ValueError(f"green contexts need a CUDA device; the backend is {rt.kind}")
+        available, why = rt.green_contexts()
+        if not available:
+            raise ValueError(f"green contexts are not available: {why}")
+        if not 1 <= sm_count <= rt.sm_count:
+            raise ValueError(
+                f"sm_count must be 1 to {rt.sm_count} (the device's SMs), not {sm_count}"
+            )
+        self = cls.__new__(cls)
+        self._rt = rt
+        self.priority = priority
+        self._device = True
+        self.handle, self.sm_count = rt.green_stream(sm_count, priority)
+        self._previous = []
+        self._green = True  # kept for the process, never recycled as a plain stream
+        return self
+
     @staticmethod
     def priority_range() -> tuple[int, int]:
         """(least, greatest) priority; greatest is the more urgent (numerically lower)."""
@@ -64,7 +91,7 @@ class Stream:
             self._rt.set_stream(self._previous.pop())
 
     def __del__(self):
-        if getattr(self, "handle", 0) and self._device:
+        if getattr(self, "handle", 0) and self._device and not getattr(self, "_green", False):
             _spare_streams.setdefault((id(self._rt), self.priority), []).append(self.handle)
 
 

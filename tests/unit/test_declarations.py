@@ -78,7 +78,7 @@ def field_lists() -> dict[str, list[tuple[str, str, int]]]:
     """Each GK_ARG_STRUCTS entry's fields as kernels/args.cuh spells them: (name, type, count)."""
     header = gk.jit.kernel_source("args.cuh")
     lists = {}
-    for macro, body in re.findall(r"#define (GK_\w+_ARGS)\(F, A, M\)(.*?)\n\n", header, re.S):
+    for macro, body in re.findall(r"#define (GK_\w+)\(F, A, M\)(.*?)\n\n", header, re.S):
         fields = []
         for args in re.findall(r"\b[FAM]\(([^()]*)\)", body):
             t, name, *dims = (x.strip() for x in args.split(","))

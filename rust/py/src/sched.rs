@@ -139,15 +139,20 @@ impl Scheduler {
 impl Scheduler {
     /// A scheduler handing out `memory` bytes of `pool` (0 to 2**64 - 1); `pace_bound` (>= 1)
     /// best-effort launches in flight while guaranteed work runs; `slice_rows` (>= 1) rows per
-    /// launch advised for long best-effort ops meanwhile.
+    /// launch advised for long best-effort ops meanwhile; `cap_ns` (0 to 2**64 - 1; 0: none)
+    /// expected nanoseconds of best-effort work in flight meanwhile; `preempt`: best-effort
+    /// tasks take preemptible kernels and guaranteed tasks raise a preemption word.
     #[new]
-    #[pyo3(signature = (pool, memory, pace_bound=None, slice_rows=None))]
+    #[pyo3(signature = (pool, memory, pace_bound=None, slice_rows=None, cap_ns=None, preempt=false))]
     fn new(
         pool: &Pool,
         memory: &Bound<'_, PyAny>,
         pace_bound: Option<&Bound<'_, PyAny>>,
         slice_rows: Option<&Bound<'_, PyAny>>,
+        cap_ns: Option<&Bound<'_, PyAny>>,
+        preempt: bool,
     ) -> PyResult<Self> {
+        let cap_ns = args::optional_unsigned("cap_ns", cap_ns)?.unwrap_or(0);
         let capacity = args::unsigned("memory", memory)?;
         let pace_bound = match pace_bound {
             Some(v) => args::at_least_one("pace_bound", v, u32::MAX)? as usize,
@@ -157,14 +162,15 @@ impl Scheduler {
             Some(v) => args::at_least_one("slice_rows", v, i64::MAX)?,
             None => 256,
         };
-        Ok(Self {
-            inner: Arc::new(CoreScheduler::new(
-                pool.inner.clone(),
-                capacity,
-                pace_bound,
-                slice_rows,
-            )),
-        })
+        let inner = Arc::new(CoreScheduler::new(
+            pool.inner.clone(),
+            capacity,
+            pace_bound,
+            slice_rows,
+        ));
+        inner.pacer().set_cap_ns(cap_ns);
+        inner.pacer().set_preempt(preempt);
+        Ok(Self { inner })
     }
 
     /// Queues a task for a worker (`next`). `memory` is the bytes reserved, `limit` the most it
@@ -264,6 +270,27 @@ impl Scheduler {
         pacer::exit();
     }
 
+    /// Whether best-effort tasks take preemptible kernels.
+    #[getter]
+    fn preempt(&self) -> bool {
+        self.inner.pacer().preempt()
+    }
+
+    /// The preemption word (an index below PREEMPT_SLOTS) for a guaranteed task to raise.
+    fn take_slot(&self) -> usize {
+        self.inner.pacer().slots().take()
+    }
+
+    /// Gives a word back; True when no task holds it any more (lower it then).
+    fn give_slot(&self, slot: usize) -> bool {
+        self.inner.pacer().slots().give(slot)
+    }
+
+    /// Guaranteed tasks holding each preemption word now.
+    fn slot_holders(&self) -> Vec<u32> {
+        self.inner.pacer().slots().holders()
+    }
+
     /// Whether a guaranteed task is running now.
     #[getter]
     fn guaranteed_active(&self) -> bool {
@@ -323,7 +350,25 @@ fn slice_rows() -> i64 {
     pacer::slice_rows()
 }
 
+/// Whether the calling thread's long ops should take their preemptible form (it runs a
+/// best-effort task of a scheduler with preemption on).
+#[pyfunction]
+fn preemptible() -> bool {
+    pacer::preemptible()
+}
+
+/// States the expected nanoseconds of each of the calling thread's next launches (0: unknown),
+/// for the scheduler's cap on best-effort work in flight.
+#[pyfunction]
+fn set_expected_ns(ns: &Bound<'_, PyAny>) -> PyResult<()> {
+    pacer::set_expected_ns(args::unsigned("ns", ns)?);
+    Ok(())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("PREEMPT_SLOTS", pacer::PREEMPT_SLOTS)?;
+    m.add_function(wrap_pyfunction!(preemptible, m)?)?;
+    m.add_function(wrap_pyfunction!(set_expected_ns, m)?)?;
     m.add_class::<Scheduler>()?;
     m.add_class::<Task>()?;
     m.add_function(wrap_pyfunction!(stream_priority, m)?)?;

@@ -37,6 +37,9 @@ class Capabilities:
     launch_pacing: bool
     # Arrays expose __cuda_array_interface__.
     cuda_array_interface: bool
+    # Guaranteed work can raise preemption words on the device and best-effort products can
+    # yield to it (plan_preemptible_matmul, raise/lower_preemption, green contexts).
+    preemption: bool = False
 
 
 @dataclass(frozen=True)

@@ -186,13 +186,22 @@ def sm90_stages(bm: int, bn: int) -> tuple[int, int]:
 
 
 def gemm_sm90(
-    dtype: str, bm: int, bn: int, a_mn: bool, b_mn: bool, wait1: bool, epilogue=NO_EPILOGUE
+    dtype: str,
+    bm: int,
+    bn: int,
+    a_mn: bool,
+    b_mn: bool,
+    wait1: bool,
+    epilogue=NO_EPILOGUE,
+    preempt: bool = False,
 ) -> tuple[str, tuple]:
     """The sm_90a GEMM (wgmma + TMA) over `dtype` ("float16", "bfloat16"; "float32" as TF32) with
     bm x bn tiles; `a_mn` / `b_mn`: a is M-major, b N-major (else K-major); `wait1`: consumers
-    keep one wgmma group in flight; `epilogue`: (bias, activation, residual)."""
+    keep one wgmma group in flight; `epilogue`: (bias, activation, residual); `preempt`: the
+    preemptible form (tiles from a counter, yields while a preemption word is raised)."""
     stages, shared = sm90_stages(bm, bn)
     return "gemm_sm90.cu", (
+        *(("GK_GEMM_PREEMPT=1",) if preempt else ()),
         f"GK_GEMM_TYPE={_SM90_TYPE[dtype]}",
         f"GK_GEMM_BM={bm}",
         f"GK_GEMM_BN={bn}",
@@ -754,7 +763,8 @@ def _complex_and_newer_instances() -> list[tuple[str, tuple]]:
 def sm90a_instances() -> list[tuple[str, tuple]]:
     """Instances of the sm_90a GEMM that products commonly take (jit.warmup on sm_90, the
     compile and SASS tests): a @ b and x @ w.T of row-major operands, an M-major a over a long K,
-    a fused epilogue, TF32, and the small tile of split-K products."""
+    a fused epilogue, TF32, the small tile of split-K products, and the preemptible form of
+    long best-effort products."""
     return [
         gemm_sm90("bfloat16", 128, 256, False, True, True),
         gemm_sm90("bfloat16", 128, 256, False, False, True),
@@ -763,4 +773,6 @@ def sm90a_instances() -> list[tuple[str, tuple]]:
         gemm_sm90("float32", 128, 256, False, False, True),
         gemm_sm90("bfloat16", 128, 64, False, True, True, (False, "silu", True)),
         gemm_sm90("float16", 128, 128, True, False, False, (True, None, False)),
+        gemm_sm90("bfloat16", 128, 256, False, True, False, NO_EPILOGUE, preempt=True),
+        gemm_sm90("bfloat16", 128, 256, False, False, False, NO_EPILOGUE, preempt=True),
     ]

@@ -74,6 +74,15 @@ template <typename T>
 T __shfl(T, int, int) {
     std::abort();
 }
+template <typename T>
+T __shfl_up(T, int, int) {
+    std::abort();
+}
+inline unsigned long long __ballot(int) { std::abort(); }
+inline void __builtin_amdgcn_wave_barrier() { std::abort(); }
+struct uint4 {
+    unsigned x, y, z, w;
+};
 
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }

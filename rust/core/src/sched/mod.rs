@@ -9,6 +9,7 @@
 
 pub mod admission;
 pub mod pacer;
+pub mod preempt;
 pub mod qos;
 pub mod queue;
 pub mod stats;

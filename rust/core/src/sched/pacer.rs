@@ -8,20 +8,31 @@
 //! Priority streams only order new thread blocks, so the bound (and slicing long kernels, see
 //! `slice_rows`) is what keeps a best-effort kernel from holding the GPU while guaranteed work
 //! waits.
+//!
+//! Kernels that cannot yield are also capped by expected duration: the launching thread states
+//! what its next launches are expected to take (`set_expected_ns`, 0: unknown), and a paced launch
+//! waits while the launches in flight and it together would exceed the scheduler's `cap_ns` (one
+//! launch always goes, however long). Kernels that yield on their own (the preemptible GEMM, see
+//! `preemptible`) state 0 and count only toward the bound.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::preempt::PreemptSlots;
 use super::qos::QosClass;
 use super::task::Task;
 use crate::capture;
 use crate::pool::Pool;
 
 pub const PACER_TABLE_VERSION: u32 = 1;
+
+/// Preemption words per device: kernels/geometry.cuh's GK_PREEMPT_SLOTS (checked against it by
+/// gpukit._core's caller, tests/unit/test_preempt.py).
+pub const PREEMPT_SLOTS: usize = 4;
 
 /// Mirror of `gk_pacer_table`.
 #[repr(C)]
@@ -47,6 +58,12 @@ pub struct PacerShared {
     guaranteed_running: AtomicUsize,
     bound: AtomicUsize,
     slice_rows: AtomicI64,
+    /// Expected nanoseconds of best-effort work in flight allowed while guaranteed work runs
+    /// (0: no cap beyond `bound`).
+    cap_ns: AtomicU64,
+    /// Whether best-effort tasks run preemptible kernels (and guaranteed ones raise a word).
+    preempt: AtomicBool,
+    slots: PreemptSlots,
 }
 
 impl PacerShared {
@@ -56,7 +73,31 @@ impl PacerShared {
             guaranteed_running: AtomicUsize::new(0),
             bound: AtomicUsize::new(bound.max(1)),
             slice_rows: AtomicI64::new(slice_rows),
+            cap_ns: AtomicU64::new(0),
+            preempt: AtomicBool::new(false),
+            slots: PreemptSlots::new(PREEMPT_SLOTS),
         }
+    }
+
+    pub fn set_cap_ns(&self, ns: u64) {
+        self.cap_ns.store(ns, Ordering::Relaxed);
+    }
+
+    pub fn cap_ns(&self) -> u64 {
+        self.cap_ns.load(Ordering::Relaxed)
+    }
+
+    pub fn set_preempt(&self, on: bool) {
+        self.preempt.store(on, Ordering::Relaxed);
+    }
+
+    pub fn preempt(&self) -> bool {
+        self.preempt.load(Ordering::Relaxed)
+    }
+
+    /// The device's preemption words as this scheduler hands them to guaranteed tasks.
+    pub fn slots(&self) -> &PreemptSlots {
+        &self.slots
     }
 
     pub fn guaranteed_started(&self) {
@@ -84,8 +125,9 @@ impl PacerShared {
 struct TaskPace {
     task: Arc<Task>,
     shared: Arc<PacerShared>,
-    /// Events recorded after this task's paced launches, oldest first.
-    in_flight: RefCell<VecDeque<u64>>,
+    /// Events recorded after this task's paced launches with their expected nanoseconds,
+    /// oldest first.
+    in_flight: RefCell<VecDeque<(u64, u64)>>,
     spare: RefCell<Vec<u64>>,
 }
 
@@ -94,22 +136,32 @@ impl TaskPace {
         self.task.class() == QosClass::BestEffort && self.shared.guaranteed_active()
     }
 
-    /// Drops completed events from the front; returns how many launches are still in flight.
-    fn retire(&self) -> usize {
+    /// Drops completed events from the front; returns how many launches are still in flight
+    /// and their expected nanoseconds.
+    fn retire(&self) -> (usize, u64) {
         let table = self.shared.pool.table();
         let mut q = self.in_flight.borrow_mut();
-        while let Some(&e) = q.front() {
+        while let Some(&(e, _)) = q.front() {
             if !table.event_done(e).unwrap_or(true) {
                 break;
             }
             q.pop_front();
             self.spare.borrow_mut().push(e);
         }
-        q.len()
+        let queued = q.iter().map(|&(_, ns)| ns).fold(0u64, u64::saturating_add);
+        (q.len(), queued)
     }
 
     fn must_wait(&self) -> bool {
-        self.paced() && self.retire() >= self.shared.bound()
+        if !self.paced() {
+            return false;
+        }
+        let (count, queued_ns) = self.retire();
+        if count >= self.shared.bound() {
+            return true;
+        }
+        let cap = self.shared.cap_ns();
+        count > 0 && cap > 0 && queued_ns.saturating_add(EXPECTED_NS.get()) > cap
     }
 }
 
@@ -120,6 +172,7 @@ impl Drop for TaskPace {
             .in_flight
             .get_mut()
             .drain(..)
+            .map(|(e, _)| e)
             .chain(self.spare.get_mut().drain(..))
         {
             let _ = table.event_destroy(e);
@@ -129,6 +182,36 @@ impl Drop for TaskPace {
 
 thread_local! {
     static CURRENT: RefCell<Vec<Rc<TaskPace>>> = const { RefCell::new(Vec::new()) };
+    /// What the calling thread's next launches are expected to take (0: unknown).
+    static EXPECTED_NS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// States what the calling thread's next launches are each expected to take, in nanoseconds
+/// (0: unknown; such launches count only toward the scheduler's bound).
+pub fn set_expected_ns(ns: u64) {
+    EXPECTED_NS.set(ns);
+}
+
+pub fn expected_ns() -> u64 {
+    EXPECTED_NS.get()
+}
+
+/// Whether the calling thread's long ops should take their preemptible form: it runs a
+/// best-effort task of a scheduler with preemption on, and no guaranteed task of its own encloses
+/// it (that task's raised word would hold the product back until the task ends, which waits for
+/// the product: a deadlock).
+pub fn preemptible() -> bool {
+    CURRENT.with(|c| {
+        let stack = c.borrow();
+        match stack.last() {
+            Some(p) => {
+                p.task.class() == QosClass::BestEffort
+                    && p.shared.preempt()
+                    && stack.iter().all(|q| q.task.class() != QosClass::Guaranteed)
+            }
+            None => false,
+        }
+    })
 }
 
 /// Makes `task` the calling thread's current task (until the matching `exit`).
@@ -209,7 +292,9 @@ pub extern "C" fn after_launch(stream: u64) -> i32 {
             p.spare.borrow_mut().push(event);
             return e.code;
         }
-        p.in_flight.borrow_mut().push_back(event);
+        p.in_flight
+            .borrow_mut()
+            .push_back((event, EXPECTED_NS.get()));
         0
     })
 }

@@ -210,6 +210,79 @@ fn pacing_bounds_best_effort_while_guaranteed_runs() {
 }
 
 #[test]
+fn best_effort_work_in_flight_is_capped_by_expected_duration() {
+    // The count bound out of the way: only the cap decides.
+    let (table, dev) = host_table(1 << 34);
+    let s = Scheduler::new(Arc::new(Pool::new(table)), 100 * MIB, 1000, 256);
+    let shared = s.pacer().clone();
+    shared.set_cap_ns(1_000_000); // 1 ms of expected work in flight
+    s.submit(spec(QosClass::BestEffort, 0, MIB)).unwrap();
+    let re = run_next(&s);
+    s.submit(spec(QosClass::Guaranteed, MIB, MIB)).unwrap();
+    let rg = run_next(&s);
+    pacer::enter(re.clone(), shared.clone());
+    dev.events_complete.store(false, Ordering::SeqCst);
+    // Three 300 us launches fit in 1 ms; a fourth does not.
+    pacer::set_expected_ns(300_000);
+    for _ in 0..3 {
+        assert_eq!(pacer::before_launch(1), 0);
+        assert_eq!(pacer::after_launch(1), 0);
+    }
+    assert_eq!(pacer::before_launch(1), 1);
+    // A shorter one still fits beside them.
+    pacer::set_expected_ns(50_000);
+    assert_eq!(pacer::before_launch(1), 0);
+    assert_eq!(pacer::after_launch(1), 0);
+    // Kernels of unknown duration (or ones that yield) count only toward the bound.
+    pacer::set_expected_ns(0);
+    assert_eq!(pacer::before_launch(1), 0);
+    // Once the queue drains, one launch longer than the whole cap still goes.
+    dev.events_complete.store(true, Ordering::SeqCst);
+    pacer::set_expected_ns(5_000_000);
+    assert_eq!(pacer::before_launch(1), 0);
+    dev.events_complete.store(false, Ordering::SeqCst);
+    assert_eq!(pacer::after_launch(1), 0);
+    assert_eq!(pacer::before_launch(1), 1, "the long one fills the cap");
+    // Without guaranteed work nothing is capped.
+    s.finish(&rg, None);
+    assert_eq!(pacer::before_launch(1), 0);
+    pacer::set_expected_ns(0);
+    pacer::exit();
+    s.finish(&re, None);
+}
+
+#[test]
+fn preemptible_only_for_best_effort_tasks_of_a_preempting_scheduler() {
+    let (s, _) = scheduler(100 * MIB);
+    assert!(!pacer::preemptible(), "no task");
+    s.submit(spec(QosClass::BestEffort, 0, MIB)).unwrap();
+    let re = run_next(&s);
+    pacer::enter(re.clone(), s.pacer().clone());
+    assert!(!pacer::preemptible(), "preemption off");
+    s.pacer().set_preempt(true);
+    assert!(pacer::preemptible());
+    pacer::exit();
+    s.submit(spec(QosClass::Burstable, MIB, MIB)).unwrap();
+    let rb = run_next(&s);
+    pacer::enter(rb.clone(), s.pacer().clone());
+    assert!(!pacer::preemptible(), "burstable work does not yield");
+    pacer::exit();
+    s.submit(spec(QosClass::Guaranteed, MIB, MIB)).unwrap();
+    let rg = run_next(&s);
+    pacer::enter(rg.clone(), s.pacer().clone());
+    pacer::enter(re.clone(), s.pacer().clone());
+    assert!(
+        !pacer::preemptible(),
+        "inside the thread's own guaranteed task it would wait for that task's word"
+    );
+    pacer::exit();
+    pacer::exit();
+    s.finish(&rg, None);
+    s.finish(&rb, None);
+    s.finish(&re, None);
+}
+
+#[test]
 fn the_pacer_costs_well_under_a_microsecond_per_launch() {
     // Overhead on the launch path: a thread with no task, and a guaranteed task (`cargo test
     // --release -- --nocapture the_pacer` prints the figures).
@@ -251,7 +324,19 @@ fn the_pacer_costs_well_under_a_microsecond_per_launch() {
 
 #[test]
 fn a_thousand_random_tasks_from_eight_threads_add_up() {
+    thousand_random_tasks(false);
+}
+
+#[test]
+fn a_thousand_random_tasks_with_preemption_active_add_up() {
+    thousand_random_tasks(true);
+}
+
+/// Workers run tasks as gpukit.Scheduler's do: a guaranteed task holds a preemption word while
+/// it runs (with `preempt`), and the task is the thread's current one for the pacer.
+fn thousand_random_tasks(preempt: bool) {
     let (s, _) = scheduler(64 * MIB);
+    s.pacer().set_preempt(preempt);
     let s = Arc::new(s);
     let workers: Vec<_> = (0..4)
         .map(|_| {
@@ -259,10 +344,21 @@ fn a_thousand_random_tasks_from_eight_threads_add_up() {
             std::thread::spawn(move || loop {
                 match s.next(Duration::from_millis(50)) {
                     Next::Run(t) => {
+                        let guaranteed = t.class() == QosClass::Guaranteed;
+                        let slot = (preempt && guaranteed).then(|| s.pacer().slots().take());
+                        pacer::enter(t.clone(), s.pacer().clone());
+                        assert_eq!(
+                            pacer::preemptible(),
+                            preempt && t.class() == QosClass::BestEffort
+                        );
                         let q = t.quota();
                         let fail = t.id % 7 == 0;
                         if let Ok(b) = s.pool().allocate(t.spec.limit / 2 + 1, 1, q, false) {
                             s.pool().release(b).unwrap();
+                        }
+                        pacer::exit();
+                        if let Some(slot) = slot {
+                            s.pacer().slots().give(slot);
                         }
                         s.finish(&t, fail.then(|| "boom".to_string()));
                     }
@@ -331,6 +427,7 @@ fn a_thousand_random_tasks_from_eight_threads_add_up() {
     assert_eq!(failed, by_class);
     let g = s.gauges();
     assert_eq!((g.reserved, g.burst_used), (0, 0));
+    assert!(s.pacer().slots().holders().iter().all(|&n| n == 0));
 }
 
 #[test]

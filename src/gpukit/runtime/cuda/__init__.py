@@ -12,7 +12,7 @@ from ... import _core, _native
 from ...errors import BackendUnavailableError, CudaError
 from .. import capture, jit, kernels, libs
 from ..backend import Capabilities
-from . import attention, decode, elementwise, gather, graphs, matmul, nn, reduce, sort
+from . import attention, decode, elementwise, gather, graphs, matmul, nn, preempt, reduce, sort
 
 CAPABILITIES = Capabilities(
     device_streams=True,
@@ -20,6 +20,7 @@ CAPABILITIES = Capabilities(
     memory_info=True,
     launch_pacing=True,
     cuda_array_interface=True,
+    preemption=True,
 )
 
 
@@ -162,6 +163,34 @@ class CudaBackend:
     def install_pacer(self, table) -> None:
         _native.install_pacer(table)
 
+    # --- QoS: preemption words and green contexts (runtime/cuda/preempt.py) --------------------
+    def preemption_available(self) -> tuple[bool, str]:
+        """(whether best-effort products can yield here, why not)."""
+        if not self.device.has_stream_memops:
+            return False, "the driver has no stream memory operations (cuStreamWriteValue32_v2)"
+        if not self.sm90a:
+            return False, "no preemptible kernel for this GPU (the sm_90a GEMM only)"
+        return True, ""
+
+    def raise_preemption(self, stream: int, slot: int) -> None:
+        preempt.raise_word(self, stream, slot)
+
+    def lower_preemption(self, stream: int, slot: int) -> None:
+        preempt.lower_word(self, stream, slot)
+
+    def green_contexts(self) -> tuple[bool, str]:
+        """(whether the driver has green contexts, why not)."""
+        return tuple(self.device.green_contexts())
+
+    def green_stream(self, sm_count: int, priority: int) -> tuple[int, int]:
+        """(stream, SMs it got) of a new green context of about `sm_count` SMs."""
+        return tuple(self.device.green_stream(sm_count, priority))
+
+    def matmul_expected_ns(self, a, b, out) -> int:
+        """What a product is expected to take here (for the scheduler's cap on best-effort
+        work in flight)."""
+        return matmul.expected_ns(self, a, b, out)
+
     # --- kernels --------------------------------------------------------------------------------
     def module(self, name: str, source: str, options=(), compiler=None) -> int:
         """The module of `source` built by `compiler` (a jit.Jit; the device's own by default)."""
@@ -266,6 +295,7 @@ class CudaBackend:
     plan_arange = reduce.plan_arange
     plan_philox = reduce.plan_philox
     plan_matmul = matmul.plan_matmul
+    plan_preemptible_matmul = preempt.plan_preemptible_matmul
     matmul_path = matmul.matmul_path
     describe_matmul = matmul.describe_paths
     plan_gather = gather.plan_gather

@@ -102,26 +102,31 @@ def _single_block(backend, fn, struct: str) -> None:
 
 
 def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilogue,
-              row_block) -> None:  # fmt: skip
+              row_block, preempt=None) -> None:  # fmt: skip
     """out = epilogue(a @ b) on the sm_90a GEMM. Row slices share the whole product's tile and
-    split of K (the same bits as one launch) and start where TMA can address a."""
+    split of K (the same bits as one launch) and start where TMA can address a. `preempt`:
+    (address of the preemption words to watch, argument number of the tile counter) for the
+    preemptible form: one launch, K never split."""
     backend = builder.backend
     item = gemm_plan.item_bytes(p.dtype)
     a_mat, b_mat = p.matrices()
     k_tiles = gemm_plan.sm90_k_tiles(p.dtype, p.k)
     tile = gemm_plan.choose_sm90_tile(p.m, p.n, k_tiles, p.batch, backend.sm_count)
+    if preempt is not None:
+        tile, row_block = (*tile[:2], 1), None
     grain = 16 // math.gcd(16, p.sa[0] * item)
     step = _row_step(p, row_block, grain)
     flags = epi.flags(args)
+    preemptible = preempt is not None
     whole = gemm_plan.plan_sm90(p.dtype, step, p.n, p.k, p.batch, a_mat, b_mat,
-                                backend.sm_count, flags, tile)  # fmt: skip
+                                backend.sm_count, flags, tile, preempt=preemptible)  # fmt: skip
     workspace = None
     if whole.workspace_bytes:
         workspace = builder.add_scratch(whole.workspace_bytes)
     out_pairs = p.n % 2 == 0 and (p.batch == 1 or p.bo[0] % 2 == 0)
     for r0, rows in _slices(p.m, step):
         plan = gemm_plan.plan_sm90(p.dtype, rows, p.n, p.k, p.batch, a_mat, b_mat,
-                                   backend.sm_count, flags, tile)  # fmt: skip
+                                   backend.sm_count, flags, tile, preempt=preemptible)  # fmt: skip
         fn = backend.function(plan.file, plan.defines, "gk_gemm_sm90")
         backend.allow_shared(fn, plan.shared_bytes)
         at_a, at_b, at_args = sm90_params(backend, fn)
@@ -149,6 +154,9 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
         ]
         if workspace is not None:
             addresses.append(("workspace", workspace, 0, 8))
+        if preempt is not None:
+            fields["preempt"] = preempt[0]
+            addresses.append(("next_tile", preempt[1], 0, 4))
         tensor_maps = [
             (at_a, args.a, r0 * p.sa[0] * item, plan.map_a.descriptor()),
             (at_b, args.b, 0, plan.map_b.descriptor()),

@@ -25,6 +25,10 @@ SIMT_F32 = "f32-simt"
 # Products of at most this many rows go to the GEMV kernels; on sm_90 the GEMM is faster from 4
 # rows (measured on an H100: 4 x 4096 -> 11008 bf16 ran 1928 GB/s on the sm_90a GEMM, 1826 on
 # the GEMV; notes/gemm.md). Elsewhere (not measured) as far as the skinny kernel went before.
+# Rates that the scheduler's expected durations assume (its cap on best-effort work in flight),
+# from the H100 figures in notes/gemm.md: TFLOP/s per kernel family, and HBM bytes per ns.
+EXPECTED_TFLOPS = {SM90: 700.0, SM80: 230.0, SIMT_F32: 43.0, GEMV: 100.0, GENERIC: 20.0}
+EXPECTED_BYTES_PER_NS = 2500.0
 GEMV_MAX_ROWS_SM90 = 3
 GEMV_MAX_ROWS_OTHER = 8
 
@@ -246,15 +250,19 @@ def tf32_in_place(p: Problem) -> tuple[bool, bool]:
 
 
 def plan_sm90(dtype: str, m: int, n: int, k: int, batch: int, a: Matrix, b: Matrix, sms: int,
-              epilogue=kernels.NO_EPILOGUE, tile=None, wait1=None) -> Sm90Plan:  # fmt: skip
+              epilogue=kernels.NO_EPILOGUE, tile=None, wait1=None,
+              preempt=False) -> Sm90Plan:  # fmt: skip
     """The launch of gk_gemm_sm90 for out (batch, m, n) = a (batch, m, k) @ b (batch, k, n).
     `epilogue`: (bias, activation name, residual). `tile`: (BM, BN, splits) instead of the
-    cheapest. float32 multiplies as TF32 (operands rounded while TMA copies them). Call
-    sm90_supported first."""
+    cheapest. float32 multiplies as TF32 (operands rounded while TMA copies them). `preempt`:
+    the preemptible form, which never splits K (its partial sums would not survive a yield).
+    Call sm90_supported first."""
     item = item_bytes(dtype)
     bk = _C["GK_SM90_ROW_BYTES"] // item
     k_tiles = sm90_k_tiles(dtype, k)
     bm, bn, splits = tile or choose_sm90_tile(m, n, k_tiles, batch, sms)
+    if preempt and splits != 1:
+        raise ValueError(f"the preemptible GEMM does not split K (asked for {splits} splits)")
     per_split = _ceil(k_tiles, splits)
     splits = _ceil(k_tiles, per_split)  # no empty split
     if wait1 is None:
@@ -267,7 +275,7 @@ def plan_sm90(dtype: str, m: int, n: int, k: int, batch: int, a: Matrix, b: Matr
     map_b = _operand_map(code, item, b, k, n, batch, 64 if b_mn else bk, bk if b_mn else bn, b_mn)
     tiles_m, tiles_n = _ceil(m, bm), _ceil(n, bn)
     total = tiles_m * tiles_n * batch * splits
-    file, defines = kernels.gemm_sm90(dtype, bm, bn, a_mn, b_mn, wait1, epilogue)
+    file, defines = kernels.gemm_sm90(dtype, bm, bn, a_mn, b_mn, wait1, epilogue, preempt)
     return Sm90Plan(
         file=file,
         defines=defines,
@@ -504,3 +512,13 @@ def describe_paths(cc: tuple[int, int], sm90a: bool, tf32: bool) -> str:
         f"float16/bfloat16 {wide}; float32 {f32}; up to {rows} rows by a weight {GEMV}; "
         f"other dtypes, mixed dtypes and layouts the fast kernels cannot read {GENERIC}"
     )
+
+
+def expected_ns(p: Problem, path: str) -> int:
+    """A roofline estimate of a product's time on its kernel family: the slower of its multiply-
+    adds at the family's rate and its operands' and result's bytes at HBM speed."""
+    flops = 2.0 * p.m * p.n * p.k * p.batch
+    item = 8 if p.dtype in ("float64", "int64", "uint64") else 4 if p.dtype == "float32" else 2
+    moved = (p.m * p.k + p.k * p.n + p.m * p.n) * p.batch * item
+    rate = EXPECTED_TFLOPS.get(path, EXPECTED_TFLOPS[GENERIC])
+    return int(max(flops / (rate * 1e3), moved / EXPECTED_BYTES_PER_NS))

@@ -110,6 +110,12 @@ def matmul_path(backend, a: Layout, b: Layout, out: Layout, tf32: bool) -> str:
     return _path(backend, view(a, b, out).problem, tf32)
 
 
+def expected_ns(backend, a: Layout, b: Layout, out: Layout) -> int:
+    """What out = a @ b is expected to take (gemm_plan.expected_ns on its kernel family)."""
+    p = view(a, b, out).problem
+    return gemm_plan.expected_ns(p, _path(backend, p, False))
+
+
 def _path(backend, p: gemm_plan.Problem, tf32: bool) -> str:
     return gemm_plan.matmul_path(p, backend.device.compute_capability, backend.sm90a, tf32)
 

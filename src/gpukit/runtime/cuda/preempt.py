@@ -1,0 +1,123 @@
+"""Preemptible best-effort products (issue 17). A best-effort task of a scheduler with preemption
+on runs its sm_90a products in their preemptible form (kernels/gemm_sm90.cu, GK_GEMM_PREEMPT):
+tiles come from a counter, and while guaranteed work has raised one of the device's preemption
+words (on the GPU, by stream memory operations around its work) the kernel takes no more tiles
+and ends. Everything is queued on the best-effort stream at once, with no host round trip:
+
+    counter = 0
+    RELAUNCHES + 1 times: wait until every word is lowered; launch (yields when one is raised)
+    wait until every word is lowered; launch watching words that are never raised (finishes)
+
+A launch after the last tile was taken takes none and ends at once. Each tile is computed whole
+in the same K order whichever launch takes it, so the result has the bits of one uninterrupted
+launch. Past RELAUNCHES preemptions the rest of the product runs without yielding (the pacer's
+cap on best-effort work in flight still applies to it)."""
+
+from __future__ import annotations
+
+from ...base import strides
+from ..args import CONSTANTS
+from ..backend import Layout
+from . import gemm, gemm_plan
+from .matmul import _path, _residual_strides, view
+from .plans import PlanBuilder
+
+SLOTS = CONSTANTS["GK_PREEMPT_SLOTS"]
+WORD = 4  # bytes of a preemption word (a 32-bit stream memory operation)
+RELAUNCHES = 3
+
+
+class PreemptiblePlan:
+    """Called like a gpukit._core.Plan: (stream, quota, *args) -> the output buffer."""
+
+    def __init__(self, backend, yielding, finishing, out_bytes: int, relaunches: int):
+        self.backend = backend
+        self.yielding = yielding
+        self.finishing = finishing
+        self.out_bytes = out_bytes
+        self.relaunches = relaunches
+
+    def __call__(self, stream: int, quota, *args):
+        b = self.backend
+        out = b.pool.allocate(self.out_bytes, stream, quota)
+        counter = b.pool.allocate(WORD, stream, quota)
+        (address,) = b.addresses((counter,), (0,), stream)
+        b.device.write_value(stream, address, 0)
+        call = (stream, quota, *args, out, 0, counter, 0)
+        for _ in range(self.relaunches + 1):
+            wait_lowered(b, stream)
+            self.yielding(*call)
+        wait_lowered(b, stream)
+        self.finishing(*call)
+        return out  # the counter is freed on this stream: reused only after these launches
+
+    @property
+    def launches(self) -> int:
+        return self.relaunches + 2
+
+
+def words(backend) -> int:
+    """Address of the device's preemption words (then as many that are never raised)."""
+    return backend.device.preempt_flags
+
+
+def raise_word(backend, stream: int, slot: int) -> None:
+    backend.device.write_value(stream, words(backend) + WORD * _slot(slot), 1)
+
+
+def lower_word(backend, stream: int, slot: int) -> None:
+    backend.device.write_value(stream, words(backend) + WORD * _slot(slot), 0)
+
+
+def wait_lowered(backend, stream: int) -> None:
+    """Work queued on `stream` from now on starts once every preemption word is lowered."""
+    base = words(backend)
+    for s in range(SLOTS):
+        backend.device.wait_value_eq(stream, base + WORD * s, 0)
+
+
+def _slot(slot: int) -> int:
+    if not 0 <= slot < SLOTS:
+        raise ValueError(f"preemption word {slot} does not exist (the device has {SLOTS})")
+    return slot
+
+
+def available(backend) -> bool:
+    """Whether products can run preemptibly here: the sm_90a GEMM and stream memory operations."""
+    return backend.sm90a and backend.device.has_stream_memops
+
+
+def plan_preemptible_matmul(backend, a: Layout, b: Layout, out: Layout, bias, activation=None,
+                            residual=None, relaunches=RELAUNCHES):  # fmt: skip
+    """The preemptible plan of out = activation(a @ b + bias) + residual (arguments as
+    plan_matmul's), or None where the product does not run on the sm_90a GEMM with its whole
+    epilogue fused (float32 included: its TF32 operand copies would not yield)."""
+    if not available(backend):
+        return None
+    v = view(a, b, out)
+    p = v.problem
+    if min(p.m, p.n, p.batch) == 0 or _path(backend, p, False) != gemm_plan.SM90:
+        return None
+    if p.dtype == "float32":
+        return None
+    res_strides = None
+    if residual is not None:
+        if residual.dtype != out.dtype:
+            return None
+        res_strides = _residual_strides(residual, v)
+        if res_strides is None:  # not read in place by the epilogue
+            return None
+    bias_stride = strides.element_strides(bias, bias.shape)[0] if bias is not None else 0
+    epi = gemm.Epilogue(bias_stride, activation, res_strides)
+    base = words(backend)
+    plans = []
+    for watched in (base, base + WORD * SLOTS):  # the words, then ones never raised
+        arguments = "aa" + "a" * (bias is not None) + "a" * (residual is not None) + "aa"
+        builder = PlanBuilder(backend, arguments)
+        n = len(arguments)
+        args = gemm.Args(0, 1, n - 2, 2 if bias is not None else None, None)
+        if residual is not None:
+            args = args._replace(residual=n - 3)
+        gemm.emit_sm90(builder, p, args, epi, None, preempt=(watched, n - 1))
+        plans.append(builder.build())
+    return PreemptiblePlan(backend, *plans, out.size * out.dtype.itemsize, relaunches)

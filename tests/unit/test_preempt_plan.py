@@ -1,0 +1,158 @@
+"""The preemptible form of best-effort products on CUDA without a GPU (issue 17): the plans
+runtime/cuda/preempt.py builds for a stand-in sm_90 device (the kernel's preemptible build, K
+never split, the words each launch watches, the counter and output slots), and the order of the
+stream operations and launches one call queues."""
+
+import numpy as np
+import pytest
+from test_gemm_plan import FakeBackend, _dense, _field, built  # noqa: F401
+
+from gpukit import _core
+from gpukit.base.dtypes import bfloat16
+from gpukit.runtime.args import CONSTANTS, arg_struct
+from gpukit.runtime.cuda import gemm_plan, preempt
+
+C = CONSTANTS
+WORDS = 0x7F0000001000  # the stand-in device's preemption words
+BF = np.dtype(bfloat16)
+
+
+class PreemptBackend(FakeBackend):
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.device.has_stream_memops = True
+        self.device.preempt_flags = WORDS
+
+
+def test_the_words_are_the_kernels_and_the_schedulers():
+    assert C["GK_PREEMPT_SLOTS"] == _core.PREEMPT_SLOTS == preempt.SLOTS == 4
+
+
+def test_each_launch_is_the_preemptible_gemm_watching_its_words(built):  # noqa: F811
+    be = PreemptBackend()
+    a, b = _dense(BF, (256, 8200)), _dense(BF, (8200, 520))  # a product plan_matmul splits
+    plan = preempt.plan_preemptible_matmul(be, a, b, _dense(BF, (256, 520)), None)
+    assert isinstance(plan, preempt.PreemptiblePlan)
+    assert plan.out_bytes == 256 * 520 * 2 and plan.launches == preempt.RELAUNCHES + 2
+    s = arg_struct("gk_gemm_sm90_args")
+    watched = []
+    for built_plan in (plan.yielding, plan.finishing):
+        assert built_plan.outputs == [] and built_plan.scratch == []
+        ((fn, grid, _, _, blob, slots),) = built_plan.launches
+        file, defines, name = be.functions[fn - 1]
+        assert (file, name) == ("gemm_sm90.cu", "gk_gemm_sm90") and "GK_GEMM_PREEMPT=1" in defines
+        assert _field(blob, "gk_gemm_sm90_args", "splits", 0x130) == 1
+        total = _field(blob, "gk_gemm_sm90_args", "total_tiles", 0x130)
+        assert grid[0] == min(total, 132)
+        watched.append(_field(blob, "gk_gemm_sm90_args", "preempt", 0x130))
+        addresses = {
+            o - 0x130: (arg, align) for kind, o, arg, _, align in slots if kind == "address"
+        }
+        # The caller's a, b, then the output and the tile counter.
+        assert addresses == {s.offset("out"): (2, 4), s.offset("next_tile"): (3, 4)}
+    # The yielding launches watch the words; the last one watches words never raised.
+    assert watched == [WORDS, WORDS + 4 * C["GK_PREEMPT_SLOTS"]]
+
+
+def test_epilogue_args_come_before_the_output_and_counter(built):  # noqa: F811
+    be = PreemptBackend()
+    a, b, out = _dense(BF, (512, 1024)), _dense(BF, (1024, 768)), _dense(BF, (512, 768))
+    plan = preempt.plan_preemptible_matmul(be, a, b, out, _dense(BF, (768,)), "silu",
+                                           _dense(BF, (512, 768)))  # fmt: skip
+    ((fn, _, _, _, blob, slots),) = plan.yielding.launches
+    assert "GK_EPI_ACT=GK_ACT_SILU" in be.functions[fn - 1][1]
+    s = arg_struct("gk_gemm_sm90_args")
+    addresses = {o - 0x130: arg for kind, o, arg, *_ in slots if kind == "address"}
+    assert addresses == {s.offset("bias"): 2, s.offset("residual"): 3, s.offset("out"): 4,
+                         s.offset("next_tile"): 5}  # fmt: skip
+    assert _field(blob, "gk_gemm_sm90_args", "sr_m", 0x130) == 768
+
+
+def test_products_without_a_preemptible_form_say_so(built):  # noqa: F811
+    a, b, out = _dense(BF, (512, 1024)), _dense(BF, (1024, 768)), _dense(BF, (512, 768))
+    assert preempt.plan_preemptible_matmul(PreemptBackend(cc=(8, 0), sm90a=False), a, b, out,
+                                           None) is None  # fmt: skip
+    no_memops = PreemptBackend()
+    no_memops.device.has_stream_memops = False
+    assert preempt.plan_preemptible_matmul(no_memops, a, b, out, None) is None
+    f32 = np.dtype("float32")
+    assert (
+        preempt.plan_preemptible_matmul(
+            PreemptBackend(),
+            _dense(f32, (512, 64)),
+            _dense(f32, (64, 64)),
+            _dense(f32, (512, 64)),
+            None,
+        )
+        is None
+    )
+    # A residual the epilogue cannot read in place (broadcast along n) is not fused: no form.
+    from gpukit.runtime.backend import Layout
+
+    res = Layout(BF, (512, 768), (2, 0), 16)
+    assert preempt.plan_preemptible_matmul(PreemptBackend(), a, b, out, None, None, res) is None
+
+
+class Recorder:
+    """A backend whose device and pool record what a preemptible call queues."""
+
+    def __init__(self):
+        self.log = []
+        rec = self
+
+        class Device:
+            preempt_flags = WORDS
+
+            def write_value(self, stream, address, value):
+                rec.log.append(("write", stream, address, value))
+
+            def wait_value_eq(self, stream, address, value):
+                rec.log.append(("wait", stream, address, value))
+
+        class Pool:
+            def allocate(self, nbytes, stream, quota):
+                rec.log.append(("allocate", nbytes))
+                return f"buffer{len(rec.log)}"
+
+        self.device, self.pool = Device(), Pool()
+
+    def addresses(self, buffers, offsets, stream):
+        return [0xC0FFEE00 for _ in buffers]
+
+
+def test_one_call_queues_every_launch_behind_the_words_lowering():
+    rec = Recorder()
+
+    def launch(tag):
+        return lambda stream, quota, *args: rec.log.append((tag, stream, args))
+
+    plan = preempt.PreemptiblePlan(rec, launch("yield"), launch("finish"), 96, relaunches=2)
+    out = plan(77, None, "A", 0, "B", 0)
+    assert out == "buffer1"
+    log = rec.log
+    assert log[:3] == [("allocate", 96), ("allocate", 4), ("write", 77, 0xC0FFEE00, 0)]
+    waits = [("wait", 77, WORDS + 4 * i, 0) for i in range(preempt.SLOTS)]
+    args = ("A", 0, "B", 0, "buffer1", 0, "buffer2", 0)
+    expected = [*waits, ("yield", 77, args)] * 3 + [*waits, ("finish", 77, args)]
+    assert log[3:] == expected
+
+
+def test_a_word_beyond_the_device_is_refused():
+    rec = Recorder()
+    with pytest.raises(ValueError, match="preemption word 4 does not exist"):
+        preempt.raise_word(rec, 1, 4)
+    preempt.raise_word(rec, 1, 3)
+    preempt.lower_word(rec, 1, 3)
+    assert rec.log == [("write", 1, WORDS + 12, 1), ("write", 1, WORDS + 12, 0)]
+
+
+def test_expected_durations_follow_the_kernel_family():
+    p = gemm_plan.Problem("bfloat16", 8192, 8192, 8192, (), (8192, 1), (8192, 1), (8192, 1),
+                          (), (), (), (True, True, True))  # fmt: skip
+    ns = gemm_plan.expected_ns(p, gemm_plan.SM90)
+    assert 1.4e6 < ns < 1.7e6  # 1.1 TFLOP at 700 TFLOP/s
+    # A decode step's product is bound by the weight's bytes.
+    g = gemm_plan.Problem("bfloat16", 1, 11008, 4096, (), (4096, 1), (1, 4096), (11008, 1),
+                          (), (), (), (True, True, True))  # fmt: skip
+    moved = (4096 + 4096 * 11008 + 11008) * 2
+    assert gemm_plan.expected_ns(g, gemm_plan.GEMV) == int(moved / gemm_plan.EXPECTED_BYTES_PER_NS)
