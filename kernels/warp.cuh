@@ -40,7 +40,9 @@ __device__ inline unsigned gk_ballot(bool p) { return __ballot_sync(0xffffffffu,
 __device__ inline void gk_syncwarp() { __syncwarp(); }
 #endif
 
-// Complex values (kernels/complex.cuh) move part by part: the intrinsics take arithmetic types.
+// Complex values move part by part: the intrinsics take arithmetic types. (types.cuh declares
+// the complex types for the run-time compilers only.)
+#if defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__)
 #define GK_COMPLEX_SHUFFLES(C)                                      \
     __device__ inline C gk_shfl_xor(C v, int mask) {                \
         return C(gk_shfl_xor(v.re, mask), gk_shfl_xor(v.im, mask)); \
@@ -54,6 +56,7 @@ __device__ inline void gk_syncwarp() { __syncwarp(); }
 GK_COMPLEX_SHUFFLES(gk_c64)
 GK_COMPLEX_SHUFFLES(gk_c128)
 #undef GK_COMPLEX_SHUFFLES
+#endif
 
 template <typename T>
 __device__ inline T gk_lanes_sum(T v) {
