@@ -195,7 +195,8 @@ ELEMENTWISE: dict[str, ElementwiseOp] = {
                "(a + (T)0.044715 * a * a * a)))",
                "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))", rule="exp", namespace=NN,
                cpu=_in_accumulator(_gelu_tanh), real_only=True),
-        _op("silu_mul", 2, "a / ((T)1 + gkm_exp(-a)) * b", "multiply",
+        # true_divide's types: float loops as multiply's, integers promoted to a float (as silu).
+        _op("silu_mul", 2, "a / ((T)1 + gkm_exp(-a)) * b", "true_divide",
             "silu(gate) * up elementwise, rounded once (SwiGLU's product), with broadcasting.",
             namespace=NN, cpu=_in_accumulator2(lambda a, b: a / (1 + np.exp(-a)) * b),
             real_only=True),
