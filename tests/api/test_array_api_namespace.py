@@ -138,7 +138,12 @@ def test_namespace_and_info(backend):
     assert info.default_device() == here and here.split(":")[0] == backend
     assert here in info.devices()
     defaults = info.default_dtypes(device=backend)
-    assert defaults == {"real floating": gk.float64, "integral": gk.int64, "indexing": gk.int64}
+    assert defaults == {
+        "real floating": gk.float64,
+        "complex floating": gk.complex128,
+        "integral": gk.int64,
+        "indexing": gk.int64,
+    }
     assert set(info.dtypes()) == set(ALL_DTYPES) - {"float16", "bfloat16"}  # the standard's
     assert set(info.dtypes(kind="real floating")) == {"float32", "float64"}
     assert set(info.dtypes(kind=("bool", "unsigned integer"))) == {
