@@ -7,14 +7,15 @@
 #include "types.cuh"
 
 // Elementwise over broadcast, strided operands (operand 0 is the output).
-#define GK_EW_ARGS(F, A, M)                         \
-    F(gk_i64, n)                                    \
-    F(gk_i32, ndim) /* of shape/stride */           \
-    F(gk_i32, unused)                               \
-    A(gk_i64, shape, GK_MAX_DIMS)                   \
-    M(gk_i64, stride, GK_MAX_OPERANDS, GK_MAX_DIMS) \
-    A(gk_u64, ptr, GK_MAX_OPERANDS)                 \
-    A(double, scalar_f, GK_MAX_OPERANDS)            \
+#define GK_EW_ARGS(F, A, M)                             \
+    F(gk_i64, n)                                        \
+    F(gk_i32, ndim) /* of shape/stride */               \
+    F(gk_i32, unused)                                   \
+    A(gk_i64, shape, GK_MAX_DIMS)                       \
+    M(gk_i64, stride, GK_MAX_OPERANDS, GK_MAX_DIMS)     \
+    A(gk_u64, ptr, GK_MAX_OPERANDS)                     \
+    A(double, scalar_f, GK_MAX_OPERANDS)                \
+    A(double, scalar_im, GK_MAX_OPERANDS) /* complex */ \
     A(gk_i64, scalar_i, GK_MAX_OPERANDS)
 
 // The contiguous elementwise kernel's smaller block (a shorter launch): slots as in gk_ew_args.
@@ -22,6 +23,7 @@
     F(gk_i64, n)                   \
     A(gk_u64, ptr, 3)              \
     A(double, scalar_f, 3)         \
+    A(double, scalar_im, 3)        \
     A(gk_i64, scalar_i, 3)
 
 // Reductions (kernels/reduce.cu): n_out outputs (the kept dimensions: out_shape, with the input's

@@ -4,8 +4,11 @@
 // applied in GK_COMP_T. Defines:
 //   GK_NIN       number of inputs (1 to 3; gk_ew_contig serves up to 2)
 //   GK_OUT_T, GK_COMP_T, GK_IN0_T, GK_IN1_T, GK_IN2_T   element types
+//   GK_LOOP_T    the stored type of NumPy's loop dtype (what nextafter steps in)
 //   GK_SCALAR0..2 1 where that input is a scalar held in the argument block
-//   GK_SCALAR_INT            1 to read scalars from scalar_i (integer compute types)
+//   GK_SCALAR_INT            1 to read scalars from scalar_i (integer compute types); else
+//                            scalar_f (and scalar_im, the imaginary part, for complex ones)
+// Conversions are NumPy's casts (gk_cast: complex to real keeps the real part).
 // gk_ew_contig serves contiguous operands (16-byte loads when aligned), gk_ew_strided any strides.
 #include "args.cuh"
 #include "compat.cuh"
@@ -35,10 +38,10 @@ __device__ inline comp_t gk_read(const Args& a, int operand, gk_i64 offset) {
 #if GK_SCALAR_INT
         return (comp_t)a.scalar_i[operand];
 #else
-        return (comp_t)a.scalar_f[operand];
+        return gk_from_parts<comp_t>(a.scalar_f[operand], a.scalar_im[operand]);
 #endif
     }
-    return (comp_t)(reinterpret_cast<const T*>(a.ptr[operand])[offset]);
+    return gk_cast<comp_t>(reinterpret_cast<const T*>(a.ptr[operand])[offset]);
 }
 
 template <typename Args>
@@ -46,15 +49,15 @@ __device__ inline out_t gk_apply(const Args& a, gk_i64 off1, gk_i64 off2, gk_i64
 #if GK_NIN == 1
     (void)off2;
     (void)off3;
-    return (out_t)gk_op()(gk_read<GK_IN0_T, GK_SCALAR0>(a, 1, off1));
+    return gk_cast<out_t>(gk_op()(gk_read<GK_IN0_T, GK_SCALAR0>(a, 1, off1)));
 #elif GK_NIN == 2
     (void)off3;
-    return (out_t)gk_op()(gk_read<GK_IN0_T, GK_SCALAR0>(a, 1, off1),
-                          gk_read<GK_IN1_T, GK_SCALAR1>(a, 2, off2));
+    return gk_cast<out_t>(gk_op()(gk_read<GK_IN0_T, GK_SCALAR0>(a, 1, off1),
+                                  gk_read<GK_IN1_T, GK_SCALAR1>(a, 2, off2)));
 #else
-    return (out_t)gk_op()(gk_read<GK_IN0_T, GK_SCALAR0>(a, 1, off1),
-                          gk_read<GK_IN1_T, GK_SCALAR1>(a, 2, off2),
-                          gk_read<GK_IN2_T, GK_SCALAR2>(a, 3, off3));
+    return gk_cast<out_t>(gk_op()(gk_read<GK_IN0_T, GK_SCALAR0>(a, 1, off1),
+                                  gk_read<GK_IN1_T, GK_SCALAR1>(a, 2, off2),
+                                  gk_read<GK_IN2_T, GK_SCALAR2>(a, 3, off3)));
 #endif
 }
 
@@ -77,7 +80,7 @@ __device__ inline void gk_read_vec(const gk_ew_contig_args& a, int operand, gk_i
         for (int k = 0; k < GK_VEC; ++k) out[k] = s;
     } else {
         const gk_vec<T> v = reinterpret_cast<const gk_vec<T>*>(a.ptr[operand])[i / GK_VEC];
-        for (int k = 0; k < GK_VEC; ++k) out[k] = (comp_t)v.v[k];
+        for (int k = 0; k < GK_VEC; ++k) out[k] = gk_cast<comp_t>(v.v[k]);
     }
 }
 
@@ -98,11 +101,11 @@ __device__ inline gk_vec<out_t> gk_vec_result(const gk_ew_contig_args& a, gk_i64
     gk_read_vec<GK_IN0_T, GK_SCALAR0>(a, 1, i, x);
     gk_vec<out_t> r;
 #if GK_NIN == 1
-    for (int k = 0; k < GK_VEC; ++k) r.v[k] = (out_t)gk_op()(x[k]);
+    for (int k = 0; k < GK_VEC; ++k) r.v[k] = gk_cast<out_t>(gk_op()(x[k]));
 #else
     comp_t y[GK_VEC];
     gk_read_vec<GK_IN1_T, GK_SCALAR1>(a, 2, i, y);
-    for (int k = 0; k < GK_VEC; ++k) r.v[k] = (out_t)gk_op()(x[k], y[k]);
+    for (int k = 0; k < GK_VEC; ++k) r.v[k] = gk_cast<out_t>(gk_op()(x[k], y[k]));
 #endif
     return r;
 }

@@ -31,9 +31,11 @@ __device__ inline X gk_xor_any(X v, int m) {
     }
 }
 
+// gk_cast (complex.cuh): the value reducers are compiled in every instance, argmax / argmin over
+// complex values (an integer out_t) included.
 __device__ inline out_t gk_scaled(acc_t v, double scale) {
     if (scale != 1.0) v = (acc_t)(v * scale);
-    return (out_t)v;
+    return gk_cast<out_t>(v);
 }
 
 // A reducer: its state st, init(), add(st&, x, index), merge(a, b), shfl_xor, finish(st, scale),
@@ -67,7 +69,7 @@ struct gk_red_prod {
             s[k] = (acc_t)(s[k] * (acc_t)(lo * hi));
         }
     }
-    __device__ static out_t finish(st s, double) { return (out_t)s; }
+    __device__ static out_t finish(st s, double) { return gk_cast<out_t>(s); }
 };
 
 // max / min: NaN wins, as in NumPy.
@@ -89,7 +91,7 @@ struct gk_red_extreme {
             s[k] = merge(s[k], merge(merge(x[0][k], x[1][k]), merge(x[2][k], x[3][k])));
         }
     }
-    __device__ static out_t finish(st s, double) { return (out_t)s; }
+    __device__ static out_t finish(st s, double) { return gk_cast<out_t>(s); }
 };
 typedef gk_red_extreme<true> gk_red_max;
 typedef gk_red_extreme<false> gk_red_min;
@@ -168,9 +170,10 @@ struct gk_red_moments {
     }
     __device__ static out_t finish(st s, double scale) {
         acc_t v = (acc_t)(s.m2 * scale);
-        // In double: the same correctly rounded root, and a call that resolves for every acc_t.
-        if (ROOT) v = (acc_t)gkm_sqrt((double)v);
-        return (out_t)v;
+        // In double: the same correctly rounded root, and a call that resolves for every acc_t
+        // (gk_cast: hiprtc checks this body in complex instances too, which never use it).
+        if (ROOT) v = (acc_t)gkm_sqrt(gk_cast<double>(v));
+        return gk_cast<out_t>(v);
     }
 };
 typedef gk_red_moments<false> gk_red_var;

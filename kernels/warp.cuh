@@ -1,5 +1,6 @@
 // Helpers shared by kernels: 32-lane group reductions (a CUDA warp; half a wavefront on AMD, where
-// width-32 shuffles stay inside each half), exp2, 16-byte vector types, row offsets.
+// width-32 shuffles stay inside each half), 16-byte vector types, row offsets (exp2 is
+// compat.cuh's gkm_exp2).
 #pragma once
 #include "compat.cuh"
 #include "geometry.cuh"
@@ -39,6 +40,24 @@ __device__ inline unsigned gk_ballot(bool p) { return __ballot_sync(0xffffffffu,
 __device__ inline void gk_syncwarp() { __syncwarp(); }
 #endif
 
+// Complex values move part by part: the intrinsics take arithmetic types. (types.cuh declares
+// the complex types for the run-time compilers only.)
+#if defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__)
+#define GK_COMPLEX_SHUFFLES(C)                                      \
+    __device__ inline C gk_shfl_xor(C v, int mask) {                \
+        return C(gk_shfl_xor(v.re, mask), gk_shfl_xor(v.im, mask)); \
+    }                                                               \
+    __device__ inline C gk_shfl(C v, int src) {                     \
+        return C(gk_shfl(v.re, src), gk_shfl(v.im, src));           \
+    }                                                               \
+    __device__ inline C gk_shfl_up(C v, int delta) {                \
+        return C(gk_shfl_up(v.re, delta), gk_shfl_up(v.im, delta)); \
+    }
+GK_COMPLEX_SHUFFLES(gk_c64)
+GK_COMPLEX_SHUFFLES(gk_c128)
+#undef GK_COMPLEX_SHUFFLES
+#endif
+
 template <typename T>
 __device__ inline T gk_lanes_sum(T v) {
     for (int m = GK_LANES / 2; m > 0; m /= 2) v += gk_shfl_xor(v, m);
@@ -53,9 +72,6 @@ __device__ inline T gk_lanes_max(T v) {
     }
     return v;
 }
-
-__device__ inline float gkm_exp2(float x) { return exp2f(x); }
-__device__ inline double gkm_exp2(double x) { return exp2(x); }
 
 #define GK_LOG2E 1.4426950408889634
 #define GK_LN2 0.6931471805599453

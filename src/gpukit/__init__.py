@@ -24,6 +24,7 @@ from .array_api import (
 from .base.version import VERSION
 from .comparison import *  # noqa: F403
 from .comparison import __all__ as _comparison_names
+from .complex_parts import imag, real
 from .creation import (
     arange,
     array,
@@ -70,7 +71,7 @@ from .info import info
 from .interop import from_dlpack
 from .io import load_safetensors, save_safetensors
 from .kernel import ElementwiseKernel, RawKernel
-from .linalg import dot, linear, matmul
+from .linalg import dot, linear, matmul, vdot
 from .manipulation import *  # noqa: F403
 from .manipulation import __all__ as _manipulation_names
 from .matrices import *  # noqa: F403
@@ -81,6 +82,7 @@ from .padding import pad
 from .products import *  # noqa: F403
 from .products import __all__ as _product_names
 from .reductions import all, any, reduce
+from .rounding import around, round
 from .runtime import Device, available_backends, use_backend
 from .runtime import devices as _devices
 from .scheduler import Scheduler
@@ -194,6 +196,11 @@ __all__ = [
     "ascontiguousarray",
     "available_backends",
     "backend",
+    "around",
+    "vdot",
+    "imag",
+    "real",
+    "round",
     "bincount",
     "broadcast_to",
     "device",

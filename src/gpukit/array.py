@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 
 import numpy as np
 
@@ -17,7 +18,8 @@ from .runtime.backend import Layout, address_align
 from .runtime.ops import ELEMENTWISE
 from .runtime.quota import local as _quota
 
-_SCALARS = (bool, int, float)
+_SCALARS = (bool, int, float, complex)
+_ComplexWarning = np.exceptions.ComplexWarning if hasattr(np, "exceptions") else np.ComplexWarning
 _IDENTITY = ELEMENTWISE["identity"]
 _Buffer = _core.Buffer
 
@@ -251,6 +253,7 @@ class GPUArray:
             raise ValueError(
                 f"could not broadcast input array from shape {value.shape} into shape {self.shape}"
             )
+        warn_discarded_imaginary(value.dtype, self.dtype)
         if value._buf is self._buf:  # a[1:] = a[:-1]: read everything before writing
             value = value.copy()
         value = value._view(
@@ -265,6 +268,7 @@ class GPUArray:
         dtype = dtypes.normalize(dtype)
         if dtype == self.dtype and not copy:
             return self
+        warn_discarded_imaginary(self.dtype, dtype)
         rt = self._rt
         # The alignment decides 16-byte accesses of a transposing copy.
         key = ("astype", rt, self.dtype, self.shape, self.strides, alignment(self), dtype)
@@ -275,6 +279,16 @@ class GPUArray:
         buf = plan(rt.thread.stream, _quota.quota, self._buf, self._offset)
         return _wrap(
             buf, self.shape, dtype, shapes.contiguous_strides(self.shape, dtype.itemsize), rt
+        )
+
+
+def warn_discarded_imaginary(src: np.dtype, dst: np.dtype) -> None:
+    """NumPy's ComplexWarning for a cast that keeps only the real part."""
+    if src.kind == "c" and dst.kind not in "cb":
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part",
+            _ComplexWarning,
+            stacklevel=3,
         )
 
 
@@ -413,8 +427,8 @@ def operands(*xs):
         # NumPy scalars keep their dtype (np.float64 too, though it subclasses float).
         elif isinstance(x, (np.ndarray, np.generic, list, tuple)):
             out.append(asarray(x, rt=rt))
-        elif isinstance(x, _SCALARS):  # an int or float subclass (IntEnum, ...): its value
-            out.append(float(x) if isinstance(x, float) else int(x))
+        elif isinstance(x, _SCALARS):  # an int, float or complex subclass (IntEnum, ...)
+            out.append(next(t(x) for t in (float, complex, int) if isinstance(x, t)))
         else:
             raise TypeError(f"unsupported operand type {type(x).__name__}")
     return out, rt

@@ -62,6 +62,7 @@ class Info:
         _device.runtime_for(device)
         return {
             "real floating": np.dtype("float64"),
+            "complex floating": np.dtype("complex128"),
             "integral": np.dtype("int64"),
             "indexing": np.dtype("int64"),
         }

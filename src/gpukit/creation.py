@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from .array import GPUArray, cached_plan, fill, wrap
+from .array import GPUArray, cached_plan, fill, warn_discarded_imaginary, wrap
 from .array import asarray as _asarray
 from .array import empty as _empty
 from .base import dtypes as _dtypes
@@ -38,8 +38,11 @@ def full(shape, fill_value, dtype=None) -> GPUArray:
     out = _empty(shape, host.dtype if dtype is None else dtype)
     if host.ndim:
         out[...] = host
-    else:
-        fill(out, fill_value)
+        return out
+    if host.dtype.kind == "c" and out.dtype.kind not in "cb":  # np.full casts unsafely
+        warn_discarded_imaginary(host.dtype, out.dtype)
+        fill_value = host.real.item()
+    fill(out, fill_value)
     return out
 
 

@@ -69,8 +69,9 @@ class iinfo_object:
 
 
 def finfo(type, /) -> finfo_object:
-    """Limits of a floating-point dtype (or an array's dtype), bfloat16 included."""
-    dtype = _dtype_of(type)
+    """Limits of a floating-point dtype (or an array's dtype), bfloat16 included; of a complex
+    dtype's parts (float32 for complex64), as NumPy and the Array API give them."""
+    dtype = _dtypes.real_of(_dtype_of(type))
     if not _dtypes.is_floating(dtype):
         raise ValueError(f"finfo needs a floating-point dtype, not {dtype.name}")
     return finfo_object(dtype)
@@ -106,15 +107,18 @@ def isdtype(dtype, kind) -> bool:
 def result_type(*arrays_and_dtypes) -> np.dtype:
     """The dtype that these arrays, dtypes and Python scalars promote to (NumPy's rules, Python
     scalars weak; bfloat16 as PyTorch)."""
-    dtypes = [_dtype_of(x) for x in arrays_and_dtypes if not isinstance(x, (bool, int, float))]
-    scalars = [x for x in arrays_and_dtypes if isinstance(x, (bool, int, float))]
+    numbers = (bool, int, float, complex)
+    dtypes = [_dtype_of(x) for x in arrays_and_dtypes if not isinstance(x, numbers)]
+    scalars = [x for x in arrays_and_dtypes if isinstance(x, numbers)]
     if not dtypes:
         if not scalars:
             raise ValueError("at least one array or dtype is required")
         return _dtypes.normalize(np.result_type(*scalars))
     dtype = _dtypes.result_type(*dtypes)
-    if scalars and dtype != _dtypes.bfloat16:  # a scalar never changes bfloat16
+    if scalars and dtype != _dtypes.bfloat16:
         dtype = _dtypes.normalize(np.result_type(dtype, *scalars))
+    elif any(isinstance(x, complex) for x in scalars):  # only a complex changes bfloat16
+        dtype = _dtypes.complex64
     return dtype
 
 
@@ -127,7 +131,7 @@ def can_cast(from_, to, /) -> bool:
     if dst == bf16:  # 8 significant bits hold every 8-bit integer exactly
         return src in (np.dtype(np.bool_), np.dtype(np.int8), np.dtype(np.uint8))
     if src == bf16:
-        return dst in (np.dtype(np.float32), np.dtype(np.float64))
+        return dst in (np.dtype(np.float32), np.dtype(np.float64)) or dst.kind == "c"
     return bool(np.can_cast(src, dst, "safe"))
 
 

@@ -17,8 +17,6 @@ from .runtime.backend import Layout
 from .runtime.ops import ELEMENTWISE, NUMPY
 from .runtime.quota import local as _quota
 
-_SCALAR_TYPES = (bool, int, float)
-
 # (plan, shape, dtype, strides, check, result's Desc) by kind of call: the op, then per operand
 # its Desc (runtime, dtype, shape, strides; see gpukit.array) or a scalar's type. `check` (see
 # _checks) looks at the values that the kind does not fix, or is None.
@@ -31,11 +29,19 @@ def _key(name, ops) -> tuple:
     return (name, *(describe(x) if type(x) is GPUArray else type(x) for x in ops))
 
 
-def _describe(op, ops):
-    """(loop dtype, result dtype, broadcast shape) of an elementwise call."""
+def _resolve(op, ops) -> tuple[np.dtype, np.dtype]:
+    """(loop dtype, result dtype) of `op` on these operands, by its rule."""
     loop, dtype = dtypes.resolve(
         op.rule, *(x.dtype if isinstance(x, GPUArray) else x for x in ops), name=op.name
     )
+    if op.real_only and loop.kind == "c":
+        raise TypeError(f"{op.name} is not defined for complex numbers")
+    return loop, dtype
+
+
+def _describe(op, ops):
+    """(loop dtype, result dtype, broadcast shape) of an elementwise call."""
+    loop, dtype = _resolve(op, ops)
     return loop, dtype, shapes.broadcast(*(x.shape for x in ops if isinstance(x, GPUArray)))
 
 
@@ -133,9 +139,7 @@ def _into(op, ops, rt, out: GPUArray) -> GPUArray:
     entry = _ENTRIES.get(key)
     if entry is None:
         # NumPy's order: the casting is checked before the shapes.
-        loop, dtype = dtypes.resolve(
-            op.rule, *(x.dtype if isinstance(x, GPUArray) else x for x in ops), name=op.name
-        )
+        loop, dtype = _resolve(op, ops)
         if not dtypes.can_cast_same_kind(dtype, out.dtype):
             raise TypeError(
                 f"{op.name}: cannot cast the {dtype.name} result to out's "
@@ -262,12 +266,31 @@ def clip(x, /, min=None, max=None, out=None, *, a_min=None, a_max=None) -> GPUAr
 
 where.__doc__ = ELEMENTWISE["where"].doc
 clip.__doc__ = ELEMENTWISE["clip"].doc
-FUNCTIONS = {"where": where, "clip": clip}
+
+
+def divmod(x, y, out: tuple | None = None) -> tuple[GPUArray, GPUArray]:
+    """(x // y, x % y) elementwise, with broadcasting (NumPy's divmod); `out`: a pair of arrays
+    to write them into."""
+    if out is None:
+        return elementwise("floor_divide", x, y), elementwise("remainder", x, y)
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise TypeError("divmod: out must be a tuple of two arrays")
+    return elementwise("floor_divide", x, y, out=out[0]), elementwise("remainder", x, y, out=out[1])
+
+
+def angle(z, deg: bool = False) -> GPUArray:
+    result = elementwise("angle", z)
+    return elementwise("multiply", result, 180 / math.pi, out=result) if deg else result
+
+
+angle.__doc__ = ELEMENTWISE["angle"].doc
+FUNCTIONS = {"where": where, "clip": clip, "divmod": divmod}
 for _op in ELEMENTWISE.values():
     if _op.namespace == NUMPY and _op.arity <= 2:
         FUNCTIONS[_op.name] = _function(_op)
         for _alias in _op.aliases:
             FUNCTIONS[_alias] = FUNCTIONS[_op.name]
+FUNCTIONS["angle"] = angle  # with np.angle's deg=
 globals().update(FUNCTIONS)
 
 
@@ -289,6 +312,8 @@ def _install_operators():
             setattr(GPUArray, f"__r{op.dunder}__", _reflected(op.name))
             setattr(GPUArray, f"__i{op.dunder}__", in_place(op.name))
     GPUArray.__hash__ = None  # == compares elementwise, as in NumPy
+    GPUArray.__divmod__ = lambda self, other: divmod(self, other)
+    GPUArray.__rdivmod__ = lambda self, other: divmod(other, self)
 
 
 _install_operators()

@@ -19,8 +19,8 @@ from .device_arg import placed
 from .runtime import runtime
 
 _CUDA_HOST = 3  # kDLCUDAHost: pinned host memory, readable on the CPU backend
-_INT, _UINT, _FLOAT, _BFLOAT, _BOOL = 0, 1, 2, 4, 6
-_KINDS = {"i": _INT, "u": _UINT, "f": _FLOAT, "b": _BOOL}
+_INT, _UINT, _FLOAT, _BFLOAT, _COMPLEX, _BOOL = 0, 1, 2, 4, 5, 6
+_KINDS = {"i": _INT, "u": _UINT, "f": _FLOAT, "c": _COMPLEX, "b": _BOOL}
 _NO_SYNC = -1  # the consumer's stream value that asks for no synchronisation
 
 
@@ -33,7 +33,7 @@ def _dtype_of(code: int, bits: int, lanes: int) -> np.dtype:
         raise TypeError(f"gpukit does not support vector DLPack types ({lanes} lanes)")
     if code == _BFLOAT and bits == 16:
         return _dtypes.bfloat16
-    kinds = {_INT: "i", _UINT: "u", _FLOAT: "f"}
+    kinds = {_INT: "i", _UINT: "u", _FLOAT: "f", _COMPLEX: "c"}
     if code == _BOOL and bits == 8:
         return np.dtype(bool)
     if code not in kinds:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from .array import GPUArray, alignment, cached_plan, layout, operands, wrap
+from .array import GPUArray, alignment, asarray, cached_plan, layout, operands, wrap
 from .base import dtypes, shapes
 from .elementwise import elementwise
 from .runtime.backend import Layout
@@ -87,6 +87,18 @@ def matmul(a, b, *, row_block=None) -> GPUArray:
     if row_block is not None and row_block < 1:
         raise ValueError(f"matmul: row_block must be at least 1, got {row_block}")
     return _product(a, b, None, row_block)
+
+
+def vdot(a, b) -> GPUArray:
+    """NumPy's vdot: the dot product of a and b flattened, a conjugated when complex (0-d)."""
+    (a, b), rt = operands(a, b)
+    a, b = (x if isinstance(x, GPUArray) else asarray(x, rt=rt) for x in (a, b))
+    if a.size != b.size:
+        raise ValueError(f"vdot: vectors have different lengths ({a.size} and {b.size})")
+    a, b = a.reshape(-1), b.reshape(-1)
+    if a.dtype.kind == "c":
+        a = elementwise("conjugate", a)
+    return matmul(a, b)
 
 
 def dot(a, b) -> GPUArray:

@@ -11,6 +11,7 @@ import numpy as np
 from . import array_args as _args
 from .array import GPUArray
 from .base import dtypes as _dtypes
+from .elementwise import conjugate
 from .linalg import matmul
 from .manipulation import _write, moveaxis
 from .matrices import diagonal
@@ -71,6 +72,8 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> GPUArray:
             f"vecdot: x1 has {a.shape[-1]} elements along axis {axis}, x2 {b.shape[-1]}"
         )
     dtype, (a, b) = _promoted(a, b)
+    if a.dtype.kind == "c":  # the Array API's vecdot conjugates x1
+        a = conjugate(a)
     products = a * b
     return _sum(products, axis=-1).astype(dtype, copy=False)
 

@@ -1,7 +1,8 @@
 """Reductions with NumPy's names and result dtypes: sum, mean, prod, max, min, argmax, argmin,
 any, all, var and std, each one pass over the data (var and std by Welford's update and Chan's
 merge), combined in a fixed order: the same bits on every run; cumsum. 16-bit floats accumulate
-in float32. Each repeated kind of call is one plan call."""
+in float32. Complex var, std, cumsum, any and all go through the parts (or the truth values):
+their kernels take real values. Each repeated kind of call is one plan call."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import builtins
 
 import numpy as np
 
-from .array import GPUArray, alignment, asarray, cached_plan, layout, operands, wrap
+from .array import GPUArray, alignment, asarray, cached_plan, empty, layout, operands, wrap
 from .base import shapes
 from .base.dtypes import reduction_result
+from .complex_parts import imag, real
+from .elementwise import elementwise
 from .runtime.backend import Layout
 from .runtime.quota import local as _quota
 
@@ -77,12 +80,18 @@ def argmin(a, axis=None, keepdims=False) -> GPUArray:
 
 def any(a, axis=None, keepdims=False) -> GPUArray:
     """Whether any element along `axis` is true (False over no elements)."""
-    return reduce("any", a, axis, keepdims, empty_ok=True)
+    return reduce("any", _truth(a), axis, keepdims, empty_ok=True)
 
 
 def all(a, axis=None, keepdims=False) -> GPUArray:
     """Whether every element along `axis` is true (True over no elements)."""
-    return reduce("all", a, axis, keepdims, empty_ok=True)
+    return reduce("all", _truth(a), axis, keepdims, empty_ok=True)
+
+
+def _truth(a) -> GPUArray:
+    """Complex arrays as their truth values (the kernels reduce real values only)."""
+    a = _array(a)
+    return elementwise("not_equal", a, 0) if a.dtype.kind == "c" else a
 
 
 def _ddof(ddof):
@@ -93,12 +102,19 @@ def _ddof(ddof):
 
 def var(a, axis=None, keepdims=False, ddof=0) -> GPUArray:
     """Mean squared deviation from the mean, divided by n - ddof instead of n (inf or NaN when
-    n <= ddof, as NumPy). One pass; 16-bit floats accumulate in float32."""
+    n <= ddof, as NumPy). One pass; 16-bit floats accumulate in float32. Complex: the mean of
+    |x - mean|^2, the sum of the parts' variances."""
+    a = _array(a)
+    if a.dtype.kind == "c":
+        return var(real(a), axis, keepdims, ddof) + var(imag(a), axis, keepdims, ddof)
     return reduce("var", a, axis, keepdims, empty_ok=True, ddof=_ddof(ddof))
 
 
 def std(a, axis=None, keepdims=False, ddof=0) -> GPUArray:
     """The square root of var."""
+    a = _array(a)
+    if a.dtype.kind == "c":
+        return elementwise("sqrt", var(a, axis, keepdims, ddof))
     return reduce("std", a, axis, keepdims, empty_ok=True, ddof=_ddof(ddof))
 
 
@@ -111,6 +127,11 @@ def cumsum(a, axis=None) -> GPUArray:
     axis = shapes.one_axis(axis, a.ndim, "cumsum")
     rt = a._rt
     dtype = reduction_result("cumsum", a.dtype)
+    if dtype.kind == "c":  # part by part (the scan kernel sums real values)
+        out = empty(a.shape, dtype, rt)
+        real(out)[...] = cumsum(real(a), axis)
+        imag(out)[...] = cumsum(imag(a), axis)
+        return out
     strides = shapes.contiguous_strides(a.shape, dtype.itemsize)
     key = ("cumsum", rt, a.dtype, a.shape, a.strides, alignment(a), axis)
     plan = cached_plan(

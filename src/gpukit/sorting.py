@@ -35,7 +35,10 @@ UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indi
 
 def _array(a) -> GPUArray:
     (a,), rt = operands(a)
-    return a if isinstance(a, GPUArray) else asarray(a, rt=rt)
+    a = a if isinstance(a, GPUArray) else asarray(a, rt=rt)
+    if a.dtype.kind == "c":  # the radix keys are real; NumPy orders complex by parts
+        raise TypeError(f"gpukit.sorting does not take complex arrays ({a.dtype.name})")
+    return a
 
 
 def _last_axis_first(ndim: int, axis: int) -> tuple[int, ...]:

@@ -185,30 +185,6 @@ ALL = [name for group in COMMON_NUMPY_FUNCTIONS.values() for name in group]
 
 # Why each absent function is absent: the work it waits for.
 WAITING = {
-    **dict.fromkeys(
-        [
-            "expm1",
-            "log2",
-            "log10",
-            "log1p",
-            "tan",
-            "arcsin",
-            "arccos",
-            "arctan",
-            "arctan2",
-            "sinh",
-            "cosh",
-            "hypot",
-            "trunc",
-            "round",
-            "reciprocal",
-            "isnan",
-            "isinf",
-            "isfinite",
-            "deg2rad",
-        ],
-        "a new elementwise kernel (after the runtime core restructure, issue 12)",
-    ),
     "interp": "a sorted-search composition not written yet (searchsorted exists)",
     "polyfit": "a least-squares solver (the linear-algebra issue)",
 }

@@ -20,7 +20,7 @@ import gpukit as gk
 FORMAT_OF = {
     "bool": "BOOL", "uint8": "U8", "int8": "I8", "int16": "I16", "uint16": "U16", "int32": "I32",
     "uint32": "U32", "int64": "I64", "uint64": "U64", "float16": "F16", "float32": "F32",
-    "float64": "F64", "bfloat16": "BF16",
+    "float64": "F64", "bfloat16": "BF16", "complex64": "C64",
 }  # fmt: skip
 DTYPE_OF = {v: k for k, v in FORMAT_OF.items()}
 small_shapes = st.lists(st.integers(0, 4), max_size=3).map(tuple)
@@ -149,7 +149,7 @@ def edited_headers(draw):
             continue
         field = draw(st.sampled_from(["dtype", "shape", "data_offsets", "extra"]))
         if field == "dtype":
-            entry[field] = draw(st.sampled_from([*FORMAT_OF.values(), "F8_E4M3", "C64", "f32"]))
+            entry[field] = draw(st.sampled_from([*FORMAT_OF.values(), "F8_E4M3", "C128", "f32"]))
         elif (
             field in ("shape", "data_offsets")
             and isinstance(entry.get(field), list)

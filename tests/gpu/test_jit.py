@@ -12,6 +12,7 @@ import pytest
 
 import gpukit as gk
 from gpukit import jit
+from gpukit.base import dtypes as _dtypes
 from gpukit.errors import BackendUnavailableError
 from gpukit.runtime import kernels as _kernels
 from gpukit.runtime.ops import ELEMENTWISE
@@ -57,18 +58,43 @@ def test_every_kernel_file_has_instances_that_the_compile_tests_build():
     assert files - hip == set(_kernels.CUDA_MIN_ARCH)
 
 
-def test_every_elementwise_op_of_the_table_compiles():
-    """A new op's C expression compiles (once, in a type every op accepts)."""
-    j = jit.Jit(compiler("nvrtc"), ["--gpu-architecture=sm_90"])
-    f32, i32, b = (np.dtype(t) for t in ("float32", "int32", "bool"))
+def _instances_of_every_op(kinds):
+    """An instance of every op of the table for each of `kinds` (dtype names) its rule takes:
+    loop, result and operand dtypes as a call on arrays of that dtype resolves them."""
+    b = np.dtype("bool")
     for op in ELEMENTWISE.values():
-        exact = op.name in ("invert", "bitwise_and", "bitwise_or", "bitwise_xor")
-        loop = i32 if exact else f32
-        inputs = ((b,) if op.name == "where" else ()) + (loop,) * (op.arity - (op.name == "where"))
-        file, defines = _kernels.elementwise(op.name, loop, loop, inputs)
+        for kind in kinds:
+            dt = np.dtype(kind)
+            inputs = ((b,) if op.name == "where" else ()) + (dt,) * (
+                op.arity - (op.name == "where")
+            )
+            if op.name == "ldexp":
+                inputs = (dt, np.dtype("int32"))
+            try:
+                loop, out = _dtypes.resolve(op.rule, *inputs)
+            except TypeError:
+                continue
+            if not (op.real_only and loop.kind == "c"):
+                yield op.name, _kernels.elementwise(op.name, loop, out, inputs)
+
+
+@pytest.mark.parametrize(
+    "kinds", [("float32", "int32"), ("complex64", "complex128")], ids=["real", "complex"]
+)
+def test_every_elementwise_op_of_the_table_compiles(kinds):
+    """A new op's C expression compiles in every kind of loop it has (one float, one integer;
+    both complex dtypes)."""
+    j = jit.Jit(compiler("nvrtc"), ["--gpu-architecture=sm_90"])
+    seen = set()
+    for name, (file, defines) in _instances_of_every_op(kinds):
         image = j.build_builtin(file, defines)
-        for name in _kernels.kernels_of(file, defines):
-            assert name.encode() in image, (op.name, name)
+        seen.add(name)
+        for kernel in _kernels.kernels_of(file, defines):
+            assert kernel.encode() in image, (name, kernel)
+    if "complex64" in kinds:
+        assert {"exp", "arctanh", "power", "conjugate", "angle", "isfinite"} <= seen
+    else:
+        assert seen == set(ELEMENTWISE)
 
 
 HIP_COMPILE = """

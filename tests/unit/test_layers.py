@@ -15,7 +15,7 @@ import gpukit as gk
 PACKAGE = Path(gk.__file__).resolve().parent
 NATIVE = ("gpukit._native", "gpukit._core")
 FRONT_END = ("array", "elementwise", "reductions", "linalg", "indexing", "views", "creation")
-FRONT_END += ("random", "sorting")
+FRONT_END += ("random", "sorting", "complex_parts", "rounding")
 # The Array API namespace and the NumPy functions composed from the ops above.
 FRONT_END += ("array_args", "device_arg", "data_types", "array_api", "methods", "manipulation")
 FRONT_END += ("statistics", "comparison", "products", "einsum", "matrices", "grids", "padding")

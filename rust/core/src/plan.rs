@@ -28,6 +28,8 @@ pub enum SlotKind {
     F64,
     /// A scalar argument as a 64-bit integer.
     I64,
+    /// A scalar argument's imaginary part as a double (0 for a real scalar).
+    F64Imag,
 }
 
 impl SlotKind {
@@ -67,11 +69,12 @@ pub struct Launch {
     pub slots: Vec<Slot>,
 }
 
-/// An argument of one call: a device address, or a scalar in both forms.
+/// An argument of one call: a device address, or a scalar in both forms (and the imaginary
+/// part of a complex one).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value {
     Address(u64),
-    Scalar { f: f64, i: i64 },
+    Scalar { f: f64, i: i64, im: f64 },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -218,7 +221,7 @@ fn check_slot(slot: &Slot, values: &[Value]) -> Result<(), PlanError> {
             }
             Ok(())
         }
-        (Some(Value::Scalar { .. }), SlotKind::F64 | SlotKind::I64) => Ok(()),
+        (Some(Value::Scalar { .. }), SlotKind::F64 | SlotKind::I64 | SlotKind::F64Imag) => Ok(()),
         _ => Err(PlanError::WrongValue {
             arg: slot.arg,
             expected: if slot.kind.takes_address() {
@@ -257,6 +260,9 @@ fn write_slot(
         }
         (Value::Scalar { f, .. }, SlotKind::F64) => {
             blob[at..at + 8].copy_from_slice(&f.to_le_bytes())
+        }
+        (Value::Scalar { im, .. }, SlotKind::F64Imag) => {
+            blob[at..at + 8].copy_from_slice(&im.to_le_bytes())
         }
         (Value::Scalar { i, .. }, _) => blob[at..at + 8].copy_from_slice(&i.to_le_bytes()),
         _ => unreachable!("check_slot matched values to slots"),

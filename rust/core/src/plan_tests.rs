@@ -129,7 +129,11 @@ fn slots_are_filled_in_a_copy_of_each_blob() {
     let values = [
         Value::Address(0x1000),
         Value::Address(0x2003),
-        Value::Scalar { f: 2.5, i: 2 },
+        Value::Scalar {
+            f: 2.5,
+            i: 2,
+            im: 0.0,
+        },
     ];
     plan.run(&values, 99, &table, &NO_WAIT).unwrap();
     plan.run(
@@ -149,6 +153,40 @@ fn slots_are_filled_in_a_copy_of_each_blob() {
     assert_eq!(word(blob, 24), 2);
     assert_eq!(word(blob, 32), 1234);
     assert_eq!(word(&launches[1].3, 0), 0x5000);
+}
+
+#[test]
+fn a_complex_scalar_fills_its_real_and_imaginary_slots() {
+    let (table, rec) = table();
+    let plan = Plan::new(
+        vec![Launch {
+            function: 3,
+            geometry: GEOMETRY,
+            blob: vec![0u8; 24],
+            slots: vec![
+                slot(0, 0, 0, SlotKind::F64),
+                slot(8, 0, 0, SlotKind::F64Imag),
+                slot(16, 1, 0, SlotKind::F64Imag),
+            ],
+        }],
+        2,
+    )
+    .unwrap();
+    let complex = Value::Scalar {
+        f: 1.5,
+        i: 1,
+        im: -2.25,
+    };
+    let real = Value::Scalar {
+        f: 4.0,
+        i: 4,
+        im: 0.0,
+    };
+    plan.run(&[complex, real], 0, &table, &NO_WAIT).unwrap();
+    let launches = rec.launches.lock().unwrap();
+    let blob = &launches[0].3;
+    let double = |at: usize| f64::from_le_bytes(blob[at..at + 8].try_into().unwrap());
+    assert_eq!((double(0), double(8), double(16)), (1.5, -2.25, 0.0));
 }
 
 #[test]
@@ -344,7 +382,16 @@ fn a_scalar_where_an_array_belongs_is_an_error() {
     )
     .unwrap();
     let err = plan
-        .run(&[Value::Scalar { f: 1.0, i: 1 }], 0, &table, &NO_WAIT)
+        .run(
+            &[Value::Scalar {
+                f: 1.0,
+                i: 1,
+                im: 0.0,
+            }],
+            0,
+            &table,
+            &NO_WAIT,
+        )
         .unwrap_err();
     assert!(matches!(err, PlanError::WrongValue { arg: 0, .. }));
 }

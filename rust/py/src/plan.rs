@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyCapsule, PyCapsuleMethods, PyFloat, PyTuple};
+use pyo3::types::{
+    PyBool, PyCapsule, PyCapsuleMethods, PyComplex, PyComplexMethods, PyFloat, PyTuple,
+};
 
 use gpukit_core::launch::{Geometry, LaunchTable, RawLaunchTable, TensorMapDesc};
 use gpukit_core::plan::{Launch, Plan as CorePlan, PlanError, Slot, SlotKind, Value};
@@ -59,6 +61,7 @@ fn slot_of(spec: SlotSpec<'_>) -> PyResult<Slot> {
         },
         "f64" => SlotKind::F64,
         "i64" => SlotKind::I64,
+        "f64_imag" => SlotKind::F64Imag,
         "tensor_map" => {
             type Fields = (u32, u32, [u64; 5], [u64; 4], [u32; 5], [u32; 5], [u32; 4]);
             let (data_type, rank, global_dim, global_strides, box_dim, element_strides, modes): Fields =
@@ -96,27 +99,45 @@ fn slot_of(spec: SlotSpec<'_>) -> PyResult<Slot> {
 fn scalar_of(value: &Bound<'_, PyAny>) -> PyResult<Value> {
     if value.is_instance_of::<PyFloat>() {
         let f: f64 = value.extract()?;
-        return Ok(Value::Scalar { f, i: f as i64 });
+        return Ok(Value::Scalar {
+            f,
+            i: f as i64,
+            im: 0.0,
+        });
     }
     if value.is_instance_of::<PyBool>() {
         let b = value.is_truthy()?;
         return Ok(Value::Scalar {
             f: f64::from(u8::from(b)),
             i: i64::from(b),
+            im: 0.0,
+        });
+    }
+    if let Ok(c) = value.cast::<PyComplex>() {
+        let f = c.real();
+        return Ok(Value::Scalar {
+            f,
+            i: f as i64,
+            im: c.imag(),
         });
     }
     if let Ok(i) = value.extract::<i64>() {
-        return Ok(Value::Scalar { f: i as f64, i });
+        return Ok(Value::Scalar {
+            f: i as f64,
+            i,
+            im: 0.0,
+        });
     }
     if let Ok(u) = value.extract::<u64>() {
         // Above i64: the same 64 bits, as an unsigned kernel reads them.
         return Ok(Value::Scalar {
             f: u as f64,
             i: u as i64,
+            im: 0.0,
         });
     }
     Err(PyTypeError::new_err(format!(
-        "a plan's scalar argument must be a bool, int or float, not {}",
+        "a plan's scalar argument must be a bool, int, float or complex, not {}",
         value.get_type().name()?
     )))
 }

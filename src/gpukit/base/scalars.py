@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from .dtypes import bfloat16
+
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _ORDER = ("less", "less_equal", "greater", "greater_equal")
 _COMPARISONS = frozenset((*_ORDER, "equal", "not_equal"))
@@ -37,7 +39,7 @@ def policy(name: str, loop: np.dtype, operands):
     if not positions:
         return None
     if loop.kind not in "iu":
-        if loop.kind != "f":  # bool loops (logical ops) take any int's truth
+        if loop.kind not in "fc" and loop != bfloat16:  # bool loops take any int's truth
             return None
 
         def as_float(ops):  # past int64 the native layer takes a double only
@@ -71,8 +73,14 @@ def policy(name: str, loop: np.dtype, operands):
 
 
 def fill_value(value, dtype: np.dtype):
-    """`value` as a fill of (or an assignment to) an integer array of `dtype` takes it, checked
-    as NumPy checks it: NaN and inf have no integer, and a Python int must fit."""
+    """`value` as a fill of (or an assignment to) an array of `dtype` takes it, checked as NumPy
+    checks it: NaN and inf have no integer, a Python int must fit, and a complex number goes
+    only into complex (or bool) arrays."""
+    if isinstance(value, complex) and dtype.kind not in "cb":
+        kind = "int" if dtype.kind in "iu" else "float"
+        raise TypeError(f"{kind}() argument must be a string or a real number, not 'complex'")
+    if isinstance(value, complex) and dtype.kind == "b":
+        return bool(value)
     if dtype.kind not in "iu":
         return value
     if isinstance(value, float) and not math.isfinite(value):

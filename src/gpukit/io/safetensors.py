@@ -38,6 +38,7 @@ _NUMPY_NAMES = {
     "F32": "float32",
     "F64": "float64",
     "BF16": "bfloat16",
+    "C64": "complex64",
 }
 _FORMAT_NAMES = {v: k for k, v in _NUMPY_NAMES.items()}
 # The reference writer orders the data by its Dtype enum, last first, then by name; we do the same
@@ -45,7 +46,10 @@ _FORMAT_NAMES = {v: k for k, v in _NUMPY_NAMES.items()}
 _WRITE_RANK = {
     name: rank
     for rank, name in enumerate(
-        ("BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "F64", "I64", "U64")
+        (
+            *("BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64"),
+            *("F64", "I64", "U64"),
+        )
     )
 }
 

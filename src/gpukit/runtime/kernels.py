@@ -27,12 +27,22 @@ C_TYPES = {
     np.dtype("float32"): "float",
     np.dtype("float64"): "double",
     bfloat16: "gk_bf16",
+    np.dtype("complex64"): "gk_c64",
+    np.dtype("complex128"): "gk_c128",
 }
 
 
 def arith_type(dtype: np.dtype) -> str:
     """The C type arithmetic on `dtype` is done in: float16 and bfloat16 compute in float."""
     return "float" if dtype in (np.float16, bfloat16) else C_TYPES[dtype]
+
+
+def _float_acc(out: np.dtype) -> str:
+    """The accumulator of sums and products into a float or complex `out`: double for float64,
+    the complex type itself for complex, else float."""
+    if out.kind == "c":
+        return C_TYPES[out]
+    return "double" if out == np.float64 else "float"
 
 
 def is_integral(dtype: np.dtype) -> bool:
@@ -46,6 +56,7 @@ def elementwise(op: str, loop: np.dtype, out: np.dtype, inputs: tuple) -> tuple[
         raise NotImplementedError(f"no GPU kernel for {op}")
     defines = [f"GK_OP={op}", f"GK_NIN={len(inputs)}", f"GK_OUT_T={C_TYPES[out]}"]
     defines.append(f"GK_COMP_T={arith_type(loop)}")
+    defines.append(f"GK_LOOP_T={C_TYPES[loop]}")
     defines.append(f"GK_SCALAR_INT={int(is_integral(loop))}")
     for i, dt in enumerate(inputs):
         defines.append(f"GK_IN{i}_T={C_TYPES[loop] if dt is None else C_TYPES[dt]}")
@@ -71,7 +82,7 @@ def reduction(name: str, src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
     elif out == np.float64 or src == np.float64:
         acc = "double"
     else:
-        acc = "float"
+        acc = _float_acc(out)
     defines = (
         f"GK_RED=gk_red_{red}",
         f"GK_IN_T={C_TYPES[src]}",
@@ -84,7 +95,8 @@ def reduction(name: str, src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
 def acc_bytes(defines: tuple) -> int:
     """Bytes of the accumulator of a reduction or cumsum instance (GK_ACC_T)."""
     acc = next(d.split("=", 1)[1] for d in defines if d.startswith("GK_ACC_T="))
-    return {"double": 8, "gk_i64": 8, "gk_u64": 8, "bool": 1}.get(acc, 4)
+    sizes = {"double": 8, "gk_i64": 8, "gk_u64": 8, "bool": 1, "gk_c64": 8, "gk_c128": 16}
+    return sizes.get(acc, 4)
 
 
 def transpose(itemsize: int) -> tuple[str, tuple]:
@@ -93,14 +105,17 @@ def transpose(itemsize: int) -> tuple[str, tuple]:
 
 
 def matmul_tile(out: np.dtype) -> int:
-    """The output tile of kernels/matmul.cu's blocks: 64 for 8-byte accumulators (an 8x8 grid of
-    them per thread spills registers), else 128."""
-    acc_bytes = out.itemsize if is_integral(out) else (8 if out == np.float64 else 4)
-    return 64 if acc_bytes == 8 else 128
+    """The output tile of kernels/matmul.cu's blocks: 64 for accumulators of 8 bytes or more (an
+    8x8 grid of them per thread spills registers), else 128."""
+    if is_integral(out) or out.kind == "c":
+        acc_bytes = out.itemsize
+    else:
+        acc_bytes = 8 if out == np.float64 else 4
+    return 64 if acc_bytes >= 8 else 128
 
 
 def matmul(a: np.dtype, b: np.dtype, out: np.dtype) -> tuple[str, tuple]:
-    acc = C_TYPES[out] if is_integral(out) else ("double" if out == np.float64 else "float")
+    acc = C_TYPES[out] if is_integral(out) else _float_acc(out)
     defines = (
         f"GK_A_T={C_TYPES[a]}",
         f"GK_B_T={C_TYPES[b]}",
@@ -682,10 +697,67 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         attention_tc_decode("bf16", 128, "none", 1),
         attention_tc_decode("f16", 96, "bool", 2),
         attention_tc_decode("f16", 256, "additive", 1),
+        *_complex_and_newer_instances(),
     ]
     if target == "hip":
         return [x for x in instances if x[0] not in CUDA_MIN_ARCH]
     return [x for x in instances if CUDA_MIN_ARCH.get(x[0], 0) <= arch]
+
+
+def _complex_and_newer_instances() -> list[tuple[str, tuple]]:
+    """Instances over complex64 / complex128 (kernels/complex.cuh) and of the ops that need a
+    helper of their own (nextafter in each stored format, integer-only ops, ldexp's mixed
+    operands)."""
+    c64, c128 = np.dtype("complex64"), np.dtype("complex128")
+    f16, f32, f64 = (np.dtype(t) for t in ("float16", "float32", "float64"))
+    i8, i16, i32, i64 = (np.dtype(t) for t in ("int8", "int16", "int32", "int64"))
+    u32, b = np.dtype("uint32"), np.dtype("bool")
+    return [
+        elementwise("add", c64, c64, (c64, None)),
+        elementwise("multiply", c128, c128, (c128, c128)),
+        elementwise("true_divide", c64, c64, (c64, f32)),
+        elementwise("power", c128, c128, (c128, None)),
+        elementwise("exp", c64, c64, (c64,)),
+        elementwise("log", c128, c128, (c128,)),
+        elementwise("sqrt", c64, c64, (c64,)),
+        elementwise("tanh", c128, c128, (c128,)),
+        elementwise("arcsinh", c64, c64, (c64,)),
+        elementwise("arccosh", c128, c128, (c128,)),
+        elementwise("arctanh", c64, c64, (c64,)),
+        elementwise("sign", c64, c64, (c64,)),
+        elementwise("absolute", c64, f32, (c64,)),
+        elementwise("angle", c128, f64, (c128,)),
+        elementwise("maximum", c64, c64, (c64, c64)),
+        elementwise("isnan", c128, b, (c128,)),
+        elementwise("equal", c64, b, (c64, None)),
+        elementwise("logical_and", c128, b, (c128, c128)),
+        elementwise("identity", f32, f32, (c64,)),
+        elementwise("identity", b, b, (c128,)),
+        elementwise("identity", c128, c128, (f16,)),
+        elementwise("identity", c64, c64, (None,)),
+        elementwise("identity", c64, c64, (bfloat16,)),
+        elementwise("nextafter", f16, f16, (f16, f16)),
+        elementwise("nextafter", bfloat16, bfloat16, (bfloat16, None)),
+        elementwise("nextafter", f64, f64, (f64, f64)),
+        elementwise("gcd", i64, i64, (i64, i64)),
+        elementwise("lcm", i8, i8, (i8, None)),
+        elementwise("left_shift", i8, i8, (i8, i8)),
+        elementwise("right_shift", u32, u32, (u32, None)),
+        elementwise("ldexp", f32, f32, (f32, i32)),
+        elementwise("logaddexp", f64, f64, (f64, f64)),
+        elementwise("reciprocal", i32, i32, (i32,)),
+        elementwise("fmod", i16, i16, (i16, i16)),
+        elementwise("heaviside", f32, f16, (f16, f16)),
+        elementwise("signbit", f64, b, (i32,)),
+        reduction("sum", c64, c64),
+        reduction("mean", c128, c128),
+        reduction("prod", c128, c128),
+        reduction("max", c64, c64),
+        reduction("argmin", c128, i64),
+        matmul(c64, c64, c64),
+        matmul(c128, c128, c128),
+        matmul(c64, f32, c64),
+    ]
 
 
 def sm90a_instances() -> list[tuple[str, tuple]]:

@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from ... import _core, _native
-from ...base.dtypes import bfloat16
+from ...base.dtypes import EXPONENT_RULES, bfloat16
 from ...base.shapes import contiguous_strides
 from .. import capture, philox
 from ..args import arg_struct
@@ -247,7 +247,13 @@ class CpuBackend:
         ufunc = None if op.cpu is not None else getattr(np, op.name)
 
         def run(*args, out):
-            if ufunc is None:
+            if out.dtype == np.bool_ and not out.flags.c_contiguous:
+                # NumPy 2.4's isnan, isinf, isfinite and signbit skip elements of a strided
+                # bool output: every bool result goes through a dense one.
+                dense = np.empty(out.shape, np.bool_)
+                run(*args, out=dense)
+                out[...] = dense
+            elif ufunc is None:
                 op.cpu(*args, out)
             else:
                 ufunc(*args, out=out, casting="same_kind")
@@ -258,14 +264,22 @@ class CpuBackend:
             def compute(src, dest):  # a copy within one dtype moves the bits as they are
                 np.copyto(dest, src)
 
+        elif op.storage and loop == bfloat16:
+            # Computed on bfloat16 itself (ml_dtypes' loops), scalars taken as bfloat16 first.
+            def compute(*views):
+                *ins, dest = views
+                ins = [x if isinstance(x, np.ndarray) else np.asarray(x, loop) for x in ins]
+                run(*ins, out=dest)
+
         elif bfloat16 in (out.dtype, *(x.dtype for x in arrays)):
             # Array operands are converted to the loop dtype (float32 for bfloat16), as the GPU
-            # kernels read them; where's condition keeps its type.
+            # kernels read them; where's condition and ldexp's exponents keep their types.
             compute_dt = _F32 if loop == bfloat16 else loop
             first = 1 if op.name == "where" else 0
+            last = 1 if op.rule in EXPONENT_RULES else len(inputs)
 
             def convert(i, x):
-                if isinstance(x, np.ndarray) and i >= first and x.dtype != compute_dt:
+                if isinstance(x, np.ndarray) and first <= i < last and x.dtype != compute_dt:
                     return x.astype(compute_dt)
                 return x
 

@@ -63,7 +63,7 @@ def emit(b: PlanBuilder, op, loop, inputs, target) -> None:
     cshape, el_strides = strides.collapse(
         out.shape, [out_el, *(strides.element_strides(a, out.shape) for a in arrays)]
     )
-    scalar_fields, floats, ints = {}, [], []
+    scalar_fields, floats, ints, imags = {}, [], [], []
     addresses = [(("ptr", 0), out_arg, 0, 1)]
     for i, ((x, arg), a) in enumerate(zip(inputs, is_array, strict=True)):
         if a:
@@ -73,13 +73,15 @@ def emit(b: PlanBuilder, op, loop, inputs, target) -> None:
         else:
             floats.append((("scalar_f", i + 1), arg))
             ints.append((("scalar_i", i + 1), arg))
+            if loop.kind == "c":
+                imags.append((("scalar_im", i + 1), arg))
     contiguous = len(cshape) <= 1 and all(st in ([], [1]) for st in el_strides)
     if contiguous and len(inputs) <= 2:
         fn = backend.function(file, defines, "gk_ew_contig")
         fields = {"n": n, **_scalars(scalar_fields, 3)}
         grid = backend.blocks_for(-(-n // _vector(loop, out.dtype, in_types)), _BLOCK)
         b.launch(fn, grid, _BLOCK, "gk_ew_contig_args", fields, addresses=addresses,
-                 floats=floats, ints=ints)  # fmt: skip
+                 floats=floats, ints=ints, imags=imags)  # fmt: skip
         return
     fn = backend.function(file, defines, "gk_ew_strided")
     it = iter(el_strides[1:])
@@ -92,7 +94,7 @@ def emit(b: PlanBuilder, op, loop, inputs, target) -> None:
         **_scalars(scalar_fields, 4),
     }
     b.launch(fn, backend.blocks_for(n, _BLOCK), _BLOCK, "gk_ew_args", fields,
-             addresses=addresses, floats=floats, ints=ints)  # fmt: skip
+             addresses=addresses, floats=floats, ints=ints, imags=imags)  # fmt: skip
 
 
 def _emit_transpose(b: PlanBuilder, src, src_arg, out: Layout, out_arg) -> bool:
@@ -144,11 +146,12 @@ def _scalars(values: dict, slots: int) -> dict:
     """The scalar_f / scalar_i fields for constant scalars (slot -> value)."""
     if not values:
         return {}
-    f, i = [0.0] * slots, [0] * slots
+    f, im, i = [0.0] * slots, [0.0] * slots, [0] * slots
     for slot, v in values.items():
-        f[slot] = float(v)
-        i[slot] = int(v)
-    return {"scalar_f": f, "scalar_i": i}
+        f[slot] = float(v.real)
+        im[slot] = float(v.imag)
+        i[slot] = int(v.real)
+    return {"scalar_f": f, "scalar_im": im, "scalar_i": i}
 
 
 def emit_fill_zero(b: PlanBuilder, layout: Layout, arg: int) -> None:

@@ -42,11 +42,12 @@ class PlanBuilder:
         return self.scratch_arg(len(self.scratch) - 1)
 
     def launch(self, fn, grid, block, struct: str, fields: dict, *, shared=0, addresses=(),
-               floats=(), ints=(), at=0, tensor_maps=()) -> None:  # fmt: skip
+               floats=(), ints=(), imags=(), at=0, tensor_maps=()) -> None:  # fmt: skip
         """One launch of `fn` with argument block `struct`: `fields` packed now; `addresses`:
         (field, arg, byte displacement, alignment) whose address is filled in per call (field:
-        a name, or (name, index...) for an array field); `floats` / `ints`: (field, arg) taking
-        a scalar argument as a double / a 64-bit integer. For a kernel with more parameters than
+        a name, or (name, index...) for an array field); `floats` / `ints` / `imags`: (field,
+        arg) taking a scalar argument as a double / a 64-bit integer / its imaginary part as a
+        double. For a kernel with more parameters than
         the block: `at`, the block's byte offset in the parameter buffer, and `tensor_maps`:
         (byte offset, arg, byte displacement, descriptor) of the TMA tensor-map parameters
         encoded per call over the argument's address (descriptor: gemm_plan.TensorMap's)."""
@@ -60,6 +61,7 @@ class PlanBuilder:
             slots.append(("address", at + _offset(s, field), arg, int(displacement), int(align)))
         slots += [("f64", at + _offset(s, field), arg, 0, 0) for field, arg in floats]
         slots += [("i64", at + _offset(s, field), arg, 0, 0) for field, arg in ints]
+        slots += [("f64_imag", at + _offset(s, field), arg, 0, 0) for field, arg in imags]
         for offset, arg, displacement, descriptor in tensor_maps:
             slots.append(("tensor_map", int(offset), arg, int(displacement), descriptor))
         _check_disjoint(slots, at, len(packed))
