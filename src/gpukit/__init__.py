@@ -8,7 +8,7 @@ the libraries (nn, models, io, interop, streams, memory, scheduler, jit, kernel)
 from . import elementwise as _elementwise_module
 from . import indexing as _indexing
 from . import interop as _interop
-from . import jit, linalg, memory, models, nn, random, scheduler
+from . import fft, jit, linalg, memory, models, nn, random, scheduler
 from . import methods as _methods
 from . import searching as _searching
 from .array import GPUArray
@@ -157,6 +157,7 @@ __all__ = [
     "copy",
     "e",
     "einsum",
+    "fft",
     "finfo",
     "iinfo",
     "inf",
