@@ -1,0 +1,137 @@
+"""How an FFT of length n runs on the GPU (kernels/fft.cu, fft_aux.cu), in plain Python: the
+radices of a length that one block transforms in shared memory, the block's geometry, how a
+longer length splits into passes (four-step: column transforms, twiddle, row transforms), and
+when Bluestein's chirp-z transform takes over (a prime factor above 13)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .args import CONSTANTS
+
+ODD_RADICES = (3, 5, 7, 11, 13)
+# Largest length one block transforms, by bytes per complex value: 64 KiB of shared memory a row.
+ROW_BYTES = 64 * 1024
+# Shared memory a block of contiguous rows takes at most / of strided rows (columns: several
+# rows side by side make each global access cover a 32-byte sector or more).
+ROWS_SHARED = 48 * 1024
+COLUMNS_SHARED = 128 * 1024
+MAX_COLUMNS = 16
+MIN_THREADS = 128  # short rows: several per block
+ROW_EXTRA = CONSTANTS["GK_FFT_ROW_EXTRA_BYTES"]
+
+
+def factors(n: int) -> dict[int, int]:
+    """Prime factorization {p: exponent}."""
+    out, p = {}, 2
+    while p * p <= n:
+        while n % p == 0:
+            out[p] = out.get(p, 0) + 1
+            n //= p
+        p += 1
+    if n > 1:
+        out[n] = out.get(n, 0) + 1
+    return out
+
+
+def is_smooth(n: int) -> bool:
+    """Whether every prime factor of n has a butterfly (2, 3, 5, 7, 11, 13)."""
+    return all(p == 2 or p in ODD_RADICES for p in factors(n))
+
+
+def max_block_length(itemsize: int) -> int:
+    """The longest row one block transforms: 8192 complex64, 4096 complex128 values."""
+    return ROW_BYTES // itemsize
+
+
+def radices(n: int) -> tuple[int, ...]:
+    """The passes of a smooth length: powers of two in radix-16 passes (the rest as one radix of
+    8, 4 or 2), then each odd prime factor; (1,) for n = 1."""
+    if n == 1:
+        return (1,)
+    f = factors(n)
+    twos = f.pop(2, 0)
+    out = [16] * (twos // 4) + ([1 << (twos % 4)] if twos % 4 else [])
+    for p in sorted(f, reverse=True):
+        out += [p] * f[p]
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block's geometry for rows of length n: threads per row, rows per block, threads, and
+    the dynamic shared memory."""
+
+    n: int
+    radices: tuple
+    tpr: int
+    rows: int
+    threads: int
+    shared: int
+
+
+def block(n: int, itemsize: int, columns: bool, batch: int) -> Block:
+    """The geometry for rows of n complex values of `itemsize` bytes; `columns`: the rows lie
+    side by side in memory (their elements strided), so a block takes several at once."""
+    rs = radices(n)
+    tpr = max(1, n // max(rs))
+    row_bytes = n * itemsize + ROW_EXTRA
+    if columns:
+        rows = max(1, min(MAX_COLUMNS, COLUMNS_SHARED // row_bytes, batch))
+    else:
+        rows = max(1, min(-(-MIN_THREADS // tpr), ROWS_SHARED // row_bytes, batch))
+    rows = 1 << (rows.bit_length() - 1)  # a power of two: whole sectors, even splits
+    threads = -(-rows * tpr // 32) * 32
+    return Block(n, rs, tpr, rows, threads, rows * row_bytes)
+
+
+def defines(blk: Block, real: str) -> tuple[str, ...]:
+    """The compile-time parameters of kernels/fft.cu's instance for `blk` over `real` ("float" or
+    "double")."""
+    return (
+        f"GK_FFT_REAL={real}",
+        f"GK_FFT_N={blk.n}",
+        f"GK_FFT_RADICES={','.join(map(str, blk.radices))}",
+        f"GK_FFT_TPR={blk.tpr}",
+        f"GK_FFT_ROWS={blk.rows}",
+        f"GK_FFT_THREADS={blk.threads}",
+    )
+
+
+def aux_defines(real: str) -> tuple[str, ...]:
+    return (f"GK_FFT_REAL={real}",)
+
+
+def split(n: int, limit: int) -> tuple[int, int]:
+    """(n1, n2), n = n1 * n2 with n1 <= limit: the first pass transforms columns of n1, the rest
+    rows of n2; n2 as long as a block takes when possible (two passes), else n1 the longest
+    divisor within the limit (more passes follow for n2)."""
+    divisors = [d for d in range(2, limit + 1) if n % d == 0]
+    if not divisors:
+        raise ValueError(f"no FFT split of {n} within {limit}")
+    fits = [d for d in divisors if n // d <= limit]
+    return (min(fits) if fits else max(divisors)), n // (min(fits) if fits else max(divisors))
+
+
+def bluestein_length(n: int) -> int:
+    """The power of two Bluestein's convolution takes: at least 2n - 1."""
+    return 1 << (2 * n - 2).bit_length() if n > 1 else 1
+
+
+def passes(n: int, limit: int) -> int:
+    """Transform passes over memory for a smooth length n."""
+    if n <= limit:
+        return 1
+    n1, n2 = split(n, limit)
+    return 1 + passes(n2, limit)
+
+
+def memory_bytes(n: int, batch: int, itemsize: int) -> int:
+    """The least traffic of a complex transform: its input read and its output written once."""
+    return 2 * n * batch * itemsize
+
+
+def flops(n: int, batch: int) -> float:
+    """The customary 5 n log2 n per complex transform."""
+    return 5.0 * n * math.log2(max(n, 2)) * batch
