@@ -6,7 +6,8 @@ Dtypes as in NumPy 2: complex64 and complex128 keep their type; float32 (and flo
 transform in complex64, float64, integers and bools in complex128; the real results of irfft and
 hfft are the matching real type (float16 stays float16, as NumPy gives it). `n` crops or zero-pads
 the input along the axis; `norm` is "backward" (default: the inverse scaled by 1/n), "ortho"
-(1/sqrt(n) both ways) or "forward" (the forward scaled by 1/n).
+(1/sqrt(n) both ways) or "forward" (the forward scaled by 1/n); `out=` takes the result as
+NumPy's does.
 
 The backend transforms one axis at a time (`plan_fft`: complex-to-complex, real-to-complex or
 complex-to-real along the last axis of a strided array, into a contiguous result); the
@@ -19,7 +20,17 @@ import operator
 
 import numpy as np
 
-from .array import GPUArray, asarray, cached_plan, empty, fill, layout, operands, wrap
+from .array import (
+    GPUArray,
+    asarray,
+    cached_plan,
+    copy_into,
+    empty,
+    fill,
+    layout,
+    operands,
+    wrap,
+)
 from .base import shapes as _shapes
 from .base.dtypes import bfloat16
 from .creation import asarray as _asarray_on
@@ -169,6 +180,22 @@ def _transform(a: GPUArray, n: int, axis: int, kind: str, inverse: bool, scale: 
     return out if axis == last else out.swapaxes(axis, last)
 
 
+def _into(result: GPUArray, out) -> GPUArray:
+    """result, or result written into `out` (NumPy's out=: the result's shape, a same-kind
+    cast)."""
+    if out is None:
+        return result
+    if not isinstance(out, GPUArray):
+        raise TypeError(f"out must be a GPUArray, not {type(out).__name__}")
+    if out.shape != result.shape:
+        raise ValueError(f"out has shape {out.shape}; the result has shape {result.shape}")
+    if not np.can_cast(result.dtype, out.dtype, "same_kind"):
+        raise TypeError(f"cannot cast the {result.dtype} result to out's dtype {out.dtype}")
+    out.check_writable()
+    copy_into(result, out)
+    return out
+
+
 def _c2c(a, n, axis, norm, inverse: bool) -> GPUArray:
     a = _array(a)
     axis = _axis(axis, a.ndim)
@@ -178,23 +205,23 @@ def _c2c(a, n, axis, norm, inverse: bool) -> GPUArray:
     return _transform(a, n, axis, "c2c", inverse, _scale(norm, n, inverse))
 
 
-def fft(a, n=None, axis=-1, norm=None) -> GPUArray:
+def fft(a, n=None, axis=-1, norm=None, out=None) -> GPUArray:
     """The discrete Fourier transform along `axis` (NumPy's numpy.fft.fft)."""
-    return _c2c(a, n, axis, norm, False)
+    return _into(_c2c(a, n, axis, norm, False), out)
 
 
-def ifft(a, n=None, axis=-1, norm=None) -> GPUArray:
+def ifft(a, n=None, axis=-1, norm=None, out=None) -> GPUArray:
     """The inverse discrete Fourier transform along `axis`."""
-    return _c2c(a, n, axis, norm, True)
+    return _into(_c2c(a, n, axis, norm, True), out)
 
 
-def rfft(a, n=None, axis=-1, norm=None) -> GPUArray:
+def rfft(a, n=None, axis=-1, norm=None, out=None) -> GPUArray:
     """The transform of real input: the n // 2 + 1 non-negative frequencies."""
     a = _array(a)
     axis = _axis(axis, a.ndim)
     n = _check_n(n, a.shape[axis])
     a = _resize(a.astype(_real_type(a.dtype), copy=False), axis, n)
-    return _transform(a, n, axis, "r2c", False, _scale(norm, n, False))
+    return _into(_transform(a, n, axis, "r2c", False, _scale(norm, n, False)), out)
 
 
 def _irfft(a: GPUArray, n, axis, norm, real_out) -> GPUArray:
@@ -210,23 +237,24 @@ def _half_input(dtype) -> np.dtype | None:
     return _F16 if dtype == _F16 else None
 
 
-def irfft(a, n=None, axis=-1, norm=None) -> GPUArray:
+def irfft(a, n=None, axis=-1, norm=None, out=None) -> GPUArray:
     """The inverse of rfft: n real values (default 2 * (m - 1) for m input values)."""
     a = _array(a)
-    return _irfft(a, n, axis, norm, _half_input(a.dtype))
+    return _into(_irfft(a, n, axis, norm, _half_input(a.dtype)), out)
 
 
-def hfft(a, n=None, axis=-1, norm=None) -> GPUArray:
+def hfft(a, n=None, axis=-1, norm=None, out=None) -> GPUArray:
     """The transform of a Hermitian-symmetric signal given by its first half: real output."""
     a = _array(a)
     real_out = _half_input(a.dtype)
     a = a.astype(_complex_type(a.dtype), copy=False)
-    return _irfft(elementwise("conjugate", a), n, axis, _swap_direction(norm), real_out)
+    result = _irfft(elementwise("conjugate", a), n, axis, _swap_direction(norm), real_out)
+    return _into(result, out)
 
 
-def ihfft(a, n=None, axis=-1, norm=None) -> GPUArray:
+def ihfft(a, n=None, axis=-1, norm=None, out=None) -> GPUArray:
     """The inverse of hfft: the Hermitian half-spectrum of real input."""
-    return elementwise("conjugate", rfft(a, n, axis, _swap_direction(norm)))
+    return _into(elementwise("conjugate", rfft(a, n, axis, _swap_direction(norm))), out)
 
 
 def _cook(a: GPUArray, s, axes, inverse_real: bool = False):
@@ -259,24 +287,24 @@ def _c2c_n(a, s, axes, norm, inverse: bool) -> GPUArray:
     return a
 
 
-def fftn(a, s=None, axes=None, norm=None) -> GPUArray:
+def fftn(a, s=None, axes=None, norm=None, out=None) -> GPUArray:
     """The n-dimensional transform over `axes` (all by default; the last len(s) with s)."""
-    return _c2c_n(a, s, axes, norm, False)
+    return _into(_c2c_n(a, s, axes, norm, False), out)
 
 
-def ifftn(a, s=None, axes=None, norm=None) -> GPUArray:
-    return _c2c_n(a, s, axes, norm, True)
+def ifftn(a, s=None, axes=None, norm=None, out=None) -> GPUArray:
+    return _into(_c2c_n(a, s, axes, norm, True), out)
 
 
-def fft2(a, s=None, axes=(-2, -1), norm=None) -> GPUArray:
-    return _c2c_n(a, s, axes, norm, False)
+def fft2(a, s=None, axes=(-2, -1), norm=None, out=None) -> GPUArray:
+    return _into(_c2c_n(a, s, axes, norm, False), out)
 
 
-def ifft2(a, s=None, axes=(-2, -1), norm=None) -> GPUArray:
-    return _c2c_n(a, s, axes, norm, True)
+def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None) -> GPUArray:
+    return _into(_c2c_n(a, s, axes, norm, True), out)
 
 
-def rfftn(a, s=None, axes=None, norm=None) -> GPUArray:
+def rfftn(a, s=None, axes=None, norm=None, out=None) -> GPUArray:
     """rfft over the last of `axes`, then fft over the others."""
     a = _array(a)
     s, axes = _cook(a, s, axes)
@@ -285,10 +313,10 @@ def rfftn(a, s=None, axes=None, norm=None) -> GPUArray:
     a = rfft(a, s[-1], axes[-1], norm)
     for n, axis in reversed(list(zip(s[:-1], axes[:-1], strict=True))):
         a = _c2c(a, n, axis, norm, False)
-    return a
+    return _into(a, out)
 
 
-def irfftn(a, s=None, axes=None, norm=None) -> GPUArray:
+def irfftn(a, s=None, axes=None, norm=None, out=None) -> GPUArray:
     """ifft over all but the last of `axes`, then irfft over the last (s[-1] real values,
     default 2 * (m - 1))."""
     a = _array(a)
@@ -298,15 +326,15 @@ def irfftn(a, s=None, axes=None, norm=None) -> GPUArray:
         raise ValueError("irfftn needs at least one axis")
     for n, axis in zip(s[:-1], axes[:-1], strict=True):
         a = _c2c(a, n, axis, norm, True)
-    return _irfft(a, s[-1], axes[-1], norm, real_out)
+    return _into(_irfft(a, s[-1], axes[-1], norm, real_out), out)
 
 
-def rfft2(a, s=None, axes=(-2, -1), norm=None) -> GPUArray:
-    return rfftn(a, s, axes, norm)
+def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None) -> GPUArray:
+    return rfftn(a, s, axes, norm, out)
 
 
-def irfft2(a, s=None, axes=(-2, -1), norm=None) -> GPUArray:
-    return irfftn(a, s, axes, norm)
+def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None) -> GPUArray:
+    return irfftn(a, s, axes, norm, out)
 
 
 def _frequencies(values: np.ndarray, dtype) -> GPUArray:
