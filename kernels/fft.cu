@@ -4,7 +4,10 @@
 // shared memory, results in natural order), then stores them. GK_FFT_TPR threads serve a row;
 // GK_FFT_THREADS (a multiple of 32) is the block. Inverses conjugate on the way in and out; the
 // four-step passes of a long transform twiddle their output (gk_fft_args).
-// Dynamic shared memory: GK_FFT_ROWS * (GK_FFT_N * sizeof(gk_cpx) + GK_FFT_ROW_EXTRA_BYTES).
+// The passes' twiddles come from a table of exp(-2 pi i k / N), k < N, that each block computes
+// once in shared memory (sincospi in the working precision, exact rational angles).
+// Dynamic shared memory: GK_FFT_ROWS * (GK_FFT_N * sizeof(gk_cpx) + GK_FFT_ROW_EXTRA_BYTES), plus
+// GK_FFT_N * sizeof(gk_cpx) for the table when there is more than one pass.
 #include "fft.cuh"
 
 constexpr int kN = GK_FFT_N;
@@ -24,12 +27,13 @@ struct gk_radix_product<0> {
     static constexpr int value = 1;
 };
 static_assert(gk_radix_product<kPasses>::value == kN, "GK_FFT_RADICES must multiply to GK_FFT_N");
+constexpr bool kTable = kPasses > 1;
 
 // Pass P (radix R, Ns = the product of the radices before it): butterfly j reads elements
 // j + r * N / R, twiddled by exp(-2 pi i (j % Ns) r / (Ns R)), and writes its outputs to
 // (j / Ns) * Ns * R + j % Ns + r * Ns.
 template <int P>
-GK_DEV void gk_fft_passes(gk_cpx* row, int lane, bool active) {
+GK_DEV void gk_fft_passes(gk_cpx* row, const gk_cpx* table, int lane, bool active) {
     if constexpr (P < kPasses) {
         constexpr int R = kRadices[P];
         constexpr int Ns = gk_radix_product<P>::value;
@@ -45,11 +49,7 @@ GK_DEV void gk_fft_passes(gk_cpx* row, int lane, bool active) {
 #pragma unroll
                     for (int r = 0; r < R; ++r) {
                         gk_cpx x = row[j + r * B];
-                        if (Ns > 1 && r > 0) {
-                            gk_real s, c;
-                            gk_sincospi((gk_real)(-2 * jm * r) / (gk_real)(Ns * R), &s, &c);
-                            x = x * gk_cx(c, s);
-                        }
+                        if (Ns > 1 && r > 0) x = x * table[jm * r * (kN / (Ns * R))];
                         v[i][r] = x;
                     }
                     gk_dft<R>(v[i]);
@@ -69,19 +69,27 @@ GK_DEV void gk_fft_passes(gk_cpx* row, int lane, bool active) {
             }
         }
         gk_fft_sync();
-        gk_fft_passes<P + 1>(row, lane, active);
+        gk_fft_passes<P + 1>(row, table, lane, active);
     } else {
-        (void)row, (void)lane, (void)active;
+        (void)row, (void)table, (void)lane, (void)active;
     }
 }
 
 GK_FFT_KERNEL void __launch_bounds__(kThreads) gk_fft_rows(const gk_fft_args a) {
     unsigned char* smem = gk_fft_smem();
-    gk_cpx* data = (gk_cpx*)smem;
-    long long* in_off = (long long*)(smem + (size_t)kRows * kN * sizeof(gk_cpx));
+    gk_cpx* table = (gk_cpx*)smem;
+    gk_cpx* data = table + (kTable ? kN : 0);
+    long long* in_off = (long long*)(data + kRows * kN);
     long long* out_off = in_off + kRows;
     long long* batch0 = out_off + kRows;
     const int t = threadIdx.x;
+    if (kTable) {
+        for (int k = t; k < kN; k += kThreads) {
+            gk_real sn, cs;
+            gk_sincospi((gk_real)(-2 * k) / (gk_real)kN, &sn, &cs);
+            table[k] = gk_cx(cs, sn);
+        }
+    }
     const long long row0 = (long long)blockIdx.x * kRows;
     if (t < kRows && row0 + t < a.rows) {
         const long long row = row0 + t;
@@ -102,7 +110,7 @@ GK_FFT_KERNEL void __launch_bounds__(kThreads) gk_fft_rows(const gk_fft_args a) 
     }
     gk_fft_sync();
     const int lane = t % kTpr, mine = t / kTpr;
-    gk_fft_passes<0>(data + (mine < kRows ? mine : 0) * kN, lane, mine < kRows);
+    gk_fft_passes<0>(data + (mine < kRows ? mine : 0) * kN, table, lane, mine < kRows);
     gk_cpx* out = (gk_cpx*)a.out;
     const gk_real scale = (gk_real)a.scale;
     for (int e = t; e < kRows * kN; e += kThreads) {

@@ -136,17 +136,30 @@ GK_DEV void gk_dft(gk_cpx* v) {
             v[k] = e[k] + t;
             v[k + R / 2] = e[k] - t;
         }
-    } else {  // an odd prime: the direct sum, conjugate pairs of roots sharing products
-        gk_cpx out[R];
+    } else {  // an odd prime: the direct sum, over pairs j, R - j sharing cosines and sines
+        constexpr int H = (R - 1) / 2;
+        gk_cpx a[H + 1], b[H + 1];
+        gk_cpx x0 = v[0];
 #pragma unroll
-        for (int k = 0; k < R; ++k) {
-            gk_cpx acc = v[0];
-#pragma unroll
-            for (int j = 1; j < R; ++j) acc = acc + v[j] * gk_root<R>(j * k);
-            out[k] = acc;
+        for (int j = 1; j <= H; ++j) {
+            a[j] = v[j] + v[R - j];
+            b[j] = v[j] - v[R - j];
+            x0 = x0 + a[j];
         }
 #pragma unroll
-        for (int k = 0; k < R; ++k) v[k] = out[k];
+        for (int k = 1; k <= H; ++k) {
+            gk_cpx p = v[0], q = gk_cx((gk_real)0, (gk_real)0);
+#pragma unroll
+            for (int j = 1; j <= H; ++j) {
+                const gk_cpx w = gk_root<R>(j * k);  // (cos, -sin) of 2 pi jk / R
+                p = p + gk_scale(a[j], w.re);
+                q = q + gk_scale(b[j], w.im);
+            }
+            // X[k] = p + i q', X[R - k] = p - i q', q' = sum -sin * b = q.
+            v[k] = gk_cx(p.re - q.im, p.im + q.re);
+            v[R - k] = gk_cx(p.re + q.im, p.im - q.re);
+        }
+        v[0] = x0;
     }
 }
 

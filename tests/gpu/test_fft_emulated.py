@@ -187,4 +187,4 @@ def test_geometry():
     blk = fft_plan.block(4096, 8, False, 100)
     assert (blk.tpr, blk.rows, blk.threads) == (256, 1, 256)
     blk = fft_plan.block(4096, 8, True, 4096)
-    assert blk.rows == 2 and blk.shared <= fft_plan.COLUMNS_SHARED
+    assert blk.rows == 4 and blk.shared <= fft_plan.COLUMNS_SHARED

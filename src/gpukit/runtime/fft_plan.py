@@ -13,10 +13,11 @@ from .args import CONSTANTS
 ODD_RADICES = (3, 5, 7, 11, 13)
 # Largest length one block transforms, by bytes per complex value: 64 KiB of shared memory a row.
 ROW_BYTES = 64 * 1024
-# Shared memory a block of contiguous rows takes at most / of strided rows (columns: several
-# rows side by side make each global access cover a 32-byte sector or more).
+# Shared memory a block of contiguous rows takes / of strided rows (columns: several rows side by
+# side make each global access cover a 32-byte sector or more), twiddle table included, unless
+# a single row needs more.
 ROWS_SHARED = 48 * 1024
-COLUMNS_SHARED = 128 * 1024
+COLUMNS_SHARED = 200 * 1024
 MAX_COLUMNS = 16
 MIN_THREADS = 128  # short rows: several per block
 ROW_EXTRA = CONSTANTS["GK_FFT_ROW_EXTRA_BYTES"]
@@ -58,6 +59,15 @@ def radices(n: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+def max_threads(rs, itemsize: int) -> int:
+    """Threads a block may have before its butterflies' registers would spill (measured in the
+    SASS of NVRTC 13 for sm_90: radix 16 takes about 55 registers a thread in float, 115 in
+    double; radices 11 and 13 up to 180)."""
+    if any(r in (11, 13) for r in rs):
+        return 256
+    return 1024 if itemsize == 8 and max(rs) <= 16 and all(r in (1, 2, 4, 8, 16) for r in rs) else 512
+
+
 @dataclass(frozen=True)
 class Block:
     """One block's geometry for rows of length n: threads per row, rows per block, threads, and
@@ -77,13 +87,15 @@ def block(n: int, itemsize: int, columns: bool, batch: int) -> Block:
     rs = radices(n)
     tpr = max(1, n // max(rs))
     row_bytes = n * itemsize + ROW_EXTRA
+    table = n * itemsize if len(rs) > 1 else 0  # the passes' twiddles (kernels/fft.cu)
     if columns:
-        rows = max(1, min(MAX_COLUMNS, COLUMNS_SHARED // row_bytes, batch))
+        rows = max(1, min(MAX_COLUMNS, (COLUMNS_SHARED - table) // row_bytes, batch))
     else:
-        rows = max(1, min(-(-MIN_THREADS // tpr), ROWS_SHARED // row_bytes, batch))
+        rows = max(1, min(-(-MIN_THREADS // tpr), (ROWS_SHARED - table) // row_bytes, batch))
+    rows = max(1, min(rows, max_threads(rs, itemsize) // tpr))
     rows = 1 << (rows.bit_length() - 1)  # a power of two: whole sectors, even splits
     threads = -(-rows * tpr // 32) * 32
-    return Block(n, rs, tpr, rows, threads, rows * row_bytes)
+    return Block(n, rs, tpr, rows, threads, rows * row_bytes + table)
 
 
 def defines(blk: Block, real: str) -> tuple[str, ...]:
