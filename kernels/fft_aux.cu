@@ -6,9 +6,9 @@
 // the convolution taken by FFTs of a power-of-two length m >= 2n - 1.
 #include "fft.cuh"
 
-#define GK_FFT_GRID_LOOP(idx, total)                                        \
-    for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; \
-         idx < (total); idx += (long long)gridDim.x * blockDim.x)
+#define GK_FFT_GRID_LOOP(idx, total)                                                      \
+    for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < (total); \
+         idx += (long long)gridDim.x * blockDim.x)
 
 GK_DEV long long gk_aux_in(const gk_fft_aux_args& a, long long row, long long j) {
     return gk_fft_row_offset(row, a.batch_ndim, a.batch_shape, a.in_batch) + j * a.in_step;

@@ -65,7 +65,9 @@ def max_threads(rs, itemsize: int) -> int:
     double; radices 11 and 13 up to 180)."""
     if any(r in (11, 13) for r in rs):
         return 256
-    return 1024 if itemsize == 8 and max(rs) <= 16 and all(r in (1, 2, 4, 8, 16) for r in rs) else 512
+    return (
+        1024 if itemsize == 8 and max(rs) <= 16 and all(r in (1, 2, 4, 8, 16) for r in rs) else 512
+    )
 
 
 @dataclass(frozen=True)
@@ -135,8 +137,7 @@ def passes(n: int, limit: int) -> int:
     """Transform passes over memory for a smooth length n."""
     if n <= limit:
         return 1
-    n1, n2 = split(n, limit)
-    return 1 + passes(n2, limit)
+    return 1 + passes(split(n, limit)[1], limit)
 
 
 def memory_bytes(n: int, batch: int, itemsize: int) -> int:

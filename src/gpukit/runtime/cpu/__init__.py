@@ -472,7 +472,10 @@ class CpuBackend:
         if kind == "c2c":
             dtype, out_len = src.dtype, n
         elif kind == "r2c":
-            dtype, out_len = np.dtype(np.complex64 if src.dtype == _F32 else np.complex128), n // 2 + 1
+            dtype, out_len = (
+                np.dtype(np.complex64 if src.dtype == _F32 else np.complex128),
+                n // 2 + 1,
+            )
         else:
             dtype, out_len = (_F32 if src.dtype == np.complex64 else _F64), n
         shape = (*src.shape[:-1], out_len)

@@ -142,8 +142,8 @@ class _Emitter:
         self.aux("gk_fft_chirp_mul", rows * m, src=View(fa, 1, (m,)), shape=flat, out=a, n=n,
                  m=m, filt=fh)  # fmt: skip
         self.c2c(m, flat, View(a, 1, (m,)), View(fa, 1, (m,)), False, False, 1.0)
-        direct = out_len in (None, n) and dst.step == 1 and tuple(dst.strides) == _contiguous(
-            shape, n
+        direct = (
+            out_len in (None, n) and dst.step == 1 and tuple(dst.strides) == _contiguous(shape, n)
         )
         target = dst.arg if direct else self.scratch(rows * n)
         self.aux("gk_fft_chirp_post", rows * n, src=View(fa, 1, (m,)), shape=flat, out=target,
@@ -268,5 +268,5 @@ def _c_strides(shape, n: int) -> list:
 def _reshaped(dense: Layout, src: Layout) -> Layout:
     """dense's memory seen with src's shape (C order)."""
     item = dense.dtype.itemsize
-    strides = tuple(s * item for s in _c_strides(src.shape[:-1], src.shape[-1])) + (item,)
+    strides = (*(s * item for s in _c_strides(src.shape[:-1], src.shape[-1])), item)
     return Layout(dense.dtype, src.shape, strides)
