@@ -6,8 +6,9 @@
 // four-step passes of a long transform twiddle their output (gk_fft_args).
 // The passes' twiddles come from a table of exp(-2 pi i k / N), k < N, that each block computes
 // once in shared memory (sincospi in the working precision, exact rational angles).
-// Dynamic shared memory: GK_FFT_ROWS * (GK_FFT_N * sizeof(gk_cpx) + GK_FFT_ROW_EXTRA_BYTES), plus
-// GK_FFT_N * sizeof(gk_cpx) for the table when there is more than one pass.
+// Dynamic shared memory: GK_FFT_ROWS * (pitch * sizeof(gk_cpx) + GK_FFT_ROW_EXTRA_BYTES), the
+// pitch N + N / 2^GK_FFT_PAD_SHIFT + 1, plus GK_FFT_N * sizeof(gk_cpx) for the table when there is
+// more than one pass.
 #include "fft.cuh"
 
 constexpr int kN = GK_FFT_N;
@@ -29,6 +30,12 @@ struct gk_radix_product<0> {
 static_assert(gk_radix_product<kPasses>::value == kN, "GK_FFT_RADICES must multiply to GK_FFT_N");
 constexpr bool kTable = kPasses > 1;
 
+// Rows in shared memory are padded: an element every 2^GK_FFT_PAD_SHIFT, and one more per row,
+// so that the first pass's writes (a stride of its radix) and the column copies (a stride of a
+// row) fall in different banks.
+GK_DEV int gk_pad(int i) { return i + (i >> GK_FFT_PAD_SHIFT); }
+constexpr int kPitch = kN + (kN >> GK_FFT_PAD_SHIFT) + 1;
+
 // Pass P (radix R, Ns = the product of the radices before it): butterfly j reads elements
 // j + r * N / R, twiddled by exp(-2 pi i (j % Ns) r / (Ns R)), and writes its outputs to
 // (j / Ns) * Ns * R + j % Ns + r * Ns.
@@ -48,7 +55,7 @@ GK_DEV void gk_fft_passes(gk_cpx* row, const gk_cpx* table, int lane, bool activ
                     const int jm = j % Ns;
 #pragma unroll
                     for (int r = 0; r < R; ++r) {
-                        gk_cpx x = row[j + r * B];
+                        gk_cpx x = row[gk_pad(j + r * B)];
                         if (Ns > 1 && r > 0) x = x * table[jm * r * (kN / (Ns * R))];
                         v[i][r] = x;
                     }
@@ -64,7 +71,7 @@ GK_DEV void gk_fft_passes(gk_cpx* row, const gk_cpx* table, int lane, bool activ
                 if (kPer * kTpr == B || j < B) {
                     const int base = (j / Ns) * Ns * R + j % Ns;
 #pragma unroll
-                    for (int r = 0; r < R; ++r) row[base + r * Ns] = v[i][r];
+                    for (int r = 0; r < R; ++r) row[gk_pad(base + r * Ns)] = v[i][r];
                 }
             }
         }
@@ -79,7 +86,7 @@ GK_FFT_KERNEL void __launch_bounds__(kThreads) gk_fft_rows(const gk_fft_args a) 
     unsigned char* smem = gk_fft_smem();
     gk_cpx* table = (gk_cpx*)smem;
     gk_cpx* data = table + (kTable ? kN : 0);
-    long long* in_off = (long long*)(data + kRows * kN);
+    long long* in_off = (long long*)(data + kRows * kPitch);
     long long* out_off = in_off + kRows;
     long long* batch0 = out_off + kRows;
     const int t = threadIdx.x;
@@ -105,20 +112,21 @@ GK_FFT_KERNEL void __launch_bounds__(kThreads) gk_fft_rows(const gk_fft_args a) 
         const int k = a.in_rows_fast ? e % kN : e / kRows;
         if (r < live) {
             gk_cpx x = in[in_off[r] + k * a.in_step];
-            data[r * kN + k] = a.conj_in ? gk_conj(x) : x;
+            data[r * kPitch + gk_pad(k)] = a.conj_in ? gk_conj(x) : x;
         }
     }
     gk_fft_sync();
     const int lane = t % kTpr, mine = t / kTpr;
-    gk_fft_passes<0>(data + (mine < kRows ? mine : 0) * kN, table, lane, mine < kRows);
+    gk_fft_passes<0>(data + (mine < kRows ? mine : 0) * kPitch, table, lane, mine < kRows);
     gk_cpx* out = (gk_cpx*)a.out;
     const gk_real scale = (gk_real)a.scale;
+    const double tw_inv = a.tw_n ? 1.0 / (double)a.tw_n : 0.0;
     for (int e = t; e < kRows * kN; e += kThreads) {
         const int r = a.out_rows_fast ? e / kN : e % kRows;
         const int k = a.out_rows_fast ? e % kN : e / kRows;
         if (r < live && k < a.out_len) {
-            gk_cpx x = data[r * kN + k];
-            if (a.tw_n) x = x * gk_twiddle(batch0[r] * k % a.tw_n, a.tw_n);
+            gk_cpx x = data[r * kPitch + gk_pad(k)];
+            if (a.tw_n) x = x * gk_twiddle_inv(batch0[r] * k, tw_inv);  // b k < tw_n
             if (a.conj_out) x = gk_conj(x);
             out[out_off[r] + k * a.out_step] = gk_scale(x, scale);
         }

@@ -61,6 +61,13 @@ GK_DEV gk_cpx gk_twiddle(long long a, long long b) {
     return gk_cx(c, s);
 }
 
+// exp(-2 pi i a * inv) for inv = 1 / b (the angle's one rounding is the product's).
+GK_DEV gk_cpx gk_twiddle_inv(long long a, double inv) {
+    gk_real s, c;
+    gk_sincospi((gk_real)(-2.0 * (double)a * inv), &s, &c);
+    return gk_cx(c, s);
+}
+
 // exp(-2 pi i m / R) for a compile-time R and m (after unrolling) from tables of the first half
 // of the circle, mirrored, so that roots are exactly symmetric.
 template <int R>

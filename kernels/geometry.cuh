@@ -84,6 +84,7 @@
 // besides its values (the row's input and output offsets and its batch index).
 #define GK_FFT_BATCH_DIMS 4
 #define GK_FFT_ROW_EXTRA_BYTES 24
+#define GK_FFT_PAD_SHIFT 4  // a padding element every 16 of a row in shared memory
 
 // Every constant above, for gpukit._native.constants().
 #define GK_CONSTANTS(X)          \
@@ -138,4 +139,5 @@
     X(GK_SORT_PORTION_KEYS)      \
     X(GK_UNIQUE_ITEMS)           \
     X(GK_FFT_BATCH_DIMS)         \
-    X(GK_FFT_ROW_EXTRA_BYTES)
+    X(GK_FFT_ROW_EXTRA_BYTES)    \
+    X(GK_FFT_PAD_SHIFT)

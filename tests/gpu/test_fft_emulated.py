@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent / "emulator"))
 import fft_emulator as emu
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+SHARED = 227 * 1024  # an H100's shared memory per block
 EPS = {np.dtype(np.complex64): 2.0**-23, np.dtype(np.complex128): 2.0**-52}
 
 
@@ -36,7 +37,7 @@ class EmulatedCuda:
     def __init__(self, lib_dir, seed):
         self.cpu = open_backend("cpu")
         self.pool = self.cpu.pool
-        self.device = SimpleNamespace(compute_capability=(9, 0))
+        self.device = SimpleNamespace(compute_capability=(9, 0), max_shared_per_block_optin=SHARED)
         self.sm_count = 2  # few blocks: the grid-stride loops go round
         self.functions, self.shared_allowed, self.launched = [], {}, []
         self.lib_dir, self.seed = lib_dir, seed
@@ -188,3 +189,5 @@ def test_geometry():
     assert (blk.tpr, blk.rows, blk.threads) == (256, 1, 256)
     blk = fft_plan.block(4096, 8, True, 4096)
     assert blk.rows == 4 and blk.shared <= fft_plan.COLUMNS_SHARED
+    assert fft_plan.max_block_length(8) == 8192 and fft_plan.max_block_length(16) == 4096
+    assert fft_plan.max_block_length(8, 99 * 1024) == 4096  # sm_86 / sm_89

@@ -11,16 +11,24 @@ from dataclasses import dataclass
 from .args import CONSTANTS
 
 ODD_RADICES = (3, 5, 7, 11, 13)
-# Largest length one block transforms, by bytes per complex value: 64 KiB of shared memory a row.
+# Largest length one block transforms, by bytes per complex value: 64 KiB of shared memory a row
+# (less where the device's shared memory per block cannot hold that row and its twiddle table).
 ROW_BYTES = 64 * 1024
 # Shared memory a block of contiguous rows takes / of strided rows (columns: several rows side by
 # side make each global access cover a 32-byte sector or more), twiddle table included, unless
 # a single row needs more.
 ROWS_SHARED = 48 * 1024
-COLUMNS_SHARED = 200 * 1024
+COLUMNS_SHARED = 224 * 1024
 MAX_COLUMNS = 16
 MIN_THREADS = 128  # short rows: several per block
 ROW_EXTRA = CONSTANTS["GK_FFT_ROW_EXTRA_BYTES"]
+PAD_SHIFT = CONSTANTS["GK_FFT_PAD_SHIFT"]
+
+
+def pitch(n: int) -> int:
+    """Elements a row of n takes in shared memory (kernels/fft.cu pads it against bank
+    conflicts)."""
+    return n + (n >> PAD_SHIFT) + 1
 
 
 def factors(n: int) -> dict[int, int]:
@@ -41,9 +49,13 @@ def is_smooth(n: int) -> bool:
     return all(p == 2 or p in ODD_RADICES for p in factors(n))
 
 
-def max_block_length(itemsize: int) -> int:
-    """The longest row one block transforms: 8192 complex64, 4096 complex128 values."""
-    return ROW_BYTES // itemsize
+def max_block_length(itemsize: int, shared_limit: int = 227 * 1024) -> int:
+    """The longest row one block transforms within `shared_limit` bytes of shared memory (the
+    device's opt-in limit): 8192 complex64, 4096 complex128 values on an H100."""
+    n = ROW_BYTES // itemsize
+    while n > 256 and block(n, itemsize, False, 1).shared > shared_limit:
+        n //= 2
+    return n
 
 
 def radices(n: int) -> tuple[int, ...]:
@@ -83,15 +95,17 @@ class Block:
     shared: int
 
 
-def block(n: int, itemsize: int, columns: bool, batch: int) -> Block:
+def block(n: int, itemsize: int, columns: bool, batch: int, shared_limit=227 * 1024) -> Block:
     """The geometry for rows of n complex values of `itemsize` bytes; `columns`: the rows lie
-    side by side in memory (their elements strided), so a block takes several at once."""
+    side by side in memory (their elements strided), so a block takes several at once, within
+    `shared_limit` bytes of shared memory."""
     rs = radices(n)
     tpr = max(1, n // max(rs))
-    row_bytes = n * itemsize + ROW_EXTRA
+    row_bytes = pitch(n) * itemsize + ROW_EXTRA
     table = n * itemsize if len(rs) > 1 else 0  # the passes' twiddles (kernels/fft.cu)
     if columns:
-        rows = max(1, min(MAX_COLUMNS, (COLUMNS_SHARED - table) // row_bytes, batch))
+        budget = min(COLUMNS_SHARED, shared_limit) - table
+        rows = max(1, min(MAX_COLUMNS, budget // row_bytes, batch))
     else:
         rows = max(1, min(-(-MIN_THREADS // tpr), (ROWS_SHARED - table) // row_bytes, batch))
     rows = max(1, min(rows, max_threads(rs, itemsize) // tpr))

@@ -40,13 +40,14 @@ class _Emitter:
         self.backend, self.b = backend, b
         self.item = dtype.itemsize
         self.real = "float" if dtype == np.complex64 else "double"
-        self.limit = limit or fft_plan.max_block_length(self.item)
+        self.shared_limit = backend.device.max_shared_per_block_optin
+        self.limit = limit or fft_plan.max_block_length(self.item, self.shared_limit)
 
     # --- launches -------------------------------------------------------------------------------
     def rows(self, n, shape, src: View, dst: View, conj_in, conj_out, scale, tw_n=0, out_len=None):
         """One gk_fft_rows launch: rows of n (batch `shape`) from src to dst."""
         columns = src.step != 1 or dst.step != 1
-        blk = fft_plan.block(n, self.item, columns, shape[0] if shape else 1)
+        blk = fft_plan.block(n, self.item, columns, shape[0] if shape else 1, self.shared_limit)
         fn = self.backend.function("fft.cu", fft_plan.defines(blk, self.real), "gk_fft_rows")
         if blk.shared > _STATIC_SHARED:
             self.backend.allow_shared(fn, blk.shared)
