@@ -133,13 +133,16 @@ def aux_defines(real: str) -> tuple[str, ...]:
 
 def split(n: int, limit: int) -> tuple[int, int]:
     """(n1, n2), n = n1 * n2 with n1 <= limit: the first pass transforms columns of n1, the rest
-    rows of n2; n2 as long as a block takes when possible (two passes), else n1 the longest
-    divisor within the limit (more passes follow for n2)."""
+    rows of n2. Two passes when both fit a block, as balanced as the divisors allow: both passes
+    have a strided side (columns read, or outputs written, n1 apart), where a block of a shorter
+    row takes more adjacent columns and so wider segments of memory. Else n1 is the longest
+    divisor within the limit and more passes follow for n2."""
     divisors = [d for d in range(2, limit + 1) if n % d == 0]
     if not divisors:
         raise ValueError(f"no FFT split of {n} within {limit}")
     fits = [d for d in divisors if n // d <= limit]
-    return (min(fits) if fits else max(divisors)), n // (min(fits) if fits else max(divisors))
+    n1 = min(fits, key=lambda d: (max(d, n // d), d)) if fits else max(divisors)
+    return n1, n // n1
 
 
 def bluestein_length(n: int) -> int:
