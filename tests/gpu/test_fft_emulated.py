@@ -5,7 +5,9 @@ scratch buffers) and checked against numpy.fft in float64: one-block lengths of 
 four-step passes (a short block limit forces them), Bluestein, real transforms of even and odd
 length, strided and batched inputs, inverse and scaled transforms."""
 
+import ctypes
 import shutil
+import struct
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,6 +16,7 @@ import numpy as np
 import pytest
 
 from gpukit.runtime import fft_plan, open_backend
+from gpukit.runtime.args import CONSTANTS, arg_struct
 from gpukit.runtime.backend import Layout
 from gpukit.runtime.cuda import fft as cuda_fft
 
@@ -60,8 +63,8 @@ class EmulatedCuda:
         if file == "fft.cu" or file == "fft_aux.cu":
             so = emu.build(file == "fft_aux.cu", defines, self.lib_dir)
             assert so.gk_emu_run(args, name.encode(), *grid, block[0], shared, self.seed) == 0
-        else:  # the elementwise copies of a plan run as the CPU would run them
-            raise AssertionError(f"unexpected kernel {file}:{name}")
+        else:
+            _host_copy(file, defines, name, args, nbytes)
         self.launched.append(name)
 
     def put(self, x):
@@ -74,6 +77,42 @@ class EmulatedCuda:
         host = np.empty(shape, dtype)
         self.cpu.download(host, buf, 0)
         return host
+
+
+_COPY_BYTES = {"GK_OUT_T=gk_c64": 8, "GK_OUT_T=gk_c128": 16}
+
+
+def _host_copy(file, defines, name, args, nbytes):
+    """The plans' elementwise copies (crops, dense copies) done on the host from their packed
+    block, element by element as kernels/elementwise.cu's identity op does within one dtype."""
+    assert file == "elementwise.cu" and "GK_OP=identity" in defines, (file, defines)
+    item = next(_COPY_BYTES[d] for d in defines if d in _COPY_BYTES)
+    blob = ctypes.string_at(args, nbytes)
+
+    def field(s, name, count=1):
+        fmt, offset, _ = s.fields[name]
+        return struct.unpack_from(f"<{count}{fmt}", blob, offset)
+
+    if name == "gk_ew_contig":
+        s = arg_struct("gk_ew_contig_args")
+        (n,), (dst, src, _) = field(s, "n"), field(s, "ptr", 3)
+        ctypes.memmove(dst, src, n * item)
+        return
+    s = arg_struct("gk_ew_args")
+    (n,), (ndim,) = field(s, "n"), field(s, "ndim")
+    dims = CONSTANTS["GK_MAX_DIMS"]
+    shape = field(s, "shape", dims)[:ndim]
+    strides = field(s, "stride", CONSTANTS["GK_MAX_OPERANDS"] * dims)
+    out_st, in_st = strides[:ndim], strides[dims : dims + ndim]
+    dst, src = field(s, "ptr", CONSTANTS["GK_MAX_OPERANDS"])[:2]
+    for i in range(n):
+        rem, o, q = i, 0, 0
+        for d in range(ndim - 1, -1, -1):
+            idx = rem % shape[d]
+            rem //= shape[d]
+            o += idx * out_st[d]
+            q += idx * in_st[d]
+        ctypes.memmove(dst + o * item, src + q * item, item)
 
 
 def _poison(cuda, nbytes):
@@ -162,6 +201,16 @@ def test_bluestein(lib_dir, rng):
 def test_real_transforms(lib_dir, rng, n):
     _run(lib_dir, rng, np.float64, "r2c", n, batch=(3,))
     _run(lib_dir, rng, np.complex128, "c2r", n, batch=(3,), scale=1 / n)
+
+
+def test_crops_and_dense_copies(lib_dir, rng):
+    """Outputs cut from longer transforms (odd real input past a block, Bluestein), and inputs
+    with more batch dimensions than the kernels index, copied dense first."""
+    launched = _run(lib_dir, rng, np.float64, "r2c", 9 * 5, batch=(2,), limit=9)
+    assert launched[-1] in ("gk_ew_strided", "gk_ew_contig")
+    _run(lib_dir, rng, np.float32, "r2c", 23, batch=(3,))
+    launched = _run(lib_dir, rng, np.complex128, "c2c", 6, batch=(2, 3, 2, 2, 2), strided=True)
+    assert launched[0] in ("gk_ew_strided", "gk_ew_contig")
 
 
 def test_real_paths(lib_dir, rng):
