@@ -522,6 +522,48 @@
     F(gk_i32, shared_bins) /* count in shared memory (nbins small enough) */                  \
     F(gk_i32, unused)
 
+// Discrete Fourier transforms (kernels/fft.cu): a block transforms GK_FFT_ROWS rows of GK_FFT_N
+// complex values in shared memory. Rows are numbered with batch dimension 0 fastest; strides
+// count complex elements. Output k of a row is stored when k < out_len, multiplied first by
+// exp(-2 pi i b k / tw_n) when tw_n > 0 (b: the row's index along batch dimension 0; the twiddle
+// between the passes of a long transform), conjugated (conj_out) and scaled.
+#define GK_FFT_ARGS(F, A, M)                                                                  \
+    F(gk_u64, in)                                                                             \
+    F(gk_u64, out)                                                                            \
+    F(gk_i64, rows)                                                                           \
+    F(gk_i64, in_step) /* strides along the transform */                                      \
+    F(gk_i64, out_step)                                                                       \
+    F(gk_i64, out_len)                                                                        \
+    F(gk_i64, tw_n)                                                                           \
+    A(gk_i64, batch_shape, GK_FFT_BATCH_DIMS)                                                 \
+    A(gk_i64, in_batch, GK_FFT_BATCH_DIMS)                                                    \
+    A(gk_i64, out_batch, GK_FFT_BATCH_DIMS)                                                   \
+    F(double, scale)                                                                          \
+    F(gk_i32, batch_ndim)                                                                     \
+    F(gk_i32, conj_in) /* the input is conjugated as it is read (inverse transforms) */       \
+    F(gk_i32, conj_out)                                                                       \
+    F(gk_i32, in_rows_fast)  /* 1: consecutive threads copy consecutive elements of a row; */ \
+    F(gk_i32, out_rows_fast) /* 0: the same element of consecutive rows (columns) */          \
+    F(gk_i32, unused)
+
+// The FFT's passes besides the transform (kernels/fft_aux.cu): real and Hermitian input widened
+// to complex, the real part, the half-length real transforms' pre- and post-processing and
+// Bluestein's chirps. `in` is read through the batch strides and in_step (in its own elements);
+// `out` is contiguous; filter: the chirp filter's spectrum (gk_fft_chirp_mul).
+#define GK_FFT_AUX_ARGS(F, A, M)                 \
+    F(gk_u64, in)                                \
+    F(gk_u64, out)                               \
+    F(gk_u64, filter)                            \
+    F(gk_i64, rows)                              \
+    F(gk_i64, n) /* the transform's length */    \
+    F(gk_i64, m) /* the other length involved */ \
+    F(gk_i64, in_step)                           \
+    A(gk_i64, batch_shape, GK_FFT_BATCH_DIMS)    \
+    A(gk_i64, in_batch, GK_FFT_BATCH_DIMS)       \
+    F(double, scale)                             \
+    F(gk_i32, batch_ndim)                        \
+    F(gk_i32, conj)
+
 // Every argument block: (struct name, field list).
 #define GK_ARG_STRUCTS(S)                   \
     S(gk_ew_args, GK_EW_ARGS)               \
@@ -548,7 +590,9 @@
     S(gk_hist_args, GK_HIST_ARGS)           \
     S(gk_qkv_cache_args, GK_QKV_CACHE_ARGS) \
     S(gk_sample_args, GK_SAMPLE_ARGS)       \
-    S(gk_sample_params, GK_SAMPLE_PARAMS)
+    S(gk_sample_params, GK_SAMPLE_PARAMS)   \
+    S(gk_fft_args, GK_FFT_ARGS)             \
+    S(gk_fft_aux_args, GK_FFT_AUX_ARGS)
 
 #define GK_ARG_FIELD(T, NAME) T NAME;
 #define GK_ARG_ARRAY(T, NAME, COUNT) T NAME[COUNT];

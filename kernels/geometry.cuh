@@ -128,6 +128,12 @@
 #define GK_SORT_PORTION_KEYS (1 << 28)
 #define GK_UNIQUE_ITEMS 16
 
+// kernels/fft.cu: batch dimensions a transform's rows may have; bytes a block keeps per row
+// besides its values (the row's input and output offsets and its batch index).
+#define GK_FFT_BATCH_DIMS 4
+#define GK_FFT_ROW_EXTRA_BYTES 24
+#define GK_FFT_PAD_SHIFT 4  // a padding element every 16 of a row in shared memory
+
 // Every constant above, for gpukit._native.constants() (a list of several values becomes a tuple).
 #define GK_CONSTANTS(X)          \
     X(GK_MAX_DIMS)               \
@@ -203,4 +209,7 @@
     X(GK_PHILOX_PER_GROUP_64)    \
     X(GK_SORT_RADIX_BITS)        \
     X(GK_SORT_PORTION_KEYS)      \
-    X(GK_UNIQUE_ITEMS)
+    X(GK_UNIQUE_ITEMS)           \
+    X(GK_FFT_BATCH_DIMS)         \
+    X(GK_FFT_ROW_EXTRA_BYTES)    \
+    X(GK_FFT_PAD_SHIFT)

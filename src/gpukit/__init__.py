@@ -6,9 +6,9 @@ importing only those below it: gpukit.base (dtypes, shapes, sizes; gpukit.errors
 the libraries (nn, models, io, interop, streams, memory, scheduler, graphs, jit, kernel)."""
 
 from . import elementwise as _elementwise_module
+from . import fft, jit, linalg, memory, models, nn, random, scheduler
 from . import indexing as _indexing
 from . import interop as _interop
-from . import jit, linalg, memory, models, nn, random, scheduler
 from . import methods as _methods
 from . import searching as _searching
 from .array import GPUArray
@@ -159,6 +159,7 @@ __all__ = [
     "copy",
     "e",
     "einsum",
+    "fft",
     "finfo",
     "iinfo",
     "inf",

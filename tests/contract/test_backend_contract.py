@@ -330,3 +330,28 @@ def test_zero_sized_plans_allocate_and_run(rt):
     plan = rt.plan_reduce("sum", empty, (0,), dense(F32, (5,)))
     got = plan(rt.stream, None, buf, 0)
     np.testing.assert_array_equal(get(rt, got, dense(F32, (5,))), np.zeros(5, np.float32))
+
+
+def test_fft_plans(rt, rng):
+    """plan_fft's three kinds along the last axis of a strided view, scaled, into a contiguous
+    result: complex-to-complex both ways, real-to-complex, complex-to-real (a Hermitian half)."""
+    c128, c64 = np.dtype(np.complex128), np.dtype(np.complex64)
+    x = (rng.standard_normal((7, 12)) + 1j * rng.standard_normal((7, 12))).astype(c128)
+    bx, ox, lx = put(rt, x)
+    view = Layout(c128, (12, 5), (16, 16 * 12), 16)  # x.T[:, :5]: the axis strided
+    got = rt.plan_fft(view, "c2c", 5, False, 0.5)(rt.stream, None, bx, ox)
+    want = np.fft.fft(x.T[:, :5], axis=-1) * 0.5
+    np.testing.assert_allclose(get(rt, got, dense(c128, (12, 5))), want, rtol=1e-12, atol=1e-12)
+    got = rt.plan_fft(lx, "c2c", 12, True, 1.0)(rt.stream, None, bx, ox)
+    want = np.fft.ifft(x, axis=-1) * 12
+    np.testing.assert_allclose(get(rt, got, dense(c128, x.shape)), want, rtol=1e-12, atol=1e-12)
+    r = random_array(rng, (3, 10), "float32")
+    br, orr, lr = put(rt, r)
+    got = rt.plan_fft(lr, "r2c", 10, False, 1.0)(rt.stream, None, br, orr)
+    want = np.fft.rfft(r.astype(np.float64), axis=-1)
+    np.testing.assert_allclose(get(rt, got, dense(c64, (3, 6))), want, rtol=1e-5, atol=1e-5)
+    h = np.fft.rfft(random_array(rng, (4, 9), "float64"), axis=-1)
+    bh, oh, lh = put(rt, h)
+    got = rt.plan_fft(lh, "c2r", 9, True, 1 / 9)(rt.stream, None, bh, oh)
+    want = np.fft.irfft(h, 9, axis=-1)
+    np.testing.assert_allclose(get(rt, got, dense(F64, (4, 9))), want, rtol=1e-12, atol=1e-12)

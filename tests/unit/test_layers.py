@@ -19,7 +19,7 @@ FRONT_END += ("random", "sorting", "complex_parts", "rounding")
 # The Array API namespace and the NumPy functions composed from the ops above.
 FRONT_END += ("array_args", "device_arg", "data_types", "array_api", "methods", "manipulation")
 FRONT_END += ("statistics", "comparison", "products", "einsum", "matrices", "grids", "padding")
-FRONT_END += ("searching", "elementwise_composed", "numerical")
+FRONT_END += ("searching", "elementwise_composed", "numerical", "fft")
 LIBRARIES = ("nn", "models", "io", "interop", "streams", "memory", "scheduler", "jit", "kernel")
 LIBRARIES += ("info", "graphs")
 LAYERS = ["base", "native", "runtime", "front end", "libraries", "package"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..base.dtypes import bfloat16, is_floating
+from . import fft_plan
 from .args import CONSTANTS
 from .ops import ELEMENTWISE, functor_source
 from .philox import uniform_bits
@@ -502,6 +503,18 @@ KERNEL_NAMES = {
     "gemv.cu": ("gk_gemv_nk", "gk_gemv_kn", "gk_gemv_reduce"),
     "gemm_f32.cu": ("gk_gemm_f32",),
     "gemm_sm90.cu": ("gk_gemm_sm90", "gk_gemm_splitk_reduce"),
+    "fft.cu": ("gk_fft_rows",),
+    "fft_aux.cu": (
+        "gk_fft_expand_real",
+        "gk_fft_expand_herm",
+        "gk_fft_real_part",
+        "gk_fft_r2c_post",
+        "gk_fft_c2r_pre",
+        "gk_fft_chirp_pre",
+        "gk_fft_chirp_filter",
+        "gk_fft_chirp_mul",
+        "gk_fft_chirp_post",
+    ),
 }
 
 
@@ -698,6 +711,7 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         attention_tc_decode("f16", 96, "bool", 2),
         attention_tc_decode("f16", 256, "additive", 1),
         *_complex_and_newer_instances(),
+        *_fft_instances(),
     ]
     if target == "hip":
         return [x for x in instances if x[0] not in CUDA_MIN_ARCH]
@@ -757,6 +771,21 @@ def _complex_and_newer_instances() -> list[tuple[str, tuple]]:
         matmul(c64, c64, c64),
         matmul(c128, c128, c128),
         matmul(c64, f32, c64),
+    ]
+
+
+def _fft_instances() -> list[tuple[str, tuple]]:
+    """FFT instances: the longest one-block rows of each precision (radix 16), columns of a
+    four-step pass, every odd radix, short rows several to a block; the auxiliary kernels."""
+    blocks = [
+        (fft_plan.block(8192, 8, False, 1), "float"),
+        (fft_plan.block(4096, 16, False, 1), "double"),
+        (fft_plan.block(4096, 8, True, 4096), "float"),
+        (fft_plan.block(5 * 7 * 11 * 13, 8, False, 1), "float"),
+        (fft_plan.block(12, 16, False, 64), "double"),
+    ]
+    return [("fft.cu", fft_plan.defines(b, real)) for b, real in blocks] + [
+        ("fft_aux.cu", fft_plan.aux_defines(real)) for real in ("float", "double")
     ]
 
 

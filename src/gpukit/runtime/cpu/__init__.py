@@ -544,6 +544,34 @@ class CpuBackend:
 
         return self._plan((x, weights), [Layout(np.dtype(np.float64), (nbins,), (8,))], weigh)
 
+    # --- discrete Fourier transforms (gpukit.fft) ----------------------------------------------
+    def plan_fft(self, src: Layout, kind: str, n: int, inverse: bool, scale: float):
+        """numpy.fft's transforms, in src's precision (NumPy 2 keeps complex64 and float32)."""
+        if kind == "c2c":
+            dtype, out_len = src.dtype, n
+        elif kind == "r2c":
+            dtype, out_len = (
+                np.dtype(np.complex64 if src.dtype == _F32 else np.complex128),
+                n // 2 + 1,
+            )
+        else:
+            dtype, out_len = (_F32 if src.dtype == np.complex64 else _F64), n
+        shape = (*src.shape[:-1], out_len)
+        out = Layout(dtype, shape, contiguous_strides(shape, dtype.itemsize))
+
+        def compute(s, o):
+            if kind == "c2c":
+                r = np.fft.ifft(s, axis=-1, norm="forward") if inverse else np.fft.fft(s, axis=-1)
+            elif kind == "r2c":
+                r = np.fft.rfft(s, axis=-1)
+            else:
+                r = np.fft.irfft(s, n=n, axis=-1, norm="forward")
+            if scale != 1.0:
+                r *= scale
+            o[...] = r
+
+        return self._plan((src,), [out], compute)
+
     def nonzero(self, mask: Layout, buffer, offset: int, stream, quota):
         """(buffer, count): the int64 (ndim, count) coordinates of mask's true elements."""
         capture.refuse("nonzero (the count sizes the result)")

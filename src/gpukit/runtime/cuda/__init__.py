@@ -12,7 +12,7 @@ from ... import _core, _native
 from ...errors import BackendUnavailableError, CudaError
 from .. import capture, jit, kernels, libs
 from ..backend import Capabilities
-from . import attention, decode, elementwise, gather, graphs, matmul, nn, preempt, reduce, sort
+from . import attention, decode, elementwise, fft, gather, graphs, matmul, nn, preempt, reduce, sort
 
 CAPABILITIES = Capabilities(
     device_streams=True,
@@ -311,3 +311,4 @@ class CudaBackend:
     unique = sort.unique
     plan_histogram = sort.plan_histogram
     plan_bincount = sort.plan_bincount
+    plan_fft = fft.plan_fft

@@ -1,0 +1,167 @@
+"""How an FFT of length n runs on the GPU (kernels/fft.cu, fft_aux.cu), in plain Python: the
+radices of a length that one block transforms in shared memory, the block's geometry, how a
+longer length splits into passes (four-step: column transforms, twiddle, row transforms), and
+when Bluestein's chirp-z transform takes over (a prime factor above 13)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .args import CONSTANTS
+
+ODD_RADICES = (3, 5, 7, 11, 13)
+# Largest length one block transforms, by bytes per complex value: 64 KiB of shared memory a row
+# (less where the device's shared memory per block cannot hold that row and its twiddle table).
+ROW_BYTES = 64 * 1024
+# Shared memory a block of contiguous rows takes / of strided rows (columns: several rows side by
+# side make each global access cover a 32-byte sector or more), twiddle table included, unless
+# a single row needs more.
+ROWS_SHARED = 48 * 1024
+COLUMNS_SHARED = 224 * 1024
+MAX_COLUMNS = 16
+MIN_THREADS = 128  # short rows: several per block
+ROW_EXTRA = CONSTANTS["GK_FFT_ROW_EXTRA_BYTES"]
+PAD_SHIFT = CONSTANTS["GK_FFT_PAD_SHIFT"]
+
+
+def pitch(n: int) -> int:
+    """Elements a row of n takes in shared memory (kernels/fft.cu pads it against bank
+    conflicts)."""
+    return n + (n >> PAD_SHIFT) + 1
+
+
+def factors(n: int) -> dict[int, int]:
+    """Prime factorization {p: exponent}."""
+    out, p = {}, 2
+    while p * p <= n:
+        while n % p == 0:
+            out[p] = out.get(p, 0) + 1
+            n //= p
+        p += 1
+    if n > 1:
+        out[n] = out.get(n, 0) + 1
+    return out
+
+
+def is_smooth(n: int) -> bool:
+    """Whether every prime factor of n has a butterfly (2, 3, 5, 7, 11, 13)."""
+    return all(p == 2 or p in ODD_RADICES for p in factors(n))
+
+
+def max_block_length(itemsize: int, shared_limit: int = 227 * 1024) -> int:
+    """The longest row one block transforms within `shared_limit` bytes of shared memory (the
+    device's opt-in limit): 8192 complex64, 4096 complex128 values on an H100."""
+    n = ROW_BYTES // itemsize
+    while n > 256 and block(n, itemsize, False, 1).shared > shared_limit:
+        n //= 2
+    return n
+
+
+def radices(n: int) -> tuple[int, ...]:
+    """The passes of a smooth length: powers of two in radix-16 passes (the rest as one radix of
+    8, 4 or 2), then each odd prime factor; (1,) for n = 1."""
+    if n == 1:
+        return (1,)
+    f = factors(n)
+    twos = f.pop(2, 0)
+    out = [16] * (twos // 4) + ([1 << (twos % 4)] if twos % 4 else [])
+    for p in sorted(f, reverse=True):
+        out += [p] * f[p]
+    return tuple(out)
+
+
+def max_threads(rs, itemsize: int) -> int:
+    """Threads a block may have before its butterflies' registers would spill (measured in the
+    SASS of NVRTC 13 for sm_90: radix 16 takes about 55 registers a thread in float, 115 in
+    double; radices 11 and 13 up to 180)."""
+    if any(r in (11, 13) for r in rs):
+        return 256
+    return (
+        1024 if itemsize == 8 and max(rs) <= 16 and all(r in (1, 2, 4, 8, 16) for r in rs) else 512
+    )
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block's geometry for rows of length n: threads per row, rows per block, threads, and
+    the dynamic shared memory."""
+
+    n: int
+    radices: tuple
+    tpr: int
+    rows: int
+    threads: int
+    shared: int
+
+
+def block(n: int, itemsize: int, columns: bool, batch: int, shared_limit=227 * 1024) -> Block:
+    """The geometry for rows of n complex values of `itemsize` bytes; `columns`: the rows lie
+    side by side in memory (their elements strided), so a block takes several at once, within
+    `shared_limit` bytes of shared memory."""
+    rs = radices(n)
+    tpr = max(1, n // max(rs))
+    row_bytes = pitch(n) * itemsize + ROW_EXTRA
+    table = n * itemsize if len(rs) > 1 else 0  # the passes' twiddles (kernels/fft.cu)
+    if columns:
+        budget = min(COLUMNS_SHARED, shared_limit) - table
+        rows = max(1, min(MAX_COLUMNS, budget // row_bytes, batch))
+    else:
+        rows = max(1, min(-(-MIN_THREADS // tpr), (ROWS_SHARED - table) // row_bytes, batch))
+    rows = max(1, min(rows, max_threads(rs, itemsize) // tpr))
+    rows = 1 << (rows.bit_length() - 1)  # a power of two: whole sectors, even splits
+    threads = -(-rows * tpr // 32) * 32
+    return Block(n, rs, tpr, rows, threads, rows * row_bytes + table)
+
+
+def defines(blk: Block, real: str) -> tuple[str, ...]:
+    """The compile-time parameters of kernels/fft.cu's instance for `blk` over `real` ("float" or
+    "double")."""
+    return (
+        f"GK_FFT_REAL={real}",
+        f"GK_FFT_N={blk.n}",
+        f"GK_FFT_RADICES={','.join(map(str, blk.radices))}",
+        f"GK_FFT_TPR={blk.tpr}",
+        f"GK_FFT_ROWS={blk.rows}",
+        f"GK_FFT_THREADS={blk.threads}",
+    )
+
+
+def aux_defines(real: str) -> tuple[str, ...]:
+    return (f"GK_FFT_REAL={real}",)
+
+
+def split(n: int, limit: int) -> tuple[int, int]:
+    """(n1, n2), n = n1 * n2 with n1 <= limit: the first pass transforms columns of n1, the rest
+    rows of n2. Two passes when both fit a block, as balanced as the divisors allow: both passes
+    have a strided side (columns read, or outputs written, n1 apart), where a block of a shorter
+    row takes more adjacent columns and so wider segments of memory. Else n1 is the longest
+    divisor within the limit and more passes follow for n2."""
+    divisors = [d for d in range(2, limit + 1) if n % d == 0]
+    if not divisors:
+        raise ValueError(f"no FFT split of {n} within {limit}")
+    fits = [d for d in divisors if n // d <= limit]
+    n1 = min(fits, key=lambda d: (max(d, n // d), d)) if fits else max(divisors)
+    return n1, n // n1
+
+
+def bluestein_length(n: int) -> int:
+    """The power of two Bluestein's convolution takes: at least 2n - 1."""
+    return 1 << (2 * n - 2).bit_length() if n > 1 else 1
+
+
+def passes(n: int, limit: int) -> int:
+    """Transform passes over memory for a smooth length n."""
+    if n <= limit:
+        return 1
+    return 1 + passes(split(n, limit)[1], limit)
+
+
+def memory_bytes(n: int, batch: int, itemsize: int) -> int:
+    """The least traffic of a complex transform: its input read and its output written once."""
+    return 2 * n * batch * itemsize
+
+
+def flops(n: int, batch: int) -> float:
+    """The customary 5 n log2 n per complex transform."""
+    return 5.0 * n * math.log2(max(n, 2)) * batch

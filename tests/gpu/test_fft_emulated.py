@@ -1,0 +1,242 @@
+"""The FFT kernels (kernels/fft.cu, fft_aux.cu) run on the CPU through a host emulation of the
+block (threads as fibers in a random order, barriers, shared memory first filled with NaN
+bytes), launched by the plans that gpukit.runtime.cuda.fft builds (packed blocks, address slots,
+scratch buffers) and checked against numpy.fft in float64: one-block lengths of every radix,
+four-step passes (a short block limit forces them), Bluestein, real transforms of even and odd
+length, strided and batched inputs, inverse and scaled transforms."""
+
+import ctypes
+import shutil
+import struct
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from gpukit.runtime import fft_plan, open_backend
+from gpukit.runtime.args import CONSTANTS, arg_struct
+from gpukit.runtime.backend import Layout
+from gpukit.runtime.cuda import fft as cuda_fft
+
+sys.path.insert(0, str(Path(__file__).parent / "emulator"))
+import fft_emulator as emu
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+SHARED = 227 * 1024  # an H100's shared memory per block
+EPS = {np.dtype(np.complex64): 2.0**-23, np.dtype(np.complex128): 2.0**-52}
+
+
+@pytest.fixture(scope="module")
+def lib_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("fft_emulator")
+
+
+class EmulatedCuda:
+    """What gpukit.runtime.cuda.fft asks of a CUDA backend, over the CPU backend's memory: its
+    plans are real gpukit._core.Plans whose launches run the emulated kernels."""
+
+    def __init__(self, lib_dir, seed):
+        self.cpu = open_backend("cpu")
+        self.pool = self.cpu.pool
+        self.device = SimpleNamespace(compute_capability=(9, 0), max_shared_per_block_optin=SHARED)
+        self.sm_count = 2  # few blocks: the grid-stride loops go round
+        self.functions, self.shared_allowed, self.launched = [], {}, []
+        self.lib_dir, self.seed = lib_dir, seed
+        self.table = emu.LaunchTable(self._launch)
+        self.launch_table = self.table.capsule
+
+    def function(self, file, defines, name):
+        self.functions.append((file, defines, name))
+        return len(self.functions)
+
+    def allow_shared(self, fn, nbytes):
+        self.shared_allowed[fn] = nbytes
+
+    def blocks_for(self, threads, block):
+        return min(-(-max(threads, 1) // block), self.sm_count * 32)
+
+    def _launch(self, fn, grid, block, shared, args, nbytes):
+        file, defines, name = self.functions[fn - 1]
+        assert shared <= 48 * 1024 or self.shared_allowed.get(fn, 0) >= shared
+        if file == "fft.cu" or file == "fft_aux.cu":
+            so = emu.build(file == "fft_aux.cu", defines, self.lib_dir)
+            assert so.gk_emu_run(args, name.encode(), *grid, block[0], shared, self.seed) == 0
+        else:
+            _host_copy(file, defines, name, args, nbytes)
+        self.launched.append(name)
+
+    def put(self, x):
+        buf = self.pool.allocate(max(x.nbytes, 1), 0)
+        if x.nbytes:
+            self.cpu.upload(np.ascontiguousarray(x), buf, 0)
+        return buf
+
+    def get(self, buf, shape, dtype):
+        host = np.empty(shape, dtype)
+        self.cpu.download(host, buf, 0)
+        return host
+
+
+_COPY_BYTES = {"GK_OUT_T=gk_c64": 8, "GK_OUT_T=gk_c128": 16}
+
+
+def _host_copy(file, defines, name, args, nbytes):
+    """The plans' elementwise copies (crops, dense copies) done on the host from their packed
+    block, element by element as kernels/elementwise.cu's identity op does within one dtype."""
+    assert file == "elementwise.cu" and "GK_OP=identity" in defines, (file, defines)
+    item = next(_COPY_BYTES[d] for d in defines if d in _COPY_BYTES)
+    blob = ctypes.string_at(args, nbytes)
+
+    def field(s, name, count=1):
+        fmt, offset, _ = s.fields[name]
+        return struct.unpack_from(f"<{count}{fmt}", blob, offset)
+
+    if name == "gk_ew_contig":
+        s = arg_struct("gk_ew_contig_args")
+        (n,), (dst, src, _) = field(s, "n"), field(s, "ptr", 3)
+        ctypes.memmove(dst, src, n * item)
+        return
+    s = arg_struct("gk_ew_args")
+    (n,), (ndim,) = field(s, "n"), field(s, "ndim")
+    dims = CONSTANTS["GK_MAX_DIMS"]
+    shape = field(s, "shape", dims)[:ndim]
+    strides = field(s, "stride", CONSTANTS["GK_MAX_OPERANDS"] * dims)
+    out_st, in_st = strides[:ndim], strides[dims : dims + ndim]
+    dst, src = field(s, "ptr", CONSTANTS["GK_MAX_OPERANDS"])[:2]
+    for i in range(n):
+        rem, o, q = i, 0, 0
+        for d in range(ndim - 1, -1, -1):
+            idx = rem % shape[d]
+            rem //= shape[d]
+            o += idx * out_st[d]
+            q += idx * in_st[d]
+        ctypes.memmove(dst + o * item, src + q * item, item)
+
+
+def _poison(cuda, nbytes):
+    """Pool blocks handed back next start as NaNs where nothing writes."""
+    for _ in range(4):
+        cuda.put(np.full(nbytes // 8 + 8, np.nan))
+
+
+def _run(lib_dir, rng, dtype, kind, n, batch=(), inverse=False, scale=1.0, limit=None,
+         strided=False):  # fmt: skip
+    """Plans kind over a (batch..., length) input (strided: a transposed view of its memory)
+    and checks it against numpy.fft; returns the kernels launched."""
+    dtype = np.dtype(dtype)
+    cx = dtype if dtype.kind == "c" else np.dtype(np.complex64 if dtype == np.float32 else "c16")
+    length = n // 2 + 1 if kind == "c2r" else n
+    shape = (*batch, length)
+    stored_shape = shape[::-1] if strided else shape
+    x = rng.standard_normal(stored_shape)
+    if dtype.kind == "c":
+        x = x + 1j * rng.standard_normal(stored_shape)
+    x = x.astype(dtype)
+    view = x.T if strided else x
+    cuda = EmulatedCuda(lib_dir, int(rng.integers(1 << 31)))
+    buf = cuda.put(x)
+    src = Layout(dtype, view.shape, view.strides, 16)
+    plan = cuda_fft.plan_fft(cuda, src, kind, n, inverse, scale, limit=limit)
+    ref = view.astype(np.complex128)
+    if kind == "c2c":
+        want = np.fft.ifft(ref, axis=-1) * n if inverse else np.fft.fft(ref, axis=-1)
+        out_shape, out_dtype = shape, cx
+    elif kind == "r2c":
+        want = np.fft.rfft(ref.real, axis=-1)
+        out_shape, out_dtype = (*batch, n // 2 + 1), cx
+    else:
+        want = np.fft.irfft(ref, n=n, axis=-1) * n
+        out_shape = (*batch, n)
+        out_dtype = np.dtype(np.float32 if cx == np.complex64 else np.float64)
+    want = want * scale
+    _poison(cuda, int(np.prod(out_shape)) * out_dtype.itemsize)
+    got = cuda.get(plan(0, None, buf, 0), out_shape, out_dtype)
+    assert cuda.table.error is None, cuda.table.error
+    assert not np.isnan(got).any()
+    eps = EPS[cx]
+    # Per row: the error of an FFT grows as eps * log2(n) * ||x|| (Parseval: ||X|| = sqrt(n) ||x||).
+    norm = np.linalg.norm(ref.reshape(-1, ref.shape[-1]), axis=-1).max() * np.sqrt(n) * abs(scale)
+    bound = 8 * eps * max(np.log2(max(n, 2)), 1) * norm
+    assert np.abs(got - want).max() <= bound, (np.abs(got - want).max(), bound)
+    return cuda.launched
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 7, 8, 11, 12, 13, 16, 30, 64, 105, 143, 256, 1000])
+def test_one_block_lengths(lib_dir, rng, n):
+    assert _run(lib_dir, rng, np.complex128, "c2c", n, batch=(3,)) == ["gk_fft_rows"]
+
+
+def test_complex64_inverse_scaled_batched(lib_dir, rng):
+    _run(lib_dir, rng, np.complex64, "c2c", 60, batch=(2, 5), inverse=True, scale=1 / 60)
+    _run(lib_dir, rng, np.complex64, "c2c", 4096, batch=(1,), scale=0.5)
+
+
+def test_strided_rows(lib_dir, rng):
+    """The transform axis strided (a transposed view): blocks copy columns."""
+    _run(lib_dir, rng, np.complex128, "c2c", 24, batch=(9,), strided=True)
+    _run(lib_dir, rng, np.complex64, "c2c", 5, batch=(4, 3), strided=True, inverse=True)
+
+
+def test_four_step(lib_dir, rng):
+    """Lengths past the block limit: columns, twiddles, rows; recursively for three passes."""
+    launched = _run(lib_dir, rng, np.complex128, "c2c", 16 * 12, batch=(3,), limit=16)
+    assert launched == ["gk_fft_rows"] * 2
+    launched = _run(lib_dir, rng, np.complex64, "c2c", 8 * 8 * 6, batch=(2,), limit=8,
+                    inverse=True, scale=0.25)  # fmt: skip
+    assert launched == ["gk_fft_rows"] * 3
+    _run(lib_dir, rng, np.complex128, "c2c", 4 * 9, batch=(5,), limit=9, strided=True)
+
+
+def test_bluestein(lib_dir, rng):
+    launched = _run(lib_dir, rng, np.complex128, "c2c", 17, batch=(3,))
+    assert "gk_fft_chirp_pre" in launched and "gk_fft_chirp_post" in launched
+    _run(lib_dir, rng, np.complex64, "c2c", 1009, batch=(2,), inverse=True)
+    _run(lib_dir, rng, np.complex128, "c2c", 2 * 19, batch=(2,), strided=True)
+    _run(lib_dir, rng, np.complex128, "c2c", 37, batch=(2,), limit=16)  # its FFTs in passes
+
+
+@pytest.mark.parametrize("n", [1, 2, 6, 7, 16, 34, 45, 128])
+def test_real_transforms(lib_dir, rng, n):
+    _run(lib_dir, rng, np.float64, "r2c", n, batch=(3,))
+    _run(lib_dir, rng, np.complex128, "c2r", n, batch=(3,), scale=1 / n)
+
+
+def test_crops_and_dense_copies(lib_dir, rng):
+    """Outputs cut from longer transforms (odd real input past a block, Bluestein), and inputs
+    with more batch dimensions than the kernels index, copied dense first."""
+    launched = _run(lib_dir, rng, np.float64, "r2c", 9 * 5, batch=(2,), limit=9)
+    assert launched[-1] in ("gk_ew_strided", "gk_ew_contig")
+    _run(lib_dir, rng, np.float32, "r2c", 23, batch=(3,))
+    launched = _run(lib_dir, rng, np.complex128, "c2c", 6, batch=(2, 3, 2, 2, 2), strided=True)
+    assert launched[0] in ("gk_ew_strided", "gk_ew_contig")
+
+
+def test_real_paths(lib_dir, rng):
+    """Even lengths run at half length (post- / pre-processing); odd or strided ones widen."""
+    launched = _run(lib_dir, rng, np.float32, "r2c", 64, batch=(2,))
+    assert launched == ["gk_fft_rows", "gk_fft_r2c_post"]
+    launched = _run(lib_dir, rng, np.complex64, "c2r", 64, batch=(2,))
+    assert launched == ["gk_fft_c2r_pre", "gk_fft_rows"]
+    launched = _run(lib_dir, rng, np.float64, "r2c", 10, batch=(3,), strided=True)
+    assert launched[0] == "gk_fft_expand_real"
+    launched = _run(lib_dir, rng, np.complex128, "c2r", 9, batch=(2,), strided=True)
+    assert launched == ["gk_fft_expand_herm", "gk_fft_rows", "gk_fft_real_part"]
+    _run(lib_dir, rng, np.float64, "r2c", 3 * 32, batch=(2,), limit=8)
+
+
+def test_geometry():
+    assert fft_plan.radices(4096) == (16, 16, 16)
+    assert fft_plan.radices(1000) == (8, 5, 5, 5)
+    assert fft_plan.radices(1) == (1,)
+    assert fft_plan.split(1 << 24, 4096) == (4096, 4096)
+    assert fft_plan.split(1 << 25, 8192) == (4096, 8192)
+    assert fft_plan.bluestein_length(1009) == 2048
+    assert not fft_plan.is_smooth(17 * 4) and fft_plan.is_smooth(3 * 5 * 7 * 11 * 13 * 64)
+    blk = fft_plan.block(4096, 8, False, 100)
+    assert (blk.tpr, blk.rows, blk.threads) == (256, 1, 256)
+    blk = fft_plan.block(4096, 8, True, 4096)
+    assert blk.rows == 4 and blk.shared <= fft_plan.COLUMNS_SHARED
+    assert fft_plan.max_block_length(8) == 8192 and fft_plan.max_block_length(16) == 4096
+    assert fft_plan.max_block_length(8, 99 * 1024) == 4096  # sm_86 / sm_89
