@@ -14,6 +14,7 @@ from ...base.shapes import contiguous_strides
 from .. import philox
 from ..backend import Capabilities, Layout
 from ..ops import ELEMENTWISE
+from . import linalg as _linalg
 from . import nn
 from . import sort as _sort
 
@@ -465,6 +466,11 @@ class CpuBackend:
             o[...] = np.bincount(xv, weights=wv, minlength=nbins)
 
         return self._plan((x, weights), [Layout(np.dtype(np.float64), (nbins,), (8,))], weigh)
+
+    def plan_linalg(self, op: str, inputs, outputs, options: tuple):
+        """gpukit.runtime.backend.Backend.plan_linalg, by NumPy's LAPACK (runtime/cpu/linalg)."""
+        fn, kw = _linalg.OPS[op], dict(options)
+        return self._plan(tuple(inputs), tuple(outputs), lambda *v: fn(*v, **kw))
 
     def nonzero(self, mask: Layout, buffer, offset: int, stream, quota):
         """(buffer, count): the int64 (ndim, count) coordinates of mask's true elements."""

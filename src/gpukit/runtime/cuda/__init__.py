@@ -12,7 +12,7 @@ from ... import _core, _native
 from ...errors import BackendUnavailableError, CudaError
 from .. import jit, kernels, libs
 from ..backend import Capabilities
-from . import elementwise, gather, matmul, nn, reduce, sort
+from . import elementwise, gather, linalg, matmul, nn, reduce, sort
 
 CAPABILITIES = Capabilities(
     device_streams=True,
@@ -260,3 +260,4 @@ class CudaBackend:
     unique = sort.unique
     plan_histogram = sort.plan_histogram
     plan_bincount = sort.plan_bincount
+    plan_linalg = linalg.plan_linalg
