@@ -80,6 +80,16 @@
 #define GK_SORT_PORTION_KEYS (1 << 28)
 #define GK_UNIQUE_ITEMS 16
 
+// kernels/linalg_small.cu: one block of GK_LA_THREADS per matrix of at most GK_LA_MAX_N rows,
+// right-hand sides GK_LA_RHS columns at a time; gk_lu_small's modes.
+#define GK_LA_MAX_N 64
+#define GK_LA_THREADS 256
+#define GK_LA_RHS 16
+#define GK_LA_SOLVE 0
+#define GK_LA_INV 1
+#define GK_LA_DET 2
+#define GK_LA_SLOGDET 3
+
 // Every constant above, for gpukit._native.constants().
 #define GK_CONSTANTS(X)          \
     X(GK_MAX_DIMS)               \
@@ -131,4 +141,11 @@
     X(GK_PHILOX_PER_GROUP_64)    \
     X(GK_SORT_RADIX_BITS)        \
     X(GK_SORT_PORTION_KEYS)      \
-    X(GK_UNIQUE_ITEMS)
+    X(GK_UNIQUE_ITEMS)           \
+    X(GK_LA_MAX_N)               \
+    X(GK_LA_THREADS)             \
+    X(GK_LA_RHS)                 \
+    X(GK_LA_SOLVE)               \
+    X(GK_LA_INV)                 \
+    X(GK_LA_DET)                 \
+    X(GK_LA_SLOGDET)

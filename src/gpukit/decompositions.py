@@ -19,6 +19,7 @@ from .base import shapes as _shapes
 from .creation import eye, ones_like, zeros_like
 from .elementwise import absolute, conjugate, greater, reciprocal, where
 from .errors import LinAlgError
+from .matrices import tril
 from .runtime.backend import Layout
 from .runtime.quota import local as _quota
 from .views import ascontiguousarray, broadcast_to, expand_dims
@@ -101,18 +102,55 @@ def _empty(like: GPUArray, shape, dtype, identity: bool = False) -> GPUArray:
     return zeros_like(like, dtype=dtype, shape=shape)
 
 
-def cholesky(x, /, *, upper: bool = False) -> GPUArray:
-    """The Cholesky factor of each Hermitian positive-definite matrix: lower L with A = L L^H
-    (or upper U with A = U^H U); only the lower (upper) triangle of A is read."""
-    a = _stack("cholesky", x)
-    if a.size == 0:
-        return _empty(a, a.shape, a.dtype)
+def _cholesky(a: GPUArray, upper: bool) -> GPUArray:
+    """The backend's Cholesky of contiguous stack a (raises LinAlgError where not PD)."""
     batch = a.shape[:-2]
     out, info = _run(
-        "cholesky", [a], [(a.shape, a.dtype), ((_count(batch),), _I32)], (("upper", bool(upper)),)
+        "cholesky", [a], [(a.shape, a.dtype), ((_count(batch),), _I32)], (("upper", upper),)
     )
     _check(info, "Matrix is not positive definite")
     return out
+
+
+def _inv(a: GPUArray) -> GPUArray:
+    out, info = _run("inv", [a], [(a.shape, a.dtype), ((_count(a.shape[:-2]),), _I32)])
+    _check(info, "Singular matrix")
+    return out
+
+
+def _blocked_cholesky(a: GPUArray, nb: int) -> GPUArray:
+    """Right-looking blocked Cholesky (lower) for a backend that factors at most nb x nb at a
+    time: each diagonal block by the backend, the panel below it times the inverse of that
+    block's factor (transposed; MAGMA's trsm by inverted diagonal blocks), the trailing matrix
+    updated by one product per step. Only the lower triangle of `a` is read."""
+    n = a.shape[-1]
+    w = a.copy()
+    for k in range(0, n, nb):
+        e = min(k + nb, n)
+        l11 = _cholesky(ascontiguousarray(w[..., k:e, k:e]), False)
+        w[..., k:e, k:e] = l11
+        if e == n:
+            break
+        l21 = w[..., e:, k:e] @ _mT(_inv(l11))
+        w[..., e:, k:e] = l21
+        w[..., e:, e:] = w[..., e:, e:] - l21 @ _mT(l21)
+    return ascontiguousarray(tril(w))
+
+
+def cholesky(x, /, *, upper: bool = False) -> GPUArray:
+    """The Cholesky factor of each Hermitian positive-definite matrix: lower L with A = L L^H
+    (or upper U with A = U^H U); only the lower (upper) triangle of A is read. Matrices larger
+    than the backend factors at once are factored in blocks (_blocked_cholesky)."""
+    a = _stack("cholesky", x)
+    if a.size == 0:
+        return _empty(a, a.shape, a.dtype)
+    n, upper = a.shape[-1], bool(upper)
+    nb = a._rt.linalg_max_n("cholesky", a.dtype)
+    if nb is None or n <= nb or nb == 0:
+        return _cholesky(a, upper)
+    if upper:  # U = (lower factor of A^H, whose lower triangle is A's upper)^H
+        return ascontiguousarray(_mT(_blocked_cholesky(ascontiguousarray(_mT(a)), nb)))
+    return _blocked_cholesky(a, nb)
 
 
 def solve(a, b) -> GPUArray:
@@ -147,9 +185,7 @@ def inv(x, /) -> GPUArray:
     a = _stack("inv", x)
     if a.size == 0:
         return _empty(a, a.shape, a.dtype)
-    out, info = _run("inv", [a], [(a.shape, a.dtype), ((_count(a.shape[:-2]),), _I32)])
-    _check(info, "Singular matrix")
-    return out
+    return _inv(a)
 
 
 def det(x, /) -> GPUArray:

@@ -60,7 +60,7 @@ def test_pinv_and_matrix_rank(backend, rng):
 @pytest.mark.parametrize("n", [-3, -1, 0, 1, 2, 5])
 def test_matrix_power(backend, rng, n):
     if n < 0:
-        factorizations(backend)
+        factorizations(backend, "inv")
     a = conditioned(rng, 6, 4.0, "float64", batch=(2,))
     got = gk.linalg.matrix_power(_dev(a), n)
     assert_matches(got, np.linalg.matrix_power(a, n), scale=1e3)

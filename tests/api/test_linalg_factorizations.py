@@ -24,10 +24,23 @@ import gpukit as gk
 BOUND = 30.0
 
 
-def factorizations(backend):
-    """Skips where the backend has no factorization kernels (CUDA: not built yet)."""
-    if backend != "cpu":
-        pytest.skip(f"gpukit has no factorization kernels on {backend} yet (notes/linalg.md)")
+# What the CUDA backend computes (kernels/linalg_small.cu); the CPU backend computes every op.
+CUDA_OPS = ("cholesky", "solve", "inv", "det", "slogdet")
+CUDA_MAX_N = 64
+
+
+def runs(backend, op: str, dtype="float64", n: int = 1) -> bool:
+    """Whether `backend` computes `op` for n x n matrices of `dtype`."""
+    if backend == "cpu":
+        return True
+    blocked = op == "cholesky"  # larger ones are factored in blocks over the small kernels
+    return op in CUDA_OPS and dtype in REAL and (n <= CUDA_MAX_N or blocked)
+
+
+def factorizations(backend, op: str = "svd", dtype="float64", n: int = 1):
+    """Skips where the backend does not compute `op` (see notes/linalg.md)."""
+    if not runs(backend, op, dtype, n):
+        pytest.skip(f"gpukit has no {backend} kernels for linalg.{op} of {n}x{n} {dtype} yet")
 
 
 def _dev(x):
@@ -36,8 +49,10 @@ def _dev(x):
 
 @pytest.mark.parametrize("dtype", REAL + COMPLEX)
 def test_cholesky_every_size(backend, rng, dtype):
-    factorizations(backend)
+    factorizations(backend, "cholesky", dtype)
     for n in SMALL_SIZES + LARGE_SIZES:
+        if not runs(backend, "cholesky", dtype, n):
+            continue
         a = positive_definite(rng, n, 1e3, dtype, batch=(2,))
         l_ = gk.linalg.cholesky(_dev(a)).to_numpy()
         assert l_.dtype == np.dtype(dtype) and l_.shape == a.shape
@@ -48,7 +63,7 @@ def test_cholesky_every_size(backend, rng, dtype):
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 def test_cholesky_upper_reads_one_triangle(backend, rng, dtype):
-    factorizations(backend)
+    factorizations(backend, "cholesky", dtype)
     n = 37
     a = positive_definite(rng, n, 10.0, dtype)
     poisoned = a.copy()
@@ -64,7 +79,7 @@ def test_cholesky_upper_reads_one_triangle(backend, rng, dtype):
 
 @pytest.mark.parametrize("dtype", REAL)
 def test_cholesky_not_positive_definite_raises(backend, rng, dtype):
-    factorizations(backend)
+    factorizations(backend, "cholesky", dtype)
     n = 9
     lam = np.linspace(1.0, 2.0, n)
     lam[4] = -1.0  # one negative eigenvalue: no Cholesky factor exists
@@ -78,8 +93,10 @@ def test_cholesky_not_positive_definite_raises(backend, rng, dtype):
 
 @pytest.mark.parametrize("dtype", REAL + COMPLEX)
 def test_solve_every_size(backend, rng, dtype):
-    factorizations(backend)
+    factorizations(backend, "solve", dtype)
     for n in SMALL_SIZES + LARGE_SIZES:
+        if not runs(backend, "solve", dtype, n):
+            continue
         a = conditioned(rng, n, 1e4, dtype, batch=(2,))
         b = conditioned(rng, n, 10.0, dtype, batch=(2,), m=n)[..., :3]
         x = gk.linalg.solve(_dev(a), _dev(b)).to_numpy()
@@ -91,7 +108,7 @@ def test_solve_every_size(backend, rng, dtype):
 
 
 def test_solve_vector_and_broadcast_batches(backend, rng):
-    factorizations(backend)
+    factorizations(backend, "solve")
     a = conditioned(rng, 6, 100.0, "float64", batch=(3, 1))
     b = rng.standard_normal((4, 6, 2))
     got = gk.linalg.solve(_dev(a), _dev(b)).to_numpy()
@@ -109,7 +126,7 @@ def test_solve_vector_and_broadcast_batches(backend, rng):
 
 @pytest.mark.parametrize("dtype", REAL)
 def test_solve_and_inv_of_singular_raise(backend, rng, dtype):
-    factorizations(backend)
+    factorizations(backend, "solve", dtype)
     n = 7
     a = conditioned(rng, n, 10.0, dtype)
     a[3] = 0  # an exactly zero row: every LU pivot of its column is exactly zero
@@ -127,8 +144,10 @@ def test_solve_and_inv_of_singular_raise(backend, rng, dtype):
 
 @pytest.mark.parametrize("dtype", REAL + COMPLEX)
 def test_inv_every_size(backend, rng, dtype):
-    factorizations(backend)
+    factorizations(backend, "inv", dtype)
     for n in SMALL_SIZES + LARGE_SIZES[:1]:
+        if not runs(backend, "inv", dtype, n):
+            continue
         a = conditioned(rng, n, 1e3, dtype, batch=(2,))
         x = gk.linalg.inv(_dev(a)).to_numpy()
         assert x.dtype == np.dtype(dtype)
@@ -139,8 +158,10 @@ def test_inv_every_size(backend, rng, dtype):
 
 @pytest.mark.parametrize("dtype", REAL + COMPLEX)
 def test_det_and_slogdet(backend, rng, dtype):
-    factorizations(backend)
+    factorizations(backend, "det", dtype)
     for n in (1, 2, 3, 8, 33, 64, 65, 97):
+        if not runs(backend, "det", dtype, n):
+            continue
         # |det| = product of singular values, which are chosen: exp(sum log s)
         s = np.exp(rng.uniform(-1, 1, n))
         from linalg_cases import with_singular_values
@@ -161,7 +182,7 @@ def test_det_and_slogdet(backend, rng, dtype):
 @pytest.mark.parametrize("dtype", REAL + COMPLEX)
 @pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
 def test_qr_shapes_and_residuals(backend, rng, dtype, mode):
-    factorizations(backend)
+    factorizations(backend, "qr", dtype)
     shapes = [(n, n) for n in SMALL_SIZES[::4]] + [(65, 13), (13, 65), (1, 7), (7, 1), (131, 97)]
     for m, n in shapes:
         a = conditioned(rng, n, 1e3, dtype, batch=(2,), m=m)
@@ -187,7 +208,7 @@ def test_qr_shapes_and_residuals(backend, rng, dtype, mode):
 
 @pytest.mark.parametrize("dtype", REAL + COMPLEX)
 def test_eigh_every_size(backend, rng, dtype):
-    factorizations(backend)
+    factorizations(backend, "eigh", dtype)
     for n in [*SMALL_SIZES[::2], 64, 65, *LARGE_SIZES[:2]]:
         lam = np.sort(rng.uniform(-3, 3, (2, n)), axis=-1)
         a = np.stack([hermitian(rng, n, lam[i], dtype) for i in range(2)])
@@ -208,7 +229,7 @@ def test_eigh_every_size(backend, rng, dtype):
 
 @pytest.mark.parametrize("dtype", REAL + COMPLEX)
 def test_svd_every_size(backend, rng, dtype):
-    factorizations(backend)
+    factorizations(backend, "svd", dtype)
     shapes = [(n, n) for n in SMALL_SIZES[::2]] + [(65, 64), (64, 65), (5, 40), (40, 5)]
     shapes += [(131, 97)]
     for m, n in shapes:
@@ -235,7 +256,7 @@ def test_svd_every_size(backend, rng, dtype):
 
 
 def test_ill_conditioned_solve_matches_backward_stability(backend, rng):
-    factorizations(backend)
+    factorizations(backend, "solve")
     n = 50
     a = conditioned(rng, n, 1e12, "float64")
     x_true = rng.standard_normal((n, 1))
@@ -245,7 +266,7 @@ def test_ill_conditioned_solve_matches_backward_stability(backend, rng):
 
 
 def test_non_contiguous_inputs(backend, rng):
-    factorizations(backend)
+    factorizations(backend, "eigh")
     n = 11
     a = conditioned(rng, n, 100.0, "float64", batch=(3,))
     big = np.zeros((3, 2 * n, 2 * n))
@@ -263,7 +284,6 @@ def test_non_contiguous_inputs(backend, rng):
 
 
 def test_empty_stacks(backend):
-    factorizations(backend)
     assert gk.linalg.inv(gk.zeros((0, 3, 3))).shape == (0, 3, 3)
     np.testing.assert_array_equal(gk.linalg.det(gk.zeros((2, 0, 0))).to_numpy(), [1.0, 1.0])
     q, r = gk.linalg.qr(gk.zeros((2, 3, 0)), mode="complete")
@@ -290,8 +310,45 @@ def test_bad_inputs(backend):
         gk.linalg.eigh(gk.eye(3), UPLO="X")
 
 
-def test_cuda_refuses_factorizations_clearly(backend):
+@pytest.mark.parametrize("dtype", REAL + COMPLEX)
+def test_blocked_cholesky_driver(backend, rng, dtype):
+    """The blocked algorithm that backends with small kernels only take for larger matrices,
+    run with small blocks on every backend (upper and lower, a batch, garbage in the triangle
+    not read)."""
+    if not runs(backend, "cholesky", dtype, 999):
+        pytest.skip(f"no {backend} kernels for {dtype}")
+    from gpukit.decompositions import _blocked_cholesky
+
+    for n, nb in ((97, 64), (131, 16), (40, 7)):
+        a = positive_definite(rng, n, 1e3, dtype, batch=(2,))
+        poisoned = a.copy()
+        poisoned[..., np.triu_indices(n, 1)[0], np.triu_indices(n, 1)[1]] = np.nan
+        l_ = _blocked_cholesky(_dev(poisoned), nb).to_numpy()
+        assert np.all(np.triu(l_, 1) == 0)
+        r = l_.astype(np.complex128) @ hT(l_.astype(np.complex128)) - a
+        assert scaled_residual(r, a, dtype, n) < BOUND, (n, nb)
+
+
+def test_cuda_refuses_what_it_has_no_kernels_for(backend, rng):
     if backend == "cpu":
         pytest.skip("the cpu backend has every factorization")
-    with pytest.raises(NotImplementedError, match="not implemented on the cuda"):
-        gk.linalg.cholesky(gk.eye(4))
+    with pytest.raises(NotImplementedError, match="65 x 65"):
+        gk.linalg.solve(_dev(conditioned(rng, 65, 10.0, "float64")), gk.ones((65, 1)))
+    with pytest.raises(NotImplementedError, match="complex128"):
+        gk.linalg.inv(_dev(np.eye(3, dtype=np.complex128)))
+    with pytest.raises(NotImplementedError, match="linalg.qr"):
+        gk.linalg.qr(gk.eye(4))
+
+
+@pytest.mark.parametrize("dtype", REAL)
+def test_small_batches_on_the_one_block_path(backend, rng, dtype):
+    """Many matrices per launch (one block each), every size of the small path."""
+    for n in (1, 5, 32, 64):
+        a = positive_definite(rng, n, 100.0, dtype, batch=(37,))
+        l_ = gk.linalg.cholesky(_dev(a)).to_numpy()
+        assert scaled_residual(l_ @ hT(l_) - a, a, dtype, n) < BOUND, n
+        g = conditioned(rng, n, 100.0, dtype, batch=(37,))
+        transposed = gk.asarray(np.swapaxes(g, -1, -2).copy()).mT  # a strided view of g
+        x = gk.linalg.inv(transposed).to_numpy()
+        xn = np.linalg.norm(x.astype(np.float64), 2, axis=(-2, -1))
+        assert scaled_residual(g @ x - np.eye(n), g, dtype, n, times=np.max(xn)) < BOUND, n

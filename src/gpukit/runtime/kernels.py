@@ -313,6 +313,11 @@ def attention(dtype, head_dim: int, mask: str) -> tuple[str, tuple]:
     return "attention.cu", (f"GK_T={t}", f"GK_ACC_T={acc}", f"GK_DMAX={dmax}", f"GK_MASK={kind}")
 
 
+def linalg_small(dtype) -> tuple[str, tuple]:
+    """One-block-per-matrix factorizations (n <= GK_LA_MAX_N) in float32 or float64."""
+    return "linalg_small.cu", (f"GK_T={'double' if np.dtype(dtype).itemsize == 8 else 'float'}",)
+
+
 KERNEL_NAMES = {
     "elementwise.cu": ("gk_ew_contig", "gk_ew_strided"),
     "reduce.cu": ("gk_reduce_block", "gk_reduce_thread"),
@@ -353,6 +358,7 @@ KERNEL_NAMES = {
     "gemv.cu": ("gk_gemv_nk", "gk_gemv_kn", "gk_gemv_reduce"),
     "gemm_f32.cu": ("gk_gemm_f32",),
     "gemm_sm90.cu": ("gk_gemm_sm90", "gk_gemm_splitk_reduce"),
+    "linalg_small.cu": ("gk_chol_small", "gk_lu_small"),
 }
 
 
@@ -510,6 +516,8 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         gemm_f32(False, True, True),
         gemm_f32(True, False, False, epilogue=(True, "gelu_tanh", True)),
         gemm_f32(True, True, True, (1, 1), (False, "relu", False)),
+        linalg_small(f32),
+        linalg_small(f64),
         *_complex_and_newer_instances(),
     ]
     if target == "hip":

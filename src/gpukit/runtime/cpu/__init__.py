@@ -472,6 +472,9 @@ class CpuBackend:
         fn, kw = _linalg.OPS[op], dict(options)
         return self._plan(tuple(inputs), tuple(outputs), lambda *v: fn(*v, **kw))
 
+    def linalg_max_n(self, op: str, dtype) -> int | None:
+        return None  # LAPACK takes any size
+
     def nonzero(self, mask: Layout, buffer, offset: int, stream, quota):
         """(buffer, count): the int64 (ndim, count) coordinates of mask's true elements."""
         (m,) = self.views([(buffer, offset, mask)])

@@ -261,3 +261,4 @@ class CudaBackend:
     plan_histogram = sort.plan_histogram
     plan_bincount = sort.plan_bincount
     plan_linalg = linalg.plan_linalg
+    linalg_max_n = linalg.linalg_max_n

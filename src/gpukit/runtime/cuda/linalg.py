@@ -1,11 +1,75 @@
-"""Linear algebra on CUDA. No factorization has a CUDA kernel in gpukit yet: every op is
-refused with a clear error (the CPU backend computes them all)."""
+"""Linear algebra on CUDA: stacks of float32 / float64 matrices of at most GK_LA_MAX_N rows,
+one block per matrix in shared memory (kernels/linalg_small.cu): cholesky, and LU with partial
+pivoting for solve, inv, det and slogdet (the front end factors larger matrices for cholesky
+in blocks over these and the GEMM). Larger matrices for the LU ops, complex dtypes, qr, eigh
+and svd have no CUDA kernels yet: those are refused with NotImplementedError naming what is
+missing."""
 
 from __future__ import annotations
 
+import numpy as np
+
+from .. import kernels
+from ..args import CONSTANTS
+from .plans import PlanBuilder
+
+_C = CONSTANTS
+_MODES = {
+    "solve": _C["GK_LA_SOLVE"],
+    "inv": _C["GK_LA_INV"],
+    "det": _C["GK_LA_DET"],
+    "slogdet": _C["GK_LA_SLOGDET"],
+}
+_REAL = (np.dtype("float32"), np.dtype("float64"))
+
+
+def _refuse(backend, op: str, why: str):
+    return NotImplementedError(
+        f"linalg.{op} is not implemented on the {backend.name} backend {why} (gpukit's CUDA "
+        f"kernels cover cholesky, solve, inv, det and slogdet of float32/float64 matrices up to "
+        f"{_C['GK_LA_MAX_N']} x {_C['GK_LA_MAX_N']}); the cpu backend computes it"
+    )
+
+
+def linalg_max_n(backend, op: str, dtype) -> int:
+    """The largest n the kernels factor (0: no kernel for op and dtype)."""
+    supported = (op == "cholesky" or op in _MODES) and np.dtype(dtype) in _REAL
+    return _C["GK_LA_MAX_N"] if supported else 0
+
 
 def plan_linalg(backend, op: str, inputs, outputs, options):
-    raise NotImplementedError(
-        f"linalg.{op} is not implemented on the {backend.name} backend yet (gpukit has no "
-        "CUDA factorization kernels); the cpu backend computes it"
+    """gpukit.runtime.backend.Backend.plan_linalg on CUDA (see the module's docstring)."""
+    if op != "cholesky" and op not in _MODES:
+        raise _refuse(backend, op, "yet")
+    a = inputs[0]
+    n = a.shape[-1]
+    if a.dtype not in _REAL:
+        raise _refuse(backend, op, f"for {a.dtype} yet")
+    if n > _C["GK_LA_MAX_N"]:
+        raise _refuse(backend, op, f"for {n} x {n} matrices yet")
+    count = a.size // (n * n)
+    b = PlanBuilder(
+        backend, "a" * len(inputs), outputs=[o.size * o.dtype.itemsize for o in outputs]
     )
+    file, defines = kernels.linalg_small(a.dtype)
+    fields = {"n": n, "k": 0, "mode": 0, "upper": 0}
+    addresses = [("a", 0, 0, 1), ("out", b.output(0), 0, 1)]
+    if op == "cholesky":
+        name = "gk_chol_small"
+        fields["upper"] = int(dict(options)["upper"])
+        addresses.append(("info", b.output(1), 0, 1))
+    else:
+        name = "gk_lu_small"
+        fields["mode"] = _MODES[op]
+        if op == "solve":
+            fields["k"] = inputs[1].shape[-1]
+            addresses.append(("b", 1, 0, 1))
+        elif op == "inv":
+            fields["k"] = n
+        if op in ("solve", "inv"):
+            addresses.append(("info", b.output(1), 0, 1))
+        if op == "slogdet":
+            addresses.append(("out2", b.output(1), 0, 1))
+    fn = backend.function(file, defines, name)
+    b.launch(fn, count, _C["GK_LA_THREADS"], "gk_linalg_args", fields, addresses=addresses)
+    return b.build()

@@ -1,0 +1,193 @@
+// Small dense factorizations, one block per matrix of a contiguous stack, the matrix in shared
+// memory (n <= GK_LA_MAX_N): Cholesky (gk_chol_small) and LU with partial pivoting followed by
+// what is asked of it (gk_lu_small: solve, inverse, determinant, log-determinant). Every sum is
+// taken in one fixed order (no atomics): the same bits on every run.
+//
+// Defines: GK_T (float or double). Blocks of GK_LA_THREADS threads (geometry.cuh).
+#include "args.cuh"
+#include "compat.cuh"
+
+typedef GK_T la_t;
+
+#define LA_LD (GK_LA_MAX_N + 1)  // padded row: a column walk does not hit one bank
+
+__device__ inline la_t la_abs(la_t x) { return x < (la_t)0 ? -x : x; }
+__device__ inline la_t la_inf() { return gk_inf((la_t)0); }
+
+// Rows of `n` columns of the matrix (row-major, stride n) into shared memory; `lower_of_upper`
+// reads the upper triangle transposed (the Cholesky of UPLO="U").
+__device__ inline void la_load(la_t* s, const la_t* a, int n, bool lower_of_upper) {
+    for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
+        const int i = e / n, j = e % n;
+        if (j <= i) s[i * LA_LD + j] = lower_of_upper ? a[j * n + i] : a[i * n + j];
+    }
+}
+
+GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
+    __shared__ la_t s[GK_LA_MAX_N * LA_LD];
+    __shared__ int failed;
+    const int n = args.n;
+    const gk_i64 mat = blockIdx.x;
+    const la_t* a = reinterpret_cast<const la_t*>(args.a) + mat * n * n;
+    la_t* out = reinterpret_cast<la_t*>(args.out) + mat * n * n;
+    la_load(s, a, n, args.upper != 0);
+    if (threadIdx.x == 0) failed = 0;
+    __syncthreads();
+    for (int j = 0; j < n; ++j) {
+        if (threadIdx.x == 0) {
+            const la_t d = s[j * LA_LD + j];
+            if (!(d > (la_t)0)) failed = 1;  // also NaN
+            s[j * LA_LD + j] = gkm_sqrt(d);
+        }
+        __syncthreads();
+        if (failed) break;
+        const la_t inv_d = (la_t)1 / s[j * LA_LD + j];
+        for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) s[i * LA_LD + j] *= inv_d;
+        __syncthreads();
+        // Trailing lower triangle: rows i > j, columns j < c <= i.
+        const int m = n - j - 1;
+        for (int e = threadIdx.x; e < m * m; e += blockDim.x) {
+            const int i = j + 1 + e / m, c = j + 1 + e % m;
+            if (c <= i) s[i * LA_LD + c] -= s[i * LA_LD + j] * s[c * LA_LD + j];
+        }
+        __syncthreads();
+    }
+    for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
+        const int i = e / n, c = e % n;  // out (i, c)
+        la_t v;
+        if (failed)
+            v = la_inf() - la_inf();
+        else if (args.upper)
+            v = c >= i ? s[c * LA_LD + i] : (la_t)0;
+        else
+            v = c <= i ? s[i * LA_LD + c] : (la_t)0;
+        out[e] = v;
+    }
+    if (threadIdx.x == 0) reinterpret_cast<gk_i32*>(args.info)[mat] = failed;
+}
+
+// LU of s in place (unit lower L below the diagonal, U on and above), perm[i]: the source row of
+// row i of P A. Returns through `singular` whether a pivot was exactly zero (or NaN).
+__device__ void la_lu(la_t* s, int n, int* perm, int* singular, int* swaps) {
+    __shared__ int pivot;
+    if (threadIdx.x == 0) {
+        *singular = 0;
+        *swaps = 0;
+    }
+    for (int i = threadIdx.x; i < n; i += blockDim.x) perm[i] = i;
+    __syncthreads();
+    for (int j = 0; j < n; ++j) {
+        if (threadIdx.x == 0) {  // the first row of largest |value| (a fixed choice on ties)
+            int p = j;
+            la_t best = la_abs(s[j * LA_LD + j]);
+            for (int i = j + 1; i < n; ++i) {
+                const la_t v = la_abs(s[i * LA_LD + j]);
+                if (v > best) best = v, p = i;
+            }
+            if (best == (la_t)0) *singular = 1;  // as getrf's info (NaN is not flagged)
+            if (p != j) {
+                *swaps += 1;
+                const int t = perm[j];
+                perm[j] = perm[p];
+                perm[p] = t;
+            }
+            pivot = p;
+        }
+        __syncthreads();
+        const int p = pivot;
+        if (p != j)
+            for (int c = threadIdx.x; c < n; c += blockDim.x) {
+                const la_t t = s[j * LA_LD + c];
+                s[j * LA_LD + c] = s[p * LA_LD + c];
+                s[p * LA_LD + c] = t;
+            }
+        __syncthreads();
+        const la_t d = s[j * LA_LD + j];
+        if (d != (la_t)0) {  // a zero pivot leaves its column (LAPACK's getrf goes on too)
+            const la_t inv_d = (la_t)1 / d;
+            for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) s[i * LA_LD + j] *= inv_d;
+            __syncthreads();
+            const int m = n - j - 1;
+            for (int e = threadIdx.x; e < m * m; e += blockDim.x) {
+                const int i = j + 1 + e / m, c = j + 1 + e % m;
+                s[i * LA_LD + c] -= s[i * LA_LD + j] * s[j * LA_LD + c];
+            }
+        }
+        __syncthreads();
+    }
+}
+
+// X = U^-1 L^-1 (P B) for GK_LA_RHS columns at a time held in x (n rows of width w).
+__device__ void la_substitute(const la_t* s, la_t* x, int n, int w) {
+    for (int i = 0; i < n; ++i) {  // forward: L has a unit diagonal
+        const int m = n - i - 1;
+        for (int e = threadIdx.x; e < m * w; e += blockDim.x) {
+            const int r = i + 1 + e / w, c = e % w;
+            x[r * GK_LA_RHS + c] -= s[r * LA_LD + i] * x[i * GK_LA_RHS + c];
+        }
+        __syncthreads();
+    }
+    for (int i = n - 1; i >= 0; --i) {
+        for (int c = threadIdx.x; c < w; c += blockDim.x) x[i * GK_LA_RHS + c] /= s[i * LA_LD + i];
+        __syncthreads();
+        for (int e = threadIdx.x; e < i * w; e += blockDim.x) {
+            const int r = e / w, c = e % w;
+            x[r * GK_LA_RHS + c] -= s[r * LA_LD + i] * x[i * GK_LA_RHS + c];
+        }
+        __syncthreads();
+    }
+}
+
+// mode GK_LA_SOLVE: out (n x k) = A^-1 b; GK_LA_INV: out = A^-1 (n x n); GK_LA_DET: out[mat] =
+// det A; GK_LA_SLOGDET: out[mat] = sign, out2[mat] = log|det A|. info[mat] = 1 for an exactly
+// singular A (solve, inverse).
+GK_KERNEL void gk_lu_small(const gk_linalg_args args) {
+    __shared__ la_t s[GK_LA_MAX_N * LA_LD];
+    __shared__ la_t x[GK_LA_MAX_N * GK_LA_RHS];
+    __shared__ int perm[GK_LA_MAX_N];
+    __shared__ int singular, swaps;
+    const int n = args.n;
+    const gk_i64 mat = blockIdx.x;
+    const la_t* a = reinterpret_cast<const la_t*>(args.a) + mat * n * n;
+    for (int e = threadIdx.x; e < n * n; e += blockDim.x) s[(e / n) * LA_LD + e % n] = a[e];
+    __syncthreads();
+    la_lu(s, n, perm, &singular, &swaps);
+    la_t* out = reinterpret_cast<la_t*>(args.out);
+    if (args.mode == GK_LA_DET || args.mode == GK_LA_SLOGDET) {
+        if (threadIdx.x != 0) return;
+        // Products and log sums in row order: one fixed order.
+        la_t sign = (swaps & 1) ? (la_t)-1 : (la_t)1, det = sign, logabs = 0;
+        for (int i = 0; i < n; ++i) {
+            const la_t d = s[i * LA_LD + i];
+            det *= d;
+            sign = d<(la_t)0 ? -sign : d>(la_t) 0 ? sign : (la_t)0;
+            logabs += gkm_log(la_abs(d));
+        }
+        if (args.mode == GK_LA_DET) {
+            out[mat] = det;
+        } else {
+            out[mat] = sign;
+            reinterpret_cast<la_t*>(args.out2)[mat] = sign == (la_t)0 ? -la_inf() : logabs;
+        }
+        return;
+    }
+    const int k = args.k;
+    const la_t* b = reinterpret_cast<const la_t*>(args.b) + mat * n * k;
+    out += mat * n * k;
+    for (int c0 = 0; c0 < k; c0 += GK_LA_RHS) {
+        const int w = k - c0 < GK_LA_RHS ? k - c0 : GK_LA_RHS;
+        for (int e = threadIdx.x; e < n * w; e += blockDim.x) {
+            const int r = e / w, c = e % w, src = perm[r];
+            x[r * GK_LA_RHS + c] =
+                args.mode == GK_LA_INV ? (la_t)(src == c0 + c) : b[(gk_i64)src * k + c0 + c];
+        }
+        __syncthreads();
+        la_substitute(s, x, n, w);
+        for (int e = threadIdx.x; e < n * w; e += blockDim.x) {
+            const int r = e / w, c = e % w;
+            out[(gk_i64)r * k + c0 + c] = x[r * GK_LA_RHS + c];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) reinterpret_cast<gk_i32*>(args.info)[mat] = singular;
+}
