@@ -88,7 +88,7 @@ void launch(void (*kernel)(Args), unsigned grid, unsigned threads, const Args& a
             t.ctx.uc_stack.ss_sp = t.stack.data();
             t.ctx.uc_stack.ss_size = t.stack.size();
             t.ctx.uc_link = nullptr;
-            makecontext(&t.ctx, (void (*)()) & Trampoline<Args>::entry, 0);
+            makecontext(&t.ctx, (void (*)())&Trampoline<Args>::entry, 0);
         }
         std::vector<unsigned> order(threads);
         for (;;) {
