@@ -89,6 +89,9 @@
 #define GK_LA_INV 1
 #define GK_LA_DET 2
 #define GK_LA_SLOGDET 3
+// gk_eigh_jacobi: matrices of at most GK_LA_JACOBI_N rows, at most GK_LA_SWEEPS sweeps.
+#define GK_LA_JACOBI_N 32
+#define GK_LA_SWEEPS 30
 
 // Every constant above, for gpukit._native.constants().
 #define GK_CONSTANTS(X)          \
@@ -148,4 +151,6 @@
     X(GK_LA_SOLVE)               \
     X(GK_LA_INV)                 \
     X(GK_LA_DET)                 \
-    X(GK_LA_SLOGDET)
+    X(GK_LA_SLOGDET)             \
+    X(GK_LA_JACOBI_N)            \
+    X(GK_LA_SWEEPS)

@@ -191,3 +191,119 @@ GK_KERNEL void gk_lu_small(const gk_linalg_args args) {
     }
     if (threadIdx.x == 0) reinterpret_cast<gk_i32*>(args.info)[mat] = singular;
 }
+
+// The pair of round `r` at slot `k` of a round-robin over m (even) indices: every pair of
+// indices meets once in m - 1 rounds, the pairs of one round disjoint (index 0 stays put, the
+// others rotate).
+__device__ inline void la_pair(int k, int r, int m, int* p, int* q) {
+    const int a = k == 0 ? 0 : (k - 1 + r) % (m - 1) + 1;
+    const int b = (m - 2 - k + r) % (m - 1) + 1;
+    *p = a < b ? a : b;
+    *q = a < b ? b : a;
+}
+
+// Eigenvalues (ascending, out) and eigenvectors (columns, out2, when mode != 0) of symmetric
+// matrices (n <= GK_LA_JACOBI_N) by cyclic two-sided Jacobi with the round-robin order: each
+// round rotates n/2 disjoint pairs at once (A <- J^T A J, V <- V J), sweeps until the
+// off-diagonal part is below 4 n eps times the whole (Frobenius). Only the lower (upper) triangle
+// is read. info[mat] = 1 when GK_LA_SWEEPS sweeps do not converge.
+GK_KERNEL void gk_eigh_jacobi(const gk_linalg_args args) {
+    __shared__ la_t A[GK_LA_JACOBI_N * (GK_LA_JACOBI_N + 1)];
+    __shared__ la_t V[GK_LA_JACOBI_N * (GK_LA_JACOBI_N + 1)];
+    __shared__ la_t rot_c[GK_LA_JACOBI_N / 2], rot_s[GK_LA_JACOBI_N / 2];
+    __shared__ int order[GK_LA_JACOBI_N];
+    __shared__ int more;
+    const int ld = GK_LA_JACOBI_N + 1;
+    const int n = args.n, m = n + (n & 1), half = m / 2;
+    const gk_i64 mat = blockIdx.x;
+    const la_t* a = reinterpret_cast<const la_t*>(args.a) + mat * n * n;
+    for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
+        const int i = e / n, j = e % n;
+        if (j <= i) {
+            const la_t v = args.upper ? a[j * n + i] : a[i * n + j];
+            A[i * ld + j] = v;
+            A[j * ld + i] = v;
+        }
+        V[i * ld + j] = (la_t)(i == j);
+    }
+    const la_t eps = sizeof(la_t) == 4 ? (la_t)1.1920929e-07 : (la_t)2.220446049250313e-16;
+    __syncthreads();
+    for (int sweep = 0; sweep <= GK_LA_SWEEPS; ++sweep) {
+        if (threadIdx.x == 0) {  // sums in a fixed order
+            la_t off = 0, all = 0;
+            for (int i = 0; i < n; ++i)
+                for (int j = 0; j < n; ++j) {
+                    const la_t v = A[i * ld + j] * A[i * ld + j];
+                    all += v;
+                    if (i != j) off += v;
+                }
+            // Rounding leaves each off-diagonal element near eps |A|: stop at 4 n eps.
+            const la_t tol = 4 * n * eps;
+            more = off > tol * tol * all;
+        }
+        __syncthreads();
+        if (!more || sweep == GK_LA_SWEEPS) break;
+        for (int r = 0; r < m - 1; ++r) {
+            for (int k = threadIdx.x; k < half; k += blockDim.x) {
+                int p, q;
+                la_pair(k, r, m, &p, &q);
+                la_t c = 1, s = 0;
+                const la_t apq = q < n ? A[p * ld + q] : (la_t)0;
+                if (apq != (la_t)0) {
+                    const la_t tau = (A[q * ld + q] - A[p * ld + p]) / (2 * apq);
+                    const la_t t = (tau >= 0 ? (la_t)1 : (la_t)-1) /
+                                   (la_abs(tau) + gkm_sqrt((la_t)1 + tau * tau));
+                    c = (la_t)1 / gkm_sqrt((la_t)1 + t * t);
+                    s = t * c;
+                }
+                rot_c[k] = c;
+                rot_s[k] = s;
+            }
+            __syncthreads();
+            for (int e = threadIdx.x; e < n * half; e += blockDim.x) {  // columns of A and V
+                const int i = e / half, k = e % half;
+                int p, q;
+                la_pair(k, r, m, &p, &q);
+                if (q >= n) continue;
+                const la_t c = rot_c[k], s = rot_s[k];
+                const la_t ap = A[i * ld + p], aq = A[i * ld + q];
+                A[i * ld + p] = c * ap - s * aq;
+                A[i * ld + q] = s * ap + c * aq;
+                const la_t vp = V[i * ld + p], vq = V[i * ld + q];
+                V[i * ld + p] = c * vp - s * vq;
+                V[i * ld + q] = s * vp + c * vq;
+            }
+            __syncthreads();
+            for (int e = threadIdx.x; e < n * half; e += blockDim.x) {  // rows of A
+                const int j = e / half, k = e % half;
+                int p, q;
+                la_pair(k, r, m, &p, &q);
+                if (q >= n) continue;
+                const la_t c = rot_c[k], s = rot_s[k];
+                const la_t ap = A[p * ld + j], aq = A[q * ld + j];
+                A[p * ld + j] = c * ap - s * aq;
+                A[q * ld + j] = s * ap + c * aq;
+            }
+            __syncthreads();
+        }
+    }
+    if (threadIdx.x == 0) {  // ascending eigenvalues, ties in index order
+        for (int i = 0; i < n; ++i) order[i] = i;
+        for (int i = 1; i < n; ++i) {
+            const int o = order[i];
+            int j = i;
+            for (; j > 0 && A[order[j - 1] * ld + order[j - 1]] > A[o * ld + o]; --j)
+                order[j] = order[j - 1];
+            order[j] = o;
+        }
+        reinterpret_cast<gk_i32*>(args.info)[mat] = more;
+    }
+    __syncthreads();
+    la_t* w = reinterpret_cast<la_t*>(args.out) + mat * n;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) w[i] = A[order[i] * ld + order[i]];
+    if (args.mode) {
+        la_t* vec = reinterpret_cast<la_t*>(args.out2) + mat * n * n;
+        for (int e = threadIdx.x; e < n * n; e += blockDim.x)
+            vec[e] = V[(e / n) * ld + order[e % n]];
+    }
+}

@@ -27,14 +27,19 @@ BOUND = 30.0
 # What the CUDA backend computes (kernels/linalg_small.cu); the CPU backend computes every op.
 CUDA_OPS = ("cholesky", "solve", "inv", "det", "slogdet")
 CUDA_MAX_N = 64
+CUDA_JACOBI_N = 32  # eigh
 
 
 def runs(backend, op: str, dtype="float64", n: int = 1) -> bool:
     """Whether `backend` computes `op` for n x n matrices of `dtype`."""
     if backend == "cpu":
         return True
+    if dtype not in REAL:
+        return False
+    if op == "eigh":
+        return n <= CUDA_JACOBI_N
     blocked = op == "cholesky"  # larger ones are factored in blocks over the small kernels
-    return op in CUDA_OPS and dtype in REAL and (n <= CUDA_MAX_N or blocked)
+    return op in CUDA_OPS and (n <= CUDA_MAX_N or blocked)
 
 
 def factorizations(backend, op: str = "svd", dtype="float64", n: int = 1):
@@ -209,7 +214,9 @@ def test_qr_shapes_and_residuals(backend, rng, dtype, mode):
 @pytest.mark.parametrize("dtype", REAL + COMPLEX)
 def test_eigh_every_size(backend, rng, dtype):
     factorizations(backend, "eigh", dtype)
-    for n in [*SMALL_SIZES[::2], 64, 65, *LARGE_SIZES[:2]]:
+    for n in [*SMALL_SIZES[::2], 32, 64, 65, *LARGE_SIZES[:2]]:
+        if not runs(backend, "eigh", dtype, n):
+            continue
         lam = np.sort(rng.uniform(-3, 3, (2, n)), axis=-1)
         a = np.stack([hermitian(rng, n, lam[i], dtype) for i in range(2)])
         poisoned = a.copy()

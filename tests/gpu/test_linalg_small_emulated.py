@@ -132,3 +132,30 @@ def test_lu_singular_det_and_slogdet(emu, rng):
         np.testing.assert_allclose(
             logabs[[0, 2]], rl[[0, 2]], rtol=_tol(dtype, n), atol=_tol(dtype, n)
         )
+
+
+def test_eigh_jacobi(emu, rng):
+    so, dtype = emu
+    for n in (1, 2, 3, 8, 17, CONSTANTS["GK_LA_JACOBI_N"]):
+        q = np.linalg.qr(rng.standard_normal((2, n, n)))[0]
+        lam = np.sort(rng.uniform(-2, 2, (2, n)), axis=-1)
+        lam[1, : n // 2] = 0.5  # a repeated eigenvalue
+        lam = np.sort(lam, axis=-1)
+        sym = (q * lam[:, None, :]) @ np.swapaxes(q, -1, -2)
+        sym = (sym + np.swapaxes(sym, -1, -2)) / 2
+        for upper in (0, 1):
+            a = np.ascontiguousarray(sym.astype(dtype))
+            garbage = np.tril_indices(n, -1) if upper else np.triu_indices(n, 1)
+            a[:, garbage[0], garbage[1]] = np.nan  # the triangle not read
+            w = np.full((2, n), np.nan, dtype)
+            v = np.full((2, n, n), np.nan, dtype)
+            info = np.full(2, -1, np.int32)
+            _run(so, 2, 2, int(rng.integers(1 << 30)), a=a, out=w, out2=v, info=info, n=n,
+                 upper=upper, mode=1)  # fmt: skip
+            np.testing.assert_array_equal(info, [0, 0])
+            tol = _tol(dtype, n)
+            np.testing.assert_allclose(w, lam, atol=tol * 2)
+            av = sym @ v.astype(np.float64) - v * w[:, None, :]
+            assert np.abs(av).max() < tol * 4, n
+            vv = np.swapaxes(v, -1, -2).astype(np.float64) @ v - np.eye(n)
+            assert np.abs(vv).max() < tol * 4, n

@@ -20,8 +20,9 @@ extern "C" long gk_emu_field_offset(const char* field) {
     return -1;
 }
 
-// kernel 0: gk_chol_small, 1: gk_lu_small.
+// kernel 0: gk_chol_small, 1: gk_lu_small, 2: gk_eigh_jacobi.
 extern "C" void gk_emu_run(const gk_linalg_args* a, int kernel, unsigned grid, unsigned threads,
                            unsigned seed) {
-    gkemu::launch(kernel == 0 ? gk_chol_small : gk_lu_small, grid, threads, *a, seed);
+    void (*const kernels[])(gk_linalg_args) = {gk_chol_small, gk_lu_small, gk_eigh_jacobi};
+    gkemu::launch(kernels[kernel], grid, threads, *a, seed);
 }
