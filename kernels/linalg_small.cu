@@ -1,5 +1,6 @@
 // Small dense factorizations, one block per matrix of a contiguous stack, the matrix in shared
-// memory (n <= GK_LA_MAX_N): Cholesky (gk_chol_small) and LU with partial pivoting followed by
+// memory (n <= GK_LA_MAX_N): Cholesky (gk_chol_small, with the inverse of the lower factor when
+// asked: the blocked Cholesky's panels) and LU with partial pivoting followed by
 // what is asked of it (gk_lu_small: solve, inverse, determinant, log-determinant). Every sum is
 // taken in one fixed order (no atomics): the same bits on every run.
 //
@@ -64,6 +65,28 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
         out[e] = v;
     }
     if (threadIdx.x == 0) reinterpret_cast<gk_i32*>(args.info)[mat] = failed;
+    if (!args.mode || failed) return;
+    // mode 1: also X = L^-1 (lower) into out2, in place over L, last column first:
+    // X[j+1:, j] = -X[j+1:, j+1:] L[j+1:, j] / L[j][j] (LAPACK's trti2).
+    __shared__ la_t col[GK_LA_MAX_N];
+    __syncthreads();
+    for (int j = n - 1; j >= 0; --j) {
+        for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) col[i] = s[i * LA_LD + j];
+        if (threadIdx.x == 0) s[j * LA_LD + j] = (la_t)1 / s[j * LA_LD + j];
+        __syncthreads();
+        const la_t neg = -s[j * LA_LD + j];
+        for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) {
+            la_t acc = 0;
+            for (int k = j + 1; k <= i; ++k) acc += s[i * LA_LD + k] * col[k];
+            s[i * LA_LD + j] = neg * acc;
+        }
+        __syncthreads();
+    }
+    la_t* inv = reinterpret_cast<la_t*>(args.out2) + mat * n * n;
+    for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
+        const int i = e / n, c = e % n;
+        inv[e] = c <= i ? s[i * LA_LD + c] : (la_t)0;
+    }
 }
 
 // LU of s in place (unit lower L below the diagonal, U on and above), perm[i]: the source row of

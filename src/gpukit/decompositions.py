@@ -102,14 +102,15 @@ def _empty(like: GPUArray, shape, dtype, identity: bool = False) -> GPUArray:
     return zeros_like(like, dtype=dtype, shape=shape)
 
 
-def _cholesky(a: GPUArray, upper: bool) -> GPUArray:
-    """The backend's Cholesky of contiguous stack a (raises LinAlgError where not PD)."""
+def _cholesky(a: GPUArray, upper: bool, inverse: bool = False):
+    """The backend's Cholesky of contiguous stack a (raises LinAlgError where not PD); with
+    `inverse`, (factor, inverse of the lower factor)."""
     batch = a.shape[:-2]
-    out, info = _run(
-        "cholesky", [a], [(a.shape, a.dtype), ((_count(batch),), _I32)], (("upper", upper),)
-    )
+    shapes = [(a.shape, a.dtype)] * (2 if inverse else 1) + [((_count(batch),), _I32)]
+    options = (("upper", upper),) + ((("inverse", True),) if inverse else ())
+    *made, info = _run("cholesky", [a], shapes, options)
     _check(info, "Matrix is not positive definite")
-    return out
+    return tuple(made) if inverse else made[0]
 
 
 def _inv(a: GPUArray) -> GPUArray:
@@ -120,18 +121,18 @@ def _inv(a: GPUArray) -> GPUArray:
 
 def _blocked_cholesky(a: GPUArray, nb: int) -> GPUArray:
     """Right-looking blocked Cholesky (lower) for a backend that factors at most nb x nb at a
-    time: each diagonal block by the backend, the panel below it times the inverse of that
-    block's factor (transposed; MAGMA's trsm by inverted diagonal blocks), the trailing matrix
-    updated by one product per step. Only the lower triangle of `a` is read."""
+    time: each diagonal block by the backend (with the inverse of its factor), the panel below
+    it times that inverse (transposed; MAGMA's trsm by inverted diagonal blocks), the trailing
+    matrix updated by one product per step. Only the lower triangle of `a` is read."""
     n = a.shape[-1]
     w = a.copy()
     for k in range(0, n, nb):
         e = min(k + nb, n)
-        l11 = _cholesky(ascontiguousarray(w[..., k:e, k:e]), False)
+        l11, l11_inv = _cholesky(ascontiguousarray(w[..., k:e, k:e]), False, inverse=True)
         w[..., k:e, k:e] = l11
         if e == n:
             break
-        l21 = w[..., e:, k:e] @ _mT(_inv(l11))
+        l21 = w[..., e:, k:e] @ _mT(l11_inv)
         w[..., e:, k:e] = l21
         w[..., e:, e:] = w[..., e:, e:] - l21 @ _mT(l21)
     return ascontiguousarray(tril(w))

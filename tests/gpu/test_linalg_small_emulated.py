@@ -84,6 +84,14 @@ def test_cholesky(emu, rng):
             assert np.isnan(out[1]).all()
             ref = np.linalg.cholesky(spd[[0, 2]], upper=bool(upper))
             np.testing.assert_allclose(out[[0, 2]], ref, rtol=_tol(dtype, n), atol=_tol(dtype, n))
+        # mode 1: the inverse of the lower factor too (the blocked Cholesky's panels)
+        a = np.ascontiguousarray(spd[[0, 2]].astype(dtype))
+        out, inv = np.full_like(a, np.nan), np.full_like(a, np.nan)
+        info = np.full(2, -1, np.int32)
+        _run(so, 0, 2, 11, a=a, out=out, out2=inv, info=info, n=n, mode=1)
+        np.testing.assert_array_equal(info, [0, 0])
+        ref = np.linalg.inv(np.linalg.cholesky(spd[[0, 2]]))
+        np.testing.assert_allclose(inv, ref, rtol=_tol(dtype, n) * 10, atol=_tol(dtype, n) * 10)
 
 
 def test_lu_solve_and_inverse(emu, rng):

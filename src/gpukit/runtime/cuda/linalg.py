@@ -64,8 +64,11 @@ def plan_linalg(backend, op: str, inputs, outputs, options):
     addresses = [("a", 0, 0, 1), ("out", b.output(0), 0, 1)]
     if op == "cholesky":
         name = "gk_chol_small"
-        fields["upper"] = int(dict(options)["upper"])
-        addresses.append(("info", b.output(1), 0, 1))
+        opts = dict(options)
+        fields.update(upper=int(opts["upper"]), mode=int(opts.get("inverse", False)))
+        if opts.get("inverse", False):
+            addresses.append(("out2", b.output(1), 0, 1))
+        addresses.append(("info", b.output(len(outputs) - 1), 0, 1))
     elif op == "eigh":
         name = "gk_eigh_jacobi"
         opts = dict(options)
