@@ -564,6 +564,18 @@
     F(gk_i32, batch_ndim)                        \
     F(gk_i32, conj)
 
+// kernels/linalg_small.cu: contiguous stacks of n x n matrices (b and out: n x k for a solve).
+#define GK_LINALG_ARGS(F, A, M)                                                                \
+    F(gk_u64, a)                                                                               \
+    F(gk_u64, b)    /* right-hand sides (GK_LA_SOLVE) */                                       \
+    F(gk_u64, out)  /* factor, solution, inverse, determinant or sign */                       \
+    F(gk_u64, out2) /* log|det| (GK_LA_SLOGDET), eigenvectors, inverse of L */                 \
+    F(gk_u64, info) /* int32 per matrix: 1 not positive definite / singular */                 \
+    F(gk_i32, n)                                                                               \
+    F(gk_i32, k)                                                                               \
+    F(gk_i32, mode)  /* lu: GK_LA_SOLVE, _INV, _DET, _SLOGDET; eigh: vectors; chol: inverse */ \
+    F(gk_i32, upper) /* cholesky: read and write the upper triangle; eigh: read it */
+
 // Every argument block: (struct name, field list).
 #define GK_ARG_STRUCTS(S)                   \
     S(gk_ew_args, GK_EW_ARGS)               \
@@ -592,7 +604,8 @@
     S(gk_sample_args, GK_SAMPLE_ARGS)       \
     S(gk_sample_params, GK_SAMPLE_PARAMS)   \
     S(gk_fft_args, GK_FFT_ARGS)             \
-    S(gk_fft_aux_args, GK_FFT_AUX_ARGS)
+    S(gk_fft_aux_args, GK_FFT_AUX_ARGS)     \
+    S(gk_linalg_args, GK_LINALG_ARGS)
 
 #define GK_ARG_FIELD(T, NAME) T NAME;
 #define GK_ARG_ARRAY(T, NAME, COUNT) T NAME[COUNT];

@@ -134,6 +134,19 @@
 #define GK_FFT_ROW_EXTRA_BYTES 24
 #define GK_FFT_PAD_SHIFT 4  // a padding element every 16 of a row in shared memory
 
+// kernels/linalg_small.cu: one block of GK_LA_THREADS per matrix of at most GK_LA_MAX_N rows,
+// right-hand sides GK_LA_RHS columns at a time; gk_lu_small's modes.
+#define GK_LA_MAX_N 64
+#define GK_LA_THREADS 256
+#define GK_LA_RHS 16
+#define GK_LA_SOLVE 0
+#define GK_LA_INV 1
+#define GK_LA_DET 2
+#define GK_LA_SLOGDET 3
+// gk_eigh_jacobi: matrices of at most GK_LA_JACOBI_N rows, at most GK_LA_SWEEPS sweeps.
+#define GK_LA_JACOBI_N 32
+#define GK_LA_SWEEPS 30
+
 // Every constant above, for gpukit._native.constants() (a list of several values becomes a tuple).
 #define GK_CONSTANTS(X)          \
     X(GK_MAX_DIMS)               \
@@ -212,4 +225,13 @@
     X(GK_UNIQUE_ITEMS)           \
     X(GK_FFT_BATCH_DIMS)         \
     X(GK_FFT_ROW_EXTRA_BYTES)    \
-    X(GK_FFT_PAD_SHIFT)
+    X(GK_FFT_PAD_SHIFT)          \
+    X(GK_LA_MAX_N)               \
+    X(GK_LA_THREADS)             \
+    X(GK_LA_RHS)                 \
+    X(GK_LA_SOLVE)               \
+    X(GK_LA_INV)                 \
+    X(GK_LA_DET)                 \
+    X(GK_LA_SLOGDET)             \
+    X(GK_LA_JACOBI_N)            \
+    X(GK_LA_SWEEPS)

@@ -58,6 +58,7 @@ from .errors import (
     GpukitError,
     GraphCaptureError,
     HipError,
+    LinAlgError,
     OutOfMemoryError,
     SafeTensorsError,
     TaskRejectedError,
@@ -120,6 +121,7 @@ from .statistics import __all__ as _statistics_names
 from .streams import Event, Stream, synchronize
 from .views import ascontiguousarray, broadcast_to, expand_dims, squeeze, stack, swapaxes, transpose
 
+linalg.tensordot = tensordot  # noqa: F405 (the Array API's linalg.tensordot is NumPy's)
 globals().update(_ufuncs)  # exp, maximum, where, ... with NumPy's names
 where = _searching.where  # the ufunc, and with one argument nonzero()
 globals().update(_DTYPES)  # gk.bool, gk.int8, ..., gk.float64 (NumPy dtype objects)
@@ -181,6 +183,7 @@ __all__ = [
     "Graph",
     "GraphCaptureError",
     "HipError",
+    "LinAlgError",
     "OutOfMemoryError",
     "RawKernel",
     "SafeTensorsError",

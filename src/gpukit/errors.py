@@ -1,5 +1,7 @@
 """Exceptions gpukit raises. The native modules raise these same classes."""
 
+import numpy as np
+
 
 class GpukitError(Exception):
     """Base class of gpukit's own errors."""
@@ -33,6 +35,11 @@ class CompileError(GpukitError):
     def __init__(self, message, log=""):
         super().__init__(f"{message}\n{log}" if log else message)
         self.log = log
+
+
+class LinAlgError(GpukitError, np.linalg.LinAlgError):
+    """A linear-algebra routine failed where NumPy's raises (a singular matrix, one not positive
+    definite, no convergence); `except numpy.linalg.LinAlgError` catches it."""
 
 
 class OutOfMemoryError(GpukitError, MemoryError):

@@ -1,5 +1,7 @@
-"""Matrix products: NumPy's `matmul` (the @ operator) and `dot`, PyTorch's `linear` (with a
-fused bias, activation and residual add), and which kernel a product runs on.
+"""gpukit.linalg: matrix products, NumPy's `matmul` (the @ operator) and `dot`, PyTorch's
+`linear` (with a fused bias, activation and residual add), and which kernel a product runs on;
+with the factorizations (gpukit.decompositions), norms (gpukit.norms) and the vector helpers
+(gpukit.linalg_vectors), the namespace of the Array API's linalg extension and NumPy's.
 
 `gpukit.linalg.allow_tf32` (False by default, like torch.backends.cuda.matmul.allow_tf32): when
 True, float32 products on GPUs with TF32 tensor cores (sm_90 here) round their operands to TF32
@@ -12,7 +14,11 @@ import numpy as np
 from . import _core
 from .array import GPUArray, alignment, asarray, cached_plan, layout, operands, wrap
 from .base import dtypes, shapes
+from .decompositions import *  # noqa: F403
 from .elementwise import elementwise
+from .linalg_vectors import *  # noqa: F403
+from .manipulation import matrix_transpose as matrix_transpose
+from .norms import *  # noqa: F403
 from .runtime.backend import Layout
 from .runtime.quota import local as _quota
 from .views import broadcast_to

@@ -20,6 +20,7 @@ FRONT_END += ("random", "sorting", "complex_parts", "rounding")
 FRONT_END += ("array_args", "device_arg", "data_types", "array_api", "methods", "manipulation")
 FRONT_END += ("statistics", "comparison", "products", "einsum", "matrices", "grids", "padding")
 FRONT_END += ("searching", "elementwise_composed", "numerical", "fft")
+FRONT_END += ("decompositions", "norms", "linalg_vectors")
 LIBRARIES = ("nn", "models", "io", "interop", "streams", "memory", "scheduler", "jit", "kernel")
 LIBRARIES += ("info", "graphs")
 LAYERS = ["base", "native", "runtime", "front end", "libraries", "package"]

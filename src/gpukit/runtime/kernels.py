@@ -452,6 +452,11 @@ def attention_tc_decode(
     return "attention_decode.cu", defines
 
 
+def linalg_small(dtype) -> tuple[str, tuple]:
+    """One-block-per-matrix factorizations (n <= GK_LA_MAX_N) in float32 or float64."""
+    return "linalg_small.cu", (f"GK_T={'double' if np.dtype(dtype).itemsize == 8 else 'float'}",)
+
+
 KERNEL_NAMES = {
     "elementwise.cu": ("gk_ew_contig", "gk_ew_strided"),
     "reduce.cu": (
@@ -515,6 +520,7 @@ KERNEL_NAMES = {
         "gk_fft_chirp_mul",
         "gk_fft_chirp_post",
     ),
+    "linalg_small.cu": ("gk_chol_small", "gk_lu_small", "gk_eigh_jacobi"),
 }
 
 
@@ -710,6 +716,8 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         attention_tc_decode("bf16", 128, "none", 1),
         attention_tc_decode("f16", 96, "bool", 2),
         attention_tc_decode("f16", 256, "additive", 1),
+        linalg_small(f32),
+        linalg_small(f64),
         *_complex_and_newer_instances(),
         *_fft_instances(),
     ]

@@ -17,6 +17,7 @@ from ..args import arg_struct
 from ..backend import Capabilities, Layout
 from ..ops import ELEMENTWISE
 from . import decode, graphs, nn
+from . import linalg as _linalg
 from . import sort as _sort
 
 CAPABILITIES = Capabilities(
@@ -571,6 +572,14 @@ class CpuBackend:
             o[...] = r
 
         return self._plan((src,), [out], compute)
+
+    def plan_linalg(self, op: str, inputs, outputs, options: tuple):
+        """gpukit.runtime.backend.Backend.plan_linalg, by NumPy's LAPACK (runtime/cpu/linalg)."""
+        fn, kw = _linalg.OPS[op], dict(options)
+        return self._plan(tuple(inputs), tuple(outputs), lambda *v: fn(*v, **kw))
+
+    def linalg_max_n(self, op: str, dtype) -> int | None:
+        return None  # LAPACK takes any size
 
     def nonzero(self, mask: Layout, buffer, offset: int, stream, quota):
         """(buffer, count): the int64 (ndim, count) coordinates of mask's true elements."""

@@ -12,7 +12,20 @@ from ... import _core, _native
 from ...errors import BackendUnavailableError, CudaError
 from .. import capture, jit, kernels, libs
 from ..backend import Capabilities
-from . import attention, decode, elementwise, fft, gather, graphs, matmul, nn, preempt, reduce, sort
+from . import (
+    attention,
+    decode,
+    elementwise,
+    fft,
+    gather,
+    graphs,
+    linalg,
+    matmul,
+    nn,
+    preempt,
+    reduce,
+    sort,
+)
 
 CAPABILITIES = Capabilities(
     device_streams=True,
@@ -312,3 +325,5 @@ class CudaBackend:
     plan_histogram = sort.plan_histogram
     plan_bincount = sort.plan_bincount
     plan_fft = fft.plan_fft
+    plan_linalg = linalg.plan_linalg
+    linalg_max_n = linalg.linalg_max_n

@@ -1,0 +1,93 @@
+"""Linear algebra on CUDA: stacks of float32 / float64 matrices, one block per matrix in
+shared memory (kernels/linalg_small.cu): cholesky, and LU with partial pivoting for solve, inv,
+det and slogdet, up to GK_LA_MAX_N rows (the front end factors larger matrices for cholesky in
+blocks over these and the GEMM); eigh by cyclic Jacobi up to GK_LA_JACOBI_N rows. Larger
+matrices for the LU ops and eigh, complex dtypes, qr and svd have no CUDA kernels yet: those
+are refused with NotImplementedError naming what is missing."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import kernels
+from ..args import CONSTANTS
+from .plans import PlanBuilder
+
+_C = CONSTANTS
+_MODES = {
+    "solve": _C["GK_LA_SOLVE"],
+    "inv": _C["GK_LA_INV"],
+    "det": _C["GK_LA_DET"],
+    "slogdet": _C["GK_LA_SLOGDET"],
+}
+_REAL = (np.dtype("float32"), np.dtype("float64"))
+
+
+def _refuse(backend, op: str, why: str):
+    return NotImplementedError(
+        f"linalg.{op} is not implemented on the {backend.name} backend {why} (gpukit's CUDA "
+        f"kernels cover cholesky, solve, inv, det and slogdet of float32/float64 matrices up to "
+        f"{_C['GK_LA_MAX_N']} x {_C['GK_LA_MAX_N']} (cholesky of any size, in blocks) and eigh "
+        f"up to {_C['GK_LA_JACOBI_N']} x {_C['GK_LA_JACOBI_N']}); the cpu backend computes it"
+    )
+
+
+def _max_n(op: str, dtype) -> int:
+    if np.dtype(dtype) not in _REAL:
+        return 0
+    if op == "eigh":
+        return _C["GK_LA_JACOBI_N"]
+    return _C["GK_LA_MAX_N"] if op == "cholesky" or op in _MODES else 0
+
+
+def linalg_max_n(backend, op: str, dtype) -> int:
+    """The largest n the kernels factor (0: no kernel for op and dtype)."""
+    return _max_n(op, dtype)
+
+
+def plan_linalg(backend, op: str, inputs, outputs, options):
+    """gpukit.runtime.backend.Backend.plan_linalg on CUDA (see the module's docstring)."""
+    if op != "cholesky" and op != "eigh" and op not in _MODES:
+        raise _refuse(backend, op, "yet")
+    a = inputs[0]
+    n = a.shape[-1]
+    if a.dtype not in _REAL:
+        raise _refuse(backend, op, f"for {a.dtype} yet")
+    if n > _max_n(op, a.dtype):
+        raise _refuse(backend, op, f"for {n} x {n} matrices yet")
+    count = a.size // (n * n)
+    b = PlanBuilder(
+        backend, "a" * len(inputs), outputs=[o.size * o.dtype.itemsize for o in outputs]
+    )
+    file, defines = kernels.linalg_small(a.dtype)
+    fields = {"n": n, "k": 0, "mode": 0, "upper": 0}
+    addresses = [("a", 0, 0, 1), ("out", b.output(0), 0, 1)]
+    if op == "cholesky":
+        name = "gk_chol_small"
+        opts = dict(options)
+        fields.update(upper=int(opts["upper"]), mode=int(opts.get("inverse", False)))
+        if opts.get("inverse", False):
+            addresses.append(("out2", b.output(1), 0, 1))
+        addresses.append(("info", b.output(len(outputs) - 1), 0, 1))
+    elif op == "eigh":
+        name = "gk_eigh_jacobi"
+        opts = dict(options)
+        fields.update(upper=int(opts["upper"]), mode=int(opts["vectors"]))
+        if opts["vectors"]:
+            addresses.append(("out2", b.output(1), 0, 1))
+        addresses.append(("info", b.output(len(outputs) - 1), 0, 1))
+    else:
+        name = "gk_lu_small"
+        fields["mode"] = _MODES[op]
+        if op == "solve":
+            fields["k"] = inputs[1].shape[-1]
+            addresses.append(("b", 1, 0, 1))
+        elif op == "inv":
+            fields["k"] = n
+        if op in ("solve", "inv"):
+            addresses.append(("info", b.output(1), 0, 1))
+        if op == "slogdet":
+            addresses.append(("out2", b.output(1), 0, 1))
+    fn = backend.function(file, defines, name)
+    b.launch(fn, count, _C["GK_LA_THREADS"], "gk_linalg_args", fields, addresses=addresses)
+    return b.build()

@@ -1,0 +1,169 @@
+"""kernels/linalg_small.cu run on the CPU through tests/gpu/emulator/linalg_emulate.h (a host
+g++ build: threads as fibers in a random order between barriers), with argument blocks packed
+as gpukit packs them (the host build checks every field's offset) and NumPy arrays as device
+memory: Cholesky, LU solve / inverse / det / slogdet against NumPy in float64, every output
+element written (outputs start as NaN)."""
+
+import ctypes
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpukit.runtime.args import CONSTANTS, arg_struct
+
+HERE = Path(__file__).resolve().parent / "emulator"
+KERNELS = HERE.parents[2] / "kernels"
+ARGS = arg_struct("gk_linalg_args")
+THREADS = CONSTANTS["GK_LA_THREADS"]
+MODES = {m: CONSTANTS[f"GK_LA_{m.upper()}"] for m in ("solve", "inv", "det", "slogdet")}
+SIZES = [1, 2, 3, 7, 16, 17, 33, 64]
+
+
+@pytest.fixture(scope="module", params=["float32", "float64"])
+def emu(request, tmp_path_factory):
+    if shutil.which("g++") is None:
+        pytest.skip("no g++ to build the emulated kernels with")
+    dtype = np.dtype(request.param)
+    t = "double" if dtype == np.float64 else "float"
+    key = hashlib.sha1((KERNELS / "linalg_small.cu").read_bytes() + t.encode()).hexdigest()[:12]
+    lib = tmp_path_factory.mktemp("linalg_emu") / f"linalg_{key}.so"
+    cmd = [
+        "g++", "-O1", "-std=c++17", "-shared", "-fPIC", f"-DGK_T={t}", f"-I{KERNELS}",
+        f"-I{HERE}", str(HERE / "linalg_driver.cpp"), "-o", str(lib),
+    ]  # fmt: skip
+    subprocess.run(cmd, check=True, capture_output=True)
+    so = ctypes.CDLL(str(lib))
+    so.gk_emu_field_offset.restype = ctypes.c_long
+    so.gk_emu_field_offset.argtypes = (ctypes.c_char_p,)
+    so.gk_emu_run.argtypes = (ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_uint,
+                              ctypes.c_uint)  # fmt: skip
+    assert so.gk_emu_args_size() == ARGS.size
+    for field, (_, offset, _) in ARGS.fields.items():
+        assert so.gk_emu_field_offset(field.encode()) == offset, field
+    return so, dtype
+
+
+def _run(so, kernel, count, seed, **fields):
+    ptrs = {k: (v.ctypes.data if isinstance(v, np.ndarray) else 0) for k, v in fields.items()
+            if k in ("a", "b", "out", "out2", "info")}  # fmt: skip
+    rest = {k: v for k, v in fields.items() if k not in ptrs}
+    blob = ARGS.pack(**{"n": 0, "k": 0, "mode": 0, "upper": 0, **rest, **ptrs})
+    buf = ctypes.create_string_buffer(bytes(blob), len(blob))
+    so.gk_emu_run(buf, kernel, count, THREADS, seed)
+
+
+def _tol(dtype, n):
+    return 50 * max(n, 1) * np.finfo(dtype).eps
+
+
+def _well_conditioned(rng, n, batch=2):
+    return rng.standard_normal((batch, n, n)) + 2 * n**0.5 * np.eye(n)
+
+
+def test_cholesky(emu, rng):
+    so, dtype = emu
+    for n in SIZES:
+        g = rng.standard_normal((3, n, n))
+        spd = g @ np.swapaxes(g, -1, -2) + n * np.eye(n)
+        spd[1] = -spd[1]  # the middle one is not positive definite
+        for upper in (0, 1):
+            a = np.ascontiguousarray(spd.astype(dtype))
+            # the triangle not read is garbage
+            if upper:
+                a[:, np.tril_indices(n, -1)[0], np.tril_indices(n, -1)[1]] = 7e3
+            else:
+                a[:, np.triu_indices(n, 1)[0], np.triu_indices(n, 1)[1]] = 7e3
+            out = np.full_like(a, np.nan)
+            info = np.full(3, -1, np.int32)
+            _run(so, 0, 3, int(rng.integers(1 << 30)), a=a, out=out, info=info, n=n, upper=upper)
+            np.testing.assert_array_equal(info, [0, 1, 0])
+            assert np.isnan(out[1]).all()
+            ref = np.linalg.cholesky(spd[[0, 2]], upper=bool(upper))
+            np.testing.assert_allclose(out[[0, 2]], ref, rtol=_tol(dtype, n), atol=_tol(dtype, n))
+        # mode 1: the inverse of the lower factor too (the blocked Cholesky's panels)
+        a = np.ascontiguousarray(spd[[0, 2]].astype(dtype))
+        out, inv = np.full_like(a, np.nan), np.full_like(a, np.nan)
+        info = np.full(2, -1, np.int32)
+        _run(so, 0, 2, 11, a=a, out=out, out2=inv, info=info, n=n, mode=1)
+        np.testing.assert_array_equal(info, [0, 0])
+        ref = np.linalg.inv(np.linalg.cholesky(spd[[0, 2]]))
+        np.testing.assert_allclose(inv, ref, rtol=_tol(dtype, n) * 10, atol=_tol(dtype, n) * 10)
+
+
+def test_lu_solve_and_inverse(emu, rng):
+    so, dtype = emu
+    for n in SIZES:
+        a64 = _well_conditioned(rng, n)
+        a64[1] = np.linalg.qr(a64[1])[0] * rng.uniform(1, 2, n)  # pivoting does work here
+        a = np.ascontiguousarray(a64.astype(dtype))
+        for k in (1, 5, 2 * CONSTANTS["GK_LA_RHS"] + 3):
+            b = rng.standard_normal((2, n, k)).astype(dtype)
+            out = np.full((2, n, k), np.nan, dtype)
+            info = np.full(2, -1, np.int32)
+            _run(so, 1, 2, int(rng.integers(1 << 30)), a=a, b=b, out=out, info=info, n=n, k=k,
+                 mode=MODES["solve"])  # fmt: skip
+            np.testing.assert_array_equal(info, [0, 0])
+            ref = np.linalg.solve(a.astype(np.float64), b.astype(np.float64))
+            np.testing.assert_allclose(out, ref, rtol=_tol(dtype, n) * 10, atol=_tol(dtype, n) * 10)
+        out = np.full((2, n, n), np.nan, dtype)
+        info = np.full(2, -1, np.int32)
+        _run(so, 1, 2, 5, a=a, out=out, info=info, n=n, k=n, mode=MODES["inv"])
+        ref = np.linalg.inv(a.astype(np.float64))
+        np.testing.assert_allclose(out, ref, rtol=_tol(dtype, n) * 10, atol=_tol(dtype, n) * 10)
+
+
+def test_lu_singular_det_and_slogdet(emu, rng):
+    so, dtype = emu
+    for n in SIZES:
+        # eigenvalues within 0.4 of 1: the determinant stays within float32's range
+        a64 = np.eye(n) + rng.standard_normal((3, n, n)) * (0.3 / np.sqrt(n))
+        a64[1, :, n // 2] = 0  # exactly singular: a zero column
+        a = np.ascontiguousarray(a64.astype(dtype))
+        out = np.full((3, n, n), np.nan, dtype)
+        info = np.full(3, -1, np.int32)
+        _run(so, 1, 3, 9, a=a, out=out, info=info, n=n, k=n, mode=MODES["inv"])
+        np.testing.assert_array_equal(info, [0, 1, 0])
+        det = np.full(3, np.nan, dtype)
+        _run(so, 1, 3, 3, a=a, out=det, n=n, mode=MODES["det"])
+        ref = np.linalg.det(a.astype(np.float64))
+        np.testing.assert_allclose(det, ref, rtol=_tol(dtype, n) * 10)
+        assert det[1] == 0
+        sign, logabs = np.full(3, np.nan, dtype), np.full(3, np.nan, dtype)
+        _run(so, 1, 3, 4, a=a, out=sign, out2=logabs, n=n, mode=MODES["slogdet"])
+        rs, rl = np.linalg.slogdet(a.astype(np.float64))
+        np.testing.assert_array_equal(sign, rs)
+        assert logabs[1] == -np.inf
+        np.testing.assert_allclose(
+            logabs[[0, 2]], rl[[0, 2]], rtol=_tol(dtype, n), atol=_tol(dtype, n)
+        )
+
+
+def test_eigh_jacobi(emu, rng):
+    so, dtype = emu
+    for n in (1, 2, 3, 8, 17, CONSTANTS["GK_LA_JACOBI_N"]):
+        q = np.linalg.qr(rng.standard_normal((2, n, n)))[0]
+        lam = np.sort(rng.uniform(-2, 2, (2, n)), axis=-1)
+        lam[1, : n // 2] = 0.5  # a repeated eigenvalue
+        lam = np.sort(lam, axis=-1)
+        sym = (q * lam[:, None, :]) @ np.swapaxes(q, -1, -2)
+        sym = (sym + np.swapaxes(sym, -1, -2)) / 2
+        for upper in (0, 1):
+            a = np.ascontiguousarray(sym.astype(dtype))
+            garbage = np.tril_indices(n, -1) if upper else np.triu_indices(n, 1)
+            a[:, garbage[0], garbage[1]] = np.nan  # the triangle not read
+            w = np.full((2, n), np.nan, dtype)
+            v = np.full((2, n, n), np.nan, dtype)
+            info = np.full(2, -1, np.int32)
+            _run(so, 2, 2, int(rng.integers(1 << 30)), a=a, out=w, out2=v, info=info, n=n,
+                 upper=upper, mode=1)  # fmt: skip
+            np.testing.assert_array_equal(info, [0, 0])
+            tol = _tol(dtype, n)
+            np.testing.assert_allclose(w, lam, atol=tol * 2)
+            av = sym @ v.astype(np.float64) - v * w[:, None, :]
+            assert np.abs(av).max() < tol * 4, n
+            vv = np.swapaxes(v, -1, -2).astype(np.float64) @ v - np.eye(n)
+            assert np.abs(vv).max() < tol * 4, n
