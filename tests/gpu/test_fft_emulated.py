@@ -79,19 +79,46 @@ class EmulatedCuda:
         return host
 
 
-_COPY_BYTES = {"GK_OUT_T=gk_c64": 8, "GK_OUT_T=gk_c128": 16}
+# Element sizes by type define: the copies move complex values as unsigned words of their size.
+_COPY_BYTES = {
+    f"{key}={t}": n
+    for key in ("GK_OUT_T", "GK_T")
+    for t, n in (("gk_u32", 4), ("gk_u64", 8), ("gk_b128", 16), ("gk_c64", 8), ("gk_c128", 16))
+}
 
 
 def _host_copy(file, defines, name, args, nbytes):
-    """The plans' elementwise copies (crops, dense copies) done on the host from their packed
-    block, element by element as kernels/elementwise.cu's identity op does within one dtype."""
-    assert file == "elementwise.cu" and "GK_OP=identity" in defines, (file, defines)
+    """The plans' copies (crops, dense copies) done on the host from their packed block,
+    element by element as kernels/elementwise.cu's identity op and kernels/transpose.cu do
+    within one dtype."""
+    assert file == "transpose.cu" or "GK_OP=identity" in defines, (file, defines)
     item = next(_COPY_BYTES[d] for d in defines if d in _COPY_BYTES)
     blob = ctypes.string_at(args, nbytes)
 
     def field(s, name, count=1):
         fmt, offset, _ = s.fields[name]
         return struct.unpack_from(f"<{count}{fmt}", blob, offset)
+
+    if file == "transpose.cu":
+        s = arg_struct("gk_transpose_args")
+        (dst,), (src,) = field(s, "out"), field(s, "in")
+        (p_len,), (q_len,) = field(s, "p"), field(s, "q")
+        (in_q,), (out_p,), (ndim,) = (
+            field(s, "in_q_stride"),
+            field(s, "out_p_stride"),
+            field(s, "batch_ndim"),
+        )
+        dims = CONSTANTS["GK_MAX_DIMS"]
+        shape = field(s, "batch_shape", dims)[:ndim]
+        in_b, out_b = field(s, "in_batch_stride", dims), field(s, "out_batch_stride", dims)
+        for idx in np.ndindex(*shape):
+            i0 = sum(i * st for i, st in zip(idx, in_b, strict=False))
+            o0 = sum(i * st for i, st in zip(idx, out_b, strict=False))
+            for p in range(p_len):
+                for q in range(q_len):
+                    at = src + (i0 + p + q * in_q) * item
+                    ctypes.memmove(dst + (o0 + p * out_p + q) * item, at, item)
+        return
 
     if name == "gk_ew_contig":
         s = arg_struct("gk_ew_contig_args")
@@ -210,7 +237,7 @@ def test_crops_and_dense_copies(lib_dir, rng):
     assert launched[-1] in ("gk_ew_strided", "gk_ew_contig")
     _run(lib_dir, rng, np.float32, "r2c", 23, batch=(3,))
     launched = _run(lib_dir, rng, np.complex128, "c2c", 6, batch=(2, 3, 2, 2, 2), strided=True)
-    assert launched[0] in ("gk_ew_strided", "gk_ew_contig")
+    assert launched[0] in ("gk_ew_strided", "gk_ew_contig", "gk_transpose")
 
 
 def test_real_paths(lib_dir, rng):
