@@ -126,7 +126,11 @@ run() {
     # of op and dtypes they draw, so on a fresh machine they run at 0.3 of CI's example counts.
     export GPUKIT_PROPERTY_EXAMPLES="${GPUKIT_PROPERTY_EXAMPLES:-0.3}"
     if [ "${TESTS:-1}" != 0 ]; then
-        python3 -m pytest -q -p no:cacheprovider "$@" >"$out/tests.log" 2>&1 || status=$?
+        # -v names each test as it ends, so a run cut short still says what failed; a test past
+        # TEST_TIMEOUT seconds is ended by pytest-timeout's thread method, which also ends a wait
+        # inside a driver call, and dumps every thread's stack.
+        python3 -m pytest -v -rfE -p no:cacheprovider --timeout "${TEST_TIMEOUT:-120}" \
+            --timeout-method=thread "$@" >"$out/tests.log" 2>&1 || status=$?
     fi
     for bench in benchmarks/bench_*.py; do
         [ -e "$bench" ] || continue
@@ -135,7 +139,7 @@ run() {
         python3 "$bench" >"$out/$(basename "$bench" .py).txt" 2>&1 || status=1
     done
     if [ -f "$out/tests.log" ]; then
-        grep -E "^(FAILED|ERROR)" "$out/tests.log" | head -30 || true
+        grep -E "(FAILED|ERROR) tests/" "$out/tests.log" | sort -u | head -60 || true
         tail -1 "$out/tests.log"
     fi
     for f in "$out"/bench_*.txt; do [ -e "$f" ] && { echo; cat "$f"; }; done
