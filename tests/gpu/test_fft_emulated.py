@@ -10,18 +10,17 @@ import shutil
 import struct
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from gpukit.runtime import fft_plan, open_backend
+from gpukit.runtime import fft_plan
 from gpukit.runtime.args import CONSTANTS, arg_struct
 from gpukit.runtime.backend import Layout
 from gpukit.runtime.cuda import fft as cuda_fft
 
 sys.path.insert(0, str(Path(__file__).parent / "emulator"))
-import fft_emulator as emu
+import emulation
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 SHARED = 227 * 1024  # an H100's shared memory per block
@@ -33,39 +32,32 @@ def lib_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("fft_emulator")
 
 
-class EmulatedCuda:
-    """What gpukit.runtime.cuda.fft asks of a CUDA backend, over the CPU backend's memory: its
-    plans are real gpukit._core.Plans whose launches run the emulated kernels."""
+def _build(aux: bool, defines: tuple, out_dir):
+    """The emulated kernels of one instance, fft_aux.cu (aux) or fft.cu, as a call that runs
+    one of them by name and raises if it fails."""
+    so = emulation.build(emulation.HERE / "fft_driver.cpp", (f"GK_FFT_EMU_AUX={int(aux)}",
+                         *defines), out_dir)  # fmt: skip
+    emulation.check_layout(so, arg_struct("gk_fft_aux_args" if aux else "gk_fft_args"))
+    return emulation.runner(so.gk_emu_run, ctypes.c_void_p, ctypes.c_char_p,
+                            *[ctypes.c_uint] * 6)  # fmt: skip
+
+
+class EmulatedCuda(emulation.EmulatedCuda):
+    """What gpukit.runtime.cuda.fft asks of a CUDA backend, its launches running the emulated
+    FFT kernels (and the plans' copies)."""
 
     def __init__(self, lib_dir, seed):
-        self.cpu = open_backend("cpu")
-        self.pool = self.cpu.pool
-        self.device = SimpleNamespace(compute_capability=(9, 0), max_shared_per_block_optin=SHARED)
-        self.sm_count = 2  # few blocks: the grid-stride loops go round
-        self.functions, self.shared_allowed, self.launched = [], {}, []
-        self.lib_dir, self.seed = lib_dir, seed
-        self.table = emu.LaunchTable(self._launch)
-        self.launch_table = self.table.capsule
-
-    def function(self, file, defines, name):
-        self.functions.append((file, defines, name))
-        return len(self.functions)
-
-    def allow_shared(self, fn, nbytes):
-        self.shared_allowed[fn] = nbytes
+        super().__init__(lib_dir, seed, 2, SHARED)  # few SMs: the grid-stride loops go round
 
     def blocks_for(self, threads, block):
         return min(-(-max(threads, 1) // block), self.sm_count * 32)
 
-    def _launch(self, fn, grid, block, shared, args, nbytes):
-        file, defines, name = self.functions[fn - 1]
-        assert shared <= 48 * 1024 or self.shared_allowed.get(fn, 0) >= shared
+    def run_kernel(self, file, defines, name, grid, block, shared, args, nbytes):
         if file == "fft.cu" or file == "fft_aux.cu":
-            so = emu.build(file == "fft_aux.cu", defines, self.lib_dir)
-            assert so.gk_emu_run(args, name.encode(), *grid, block[0], shared, self.seed) == 0
+            run = _build(file == "fft_aux.cu", defines, self.lib_dir)
+            run(args, name.encode(), *grid, block[0], shared, self.seed)
         else:
             _host_copy(file, defines, name, args, nbytes)
-        self.launched.append(name)
 
     def put(self, x):
         buf = self.pool.allocate(max(x.nbytes, 1), 0)
