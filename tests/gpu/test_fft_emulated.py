@@ -56,6 +56,9 @@ class EmulatedCuda(emulation.EmulatedCuda):
         if file == "fft.cu" or file == "fft_aux.cu":
             run = _build(file == "fft_aux.cu", defines, self.lib_dir)
             run(args, name.encode(), *grid, block[0], shared, self.seed)
+        elif file == "transpose.cu":  # dense copies of strided inputs: the kernel itself
+            run = emulation.build_one(file, name, "gk_transpose_args", defines, self.lib_dir)
+            run(args, *grid, block[0], shared, self.seed)
         else:
             _host_copy(file, defines, name, args, nbytes)
 
@@ -71,7 +74,8 @@ class EmulatedCuda(emulation.EmulatedCuda):
         return host
 
 
-_COPY_BYTES = {"GK_OUT_T=gk_c64": 8, "GK_OUT_T=gk_c128": 16}
+# complex64 copies move as 8-byte words (emit_copy moves bits by width); complex128 as itself
+_COPY_BYTES = {"GK_OUT_T=gk_u64": 8, "GK_OUT_T=gk_c64": 8, "GK_OUT_T=gk_c128": 16}
 
 
 def _host_copy(file, defines, name, args, nbytes):
@@ -202,7 +206,7 @@ def test_crops_and_dense_copies(lib_dir, rng):
     assert launched[-1] in ("gk_ew_strided", "gk_ew_contig")
     _run(lib_dir, rng, np.float32, "r2c", 23, batch=(3,))
     launched = _run(lib_dir, rng, np.complex128, "c2c", 6, batch=(2, 3, 2, 2, 2), strided=True)
-    assert launched[0] in ("gk_ew_strided", "gk_ew_contig")
+    assert launched[0] in ("gk_ew_strided", "gk_ew_contig", "gk_transpose")
 
 
 def test_real_paths(lib_dir, rng):
