@@ -8,10 +8,6 @@
 #include "args.cuh"
 #include "compat.cuh"
 
-struct alignas(16) gk_b128 {
-    gk_u64 lo, hi;
-};
-
 typedef GK_T elem_t;
 
 // I: the index type of the coordinate arithmetic (32-bit division is far cheaper than 64-bit).

@@ -11,6 +11,11 @@ typedef unsigned short gk_u16;
 typedef unsigned int gk_u32;
 typedef unsigned long long gk_u64;
 
+// 16 bytes moved as they are (the raw element of gather.cu and transpose.cu for 16-byte dtypes).
+struct alignas(16) gk_b128 {
+    gk_u64 lo, hi;
+};
+
 // Complex numbers as NumPy lays them out (the real part first). Only run-time compilers see them:
 // the host never computes on complex data. Arithmetic and math live in compat.cuh; conversions
 // to real types go through gk_cast (NumPy's complex -> real cast keeps the real part).

@@ -8,20 +8,19 @@ import math
 import shutil
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 from gpukit.base.shapes import contiguous_strides
-from gpukit.runtime import open_backend
 from gpukit.runtime.backend import Layout
 from gpukit.runtime.cuda import attention as cuda_attention
 from gpukit.runtime.cuda import attention_geometry as geometry
 
 sys.path.insert(0, str(Path(__file__).parent / "emulator"))
 import attention_emulator as emu
+import emulation
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
@@ -137,35 +136,17 @@ def test_decode_splits_and_device_length(lib_dir, rng):
 
 
 # --- the CUDA backend's attention plans, launched into the emulator ---------------------------
-class EmulatedCuda:
-    """What gpukit.runtime.cuda.attention asks of a CUDA backend (an sm_90 GPU like an H100's),
-    over the CPU backend's memory: the plans it builds are real gpukit._core.Plans whose
-    launches (blocks packed and addresses patched by the plan) run the emulated kernels."""
+class EmulatedCuda(emulation.EmulatedCuda):
+    """What gpukit.runtime.cuda.attention asks of a CUDA backend (an H100's SMs and shared
+    memory), its launches running the emulated attention kernels."""
 
     def __init__(self, lib_dir, seed):
-        self.cpu = open_backend("cpu")
-        self.pool = self.cpu.pool
-        self.device = SimpleNamespace(compute_capability=(9, 0), max_shared_per_block_optin=SHARED)
-        self.sm_count = SMS
-        self.functions, self.shared_allowed, self.launched = [], {}, []
-        self.lib_dir, self.seed = lib_dir, seed
-        self.table = emu.LaunchTable(self._launch)
-        self.launch_table = self.table.capsule
+        super().__init__(lib_dir, seed, SMS, SHARED)
 
-    def function(self, file, defines, name):
-        self.functions.append((file, defines, name))
-        return len(self.functions)
-
-    def allow_shared(self, fn, nbytes):
-        self.shared_allowed[fn] = nbytes
-
-    def _launch(self, fn, grid, block, shared, args, nbytes):
-        file, defines, name = self.functions[fn - 1]
+    def run_kernel(self, file, defines, name, grid, block, shared, args, nbytes):
         assert nbytes == emu.ARGS.size
-        assert shared <= 48 * 1024 or self.shared_allowed.get(fn, 0) >= shared
         so = emu.build(1 if file == "attention_tc.cu" else 2, defines, self.lib_dir)
-        so.gk_emu_run(args, int(name == "gk_attn_combine"), *grid, block[0], shared, self.seed)
-        self.launched.append(name)
+        emu.run(so, args, int(name == "gk_attn_combine"), grid, block[0], shared, self.seed)
 
     def put(self, x):
         """(buffer, Layout) of a copy of x in the CPU backend's memory."""

@@ -1,14 +1,12 @@
 """kernels/qkv_cache.cu and kernels/sample.cu compiled by the host C++ compiler and run on the CPU
-(tests/gpu/host_kernels/gk_host.h: a fiber per CUDA thread, barriers, shared memory poisoned,
+(tests/gpu/emulator/gk_emulate.h: a fiber per CUDA thread, barriers, shared memory poisoned,
 threads in a seeded random order), with argument blocks packed as the CUDA planners pack them,
 against the CPU backend's NumPy versions of the same kernels (gpukit/runtime/cpu/decode.py):
 the same results bit for bit. This checks the kernels' indexing, barriers and selection logic
 where no GPU is; the GPU machine runs them for real through the models' tests."""
 
 import ctypes
-import os
-import shutil
-import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,24 +17,13 @@ import gpukit as gk
 from gpukit.runtime.args import arg_struct
 from gpukit.runtime.cpu import decode
 
-ROOT = Path(__file__).resolve().parents[2]
-KERNELS = ROOT / "kernels"
-HOST = Path(__file__).resolve().parent / "host_kernels"
-
-RUNNER = """
-#include "gk_host.h"
-#include "{file}"
-extern "C" const char* gkh_run(const void* args, unsigned grid, unsigned block, unsigned seed) {{
-    const {struct} a = *static_cast<const {struct}*>(args);
-    return gkh::launch({{grid, 1, 1}}, {{block, 1, 1}}, seed, [&] {{ {kernel}(a); }});
-}}
-"""
+sys.path.insert(0, str(Path(__file__).parent / "emulator"))
+import emulation
 
 
 @pytest.fixture(scope="module")
 def build(tmp_path_factory):
-    compiler = shutil.which(os.environ.get("CXX", "g++"))
-    if compiler is None or not KERNELS.is_dir():
+    if emulation.compiler() is None or not emulation.KERNELS.is_dir():
         pytest.skip("needs a host C++ compiler and the kernels' sources")
     out = tmp_path_factory.mktemp("host_kernels")
     built = {}
@@ -44,20 +31,7 @@ def build(tmp_path_factory):
     def get(file, kernel, struct, defines):
         key = (file, defines)
         if key not in built:
-            src = out / f"run_{len(built)}.cpp"
-            src.write_text(RUNNER.format(file=file, struct=struct, kernel=kernel))
-            lib = out / f"run_{len(built)}.so"
-            flags = [f"-D{d}" for d in defines]
-            cmd = [compiler, "-std=c++17", "-O1", "-shared", "-fPIC", "-DGK_HIP", *flags,
-                   f"-I{KERNELS}", f"-I{HOST}", str(src), "-o", str(lib)]  # fmt: skip
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            assert done.returncode == 0, done.stderr[-4000:]
-            dll = ctypes.CDLL(str(lib))
-            dll.gkh_run.restype = ctypes.c_char_p
-            dll.gkh_run.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint]
-            dll.gkh_expf.restype = ctypes.c_float
-            dll.gkh_expf.argtypes = [ctypes.c_float]
-            built[key] = dll
+            built[key] = emulation.build_one(file, kernel, struct, defines, out)
         return built[key]
 
     return get
@@ -70,8 +44,7 @@ def _addr(a: np.ndarray) -> int:
 def _run(dll, struct, fields, grid, block, seed):
     blob = bytes(arg_struct(struct).pack(**fields))
     buf = ctypes.create_string_buffer(blob, len(blob))
-    error = dll.gkh_run(buf, grid, block, seed)
-    assert error is None, error.decode()
+    dll(buf, grid, 1, 1, block, 0, seed)
 
 
 C_TYPE = {"float32": "float", "bfloat16": "gk_bf16", "float64": "double"}
@@ -138,7 +111,7 @@ def test_sample_kernel(build, rng, dtype, setting):
     logits = np.ascontiguousarray(z.astype(dt))[:, : vocab - 2]  # rows of stride vocab
     n = vocab - 2
     eos = int(rng.integers(n))
-    exp = np.vectorize(lambda x: dll.gkh_expf(float(x)), otypes=[np.float32])
+    exp = np.vectorize(lambda x: dll.library.gk_emu_expf(float(x)), otypes=[np.float32])
     for position, with_eos in ((7, False), (31, True), (40, True)):  # 40: past the capacity
         seed = int(rng.integers(1 << 63))
         params = np.frombuffer(

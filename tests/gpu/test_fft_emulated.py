@@ -10,18 +10,17 @@ import shutil
 import struct
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from gpukit.runtime import fft_plan, open_backend
+from gpukit.runtime import fft_plan
 from gpukit.runtime.args import CONSTANTS, arg_struct
 from gpukit.runtime.backend import Layout
 from gpukit.runtime.cuda import fft as cuda_fft
 
 sys.path.insert(0, str(Path(__file__).parent / "emulator"))
-import fft_emulator as emu
+import emulation
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 SHARED = 227 * 1024  # an H100's shared memory per block
@@ -33,39 +32,35 @@ def lib_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("fft_emulator")
 
 
-class EmulatedCuda:
-    """What gpukit.runtime.cuda.fft asks of a CUDA backend, over the CPU backend's memory: its
-    plans are real gpukit._core.Plans whose launches run the emulated kernels."""
+def _build(aux: bool, defines: tuple, out_dir):
+    """The emulated kernels of one instance, fft_aux.cu (aux) or fft.cu, as a call that runs
+    one of them by name and raises if it fails."""
+    so = emulation.build(emulation.HERE / "fft_driver.cpp", (f"GK_FFT_EMU_AUX={int(aux)}",
+                         *defines), out_dir)  # fmt: skip
+    emulation.check_layout(so, arg_struct("gk_fft_aux_args" if aux else "gk_fft_args"))
+    return emulation.runner(so.gk_emu_run, ctypes.c_void_p, ctypes.c_char_p,
+                            *[ctypes.c_uint] * 6)  # fmt: skip
+
+
+class EmulatedCuda(emulation.EmulatedCuda):
+    """What gpukit.runtime.cuda.fft asks of a CUDA backend, its launches running the emulated
+    FFT kernels (and the plans' copies)."""
 
     def __init__(self, lib_dir, seed):
-        self.cpu = open_backend("cpu")
-        self.pool = self.cpu.pool
-        self.device = SimpleNamespace(compute_capability=(9, 0), max_shared_per_block_optin=SHARED)
-        self.sm_count = 2  # few blocks: the grid-stride loops go round
-        self.functions, self.shared_allowed, self.launched = [], {}, []
-        self.lib_dir, self.seed = lib_dir, seed
-        self.table = emu.LaunchTable(self._launch)
-        self.launch_table = self.table.capsule
-
-    def function(self, file, defines, name):
-        self.functions.append((file, defines, name))
-        return len(self.functions)
-
-    def allow_shared(self, fn, nbytes):
-        self.shared_allowed[fn] = nbytes
+        super().__init__(lib_dir, seed, 2, SHARED)  # few SMs: the grid-stride loops go round
 
     def blocks_for(self, threads, block):
         return min(-(-max(threads, 1) // block), self.sm_count * 32)
 
-    def _launch(self, fn, grid, block, shared, args, nbytes):
-        file, defines, name = self.functions[fn - 1]
-        assert shared <= 48 * 1024 or self.shared_allowed.get(fn, 0) >= shared
+    def run_kernel(self, file, defines, name, grid, block, shared, args, nbytes):
         if file == "fft.cu" or file == "fft_aux.cu":
-            so = emu.build(file == "fft_aux.cu", defines, self.lib_dir)
-            assert so.gk_emu_run(args, name.encode(), *grid, block[0], shared, self.seed) == 0
+            run = _build(file == "fft_aux.cu", defines, self.lib_dir)
+            run(args, name.encode(), *grid, block[0], shared, self.seed)
+        elif file == "transpose.cu":  # dense copies of strided inputs: the kernel itself
+            run = emulation.build_one(file, name, "gk_transpose_args", defines, self.lib_dir)
+            run(args, *grid, block[0], shared, self.seed)
         else:
             _host_copy(file, defines, name, args, nbytes)
-        self.launched.append(name)
 
     def put(self, x):
         buf = self.pool.allocate(max(x.nbytes, 1), 0)
@@ -79,46 +74,20 @@ class EmulatedCuda:
         return host
 
 
-# Element sizes by type define: the copies move complex values as unsigned words of their size.
-_COPY_BYTES = {
-    f"{key}={t}": n
-    for key in ("GK_OUT_T", "GK_T")
-    for t, n in (("gk_u32", 4), ("gk_u64", 8), ("gk_b128", 16), ("gk_c64", 8), ("gk_c128", 16))
-}
+# complex64 copies move as 8-byte words (emit_copy moves bits by width); complex128 as itself
+_COPY_BYTES = {"GK_OUT_T=gk_u64": 8, "GK_OUT_T=gk_c64": 8, "GK_OUT_T=gk_c128": 16}
 
 
 def _host_copy(file, defines, name, args, nbytes):
-    """The plans' copies (crops, dense copies) done on the host from their packed block,
-    element by element as kernels/elementwise.cu's identity op and kernels/transpose.cu do
-    within one dtype."""
-    assert file == "transpose.cu" or "GK_OP=identity" in defines, (file, defines)
+    """The plans' elementwise copies (crops, dense copies) done on the host from their packed
+    block, element by element as kernels/elementwise.cu's identity op does within one dtype."""
+    assert file == "elementwise.cu" and "GK_OP=identity" in defines, (file, defines)
     item = next(_COPY_BYTES[d] for d in defines if d in _COPY_BYTES)
     blob = ctypes.string_at(args, nbytes)
 
     def field(s, name, count=1):
         fmt, offset, _ = s.fields[name]
         return struct.unpack_from(f"<{count}{fmt}", blob, offset)
-
-    if file == "transpose.cu":
-        s = arg_struct("gk_transpose_args")
-        (dst,), (src,) = field(s, "out"), field(s, "in")
-        (p_len,), (q_len,) = field(s, "p"), field(s, "q")
-        (in_q,), (out_p,), (ndim,) = (
-            field(s, "in_q_stride"),
-            field(s, "out_p_stride"),
-            field(s, "batch_ndim"),
-        )
-        dims = CONSTANTS["GK_MAX_DIMS"]
-        shape = field(s, "batch_shape", dims)[:ndim]
-        in_b, out_b = field(s, "in_batch_stride", dims), field(s, "out_batch_stride", dims)
-        for idx in np.ndindex(*shape):
-            i0 = sum(i * st for i, st in zip(idx, in_b, strict=False))
-            o0 = sum(i * st for i, st in zip(idx, out_b, strict=False))
-            for p in range(p_len):
-                for q in range(q_len):
-                    at = src + (i0 + p + q * in_q) * item
-                    ctypes.memmove(dst + (o0 + p * out_p + q) * item, at, item)
-        return
 
     if name == "gk_ew_contig":
         s = arg_struct("gk_ew_contig_args")

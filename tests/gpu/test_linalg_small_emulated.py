@@ -1,13 +1,11 @@
-"""kernels/linalg_small.cu run on the CPU through tests/gpu/emulator/linalg_emulate.h (a host
-g++ build: threads as fibers in a random order between barriers), with argument blocks packed
-as gpukit packs them (the host build checks every field's offset) and NumPy arrays as device
-memory: Cholesky, LU solve / inverse / det / slogdet against NumPy in float64, every output
-element written (outputs start as NaN)."""
+"""kernels/linalg_small.cu run on the CPU through tests/gpu/emulator/gk_emulate.h (a host
+g++ build: threads as fibers in a random order between barriers, shared memory poisoned), with
+argument blocks packed as gpukit packs them (the host build checks every field's offset) and
+NumPy arrays as device memory: Cholesky, LU solve / inverse / det / slogdet against NumPy in
+float64, every output element written (outputs start as NaN)."""
 
 import ctypes
-import hashlib
-import shutil
-import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +13,9 @@ import pytest
 
 from gpukit.runtime.args import CONSTANTS, arg_struct
 
-HERE = Path(__file__).resolve().parent / "emulator"
-KERNELS = HERE.parents[2] / "kernels"
+sys.path.insert(0, str(Path(__file__).parent / "emulator"))
+import emulation
+
 ARGS = arg_struct("gk_linalg_args")
 THREADS = CONSTANTS["GK_LA_THREADS"]
 MODES = {m: CONSTANTS[f"GK_LA_{m.upper()}"] for m in ("solve", "inv", "det", "slogdet")}
@@ -25,35 +24,25 @@ SIZES = [1, 2, 3, 7, 16, 17, 33, 64]
 
 @pytest.fixture(scope="module", params=["float32", "float64"])
 def emu(request, tmp_path_factory):
-    if shutil.which("g++") is None:
-        pytest.skip("no g++ to build the emulated kernels with")
+    if emulation.compiler() is None:
+        pytest.skip("no host C++ compiler to build the emulated kernels with")
     dtype = np.dtype(request.param)
     t = "double" if dtype == np.float64 else "float"
-    key = hashlib.sha1((KERNELS / "linalg_small.cu").read_bytes() + t.encode()).hexdigest()[:12]
-    lib = tmp_path_factory.mktemp("linalg_emu") / f"linalg_{key}.so"
-    cmd = [
-        "g++", "-O1", "-std=c++17", "-shared", "-fPIC", f"-DGK_T={t}", f"-I{KERNELS}",
-        f"-I{HERE}", str(HERE / "linalg_driver.cpp"), "-o", str(lib),
-    ]  # fmt: skip
-    subprocess.run(cmd, check=True, capture_output=True)
-    so = ctypes.CDLL(str(lib))
-    so.gk_emu_field_offset.restype = ctypes.c_long
-    so.gk_emu_field_offset.argtypes = (ctypes.c_char_p,)
-    so.gk_emu_run.argtypes = (ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_uint,
-                              ctypes.c_uint)  # fmt: skip
-    assert so.gk_emu_args_size() == ARGS.size
-    for field, (_, offset, _) in ARGS.fields.items():
-        assert so.gk_emu_field_offset(field.encode()) == offset, field
-    return so, dtype
+    so = emulation.build(emulation.HERE / "linalg_driver.cpp", (f"GK_T={t}",),
+                         tmp_path_factory.mktemp("linalg_emu"), portable=True)  # fmt: skip
+    emulation.check_layout(so, ARGS)
+    run = emulation.runner(so.gk_emu_run, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint,
+                           ctypes.c_uint, ctypes.c_uint)  # fmt: skip
+    return run, dtype
 
 
-def _run(so, kernel, count, seed, **fields):
+def _run(run, kernel, count, seed, **fields):
     ptrs = {k: (v.ctypes.data if isinstance(v, np.ndarray) else 0) for k, v in fields.items()
             if k in ("a", "b", "out", "out2", "info")}  # fmt: skip
     rest = {k: v for k, v in fields.items() if k not in ptrs}
     blob = ARGS.pack(**{"n": 0, "k": 0, "mode": 0, "upper": 0, **rest, **ptrs})
     buf = ctypes.create_string_buffer(bytes(blob), len(blob))
-    so.gk_emu_run(buf, kernel, count, THREADS, seed)
+    run(buf, kernel, count, THREADS, seed)
 
 
 def _tol(dtype, n):

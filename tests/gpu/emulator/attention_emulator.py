@@ -5,16 +5,14 @@ layouts, pipelines and barriers, checked without a GPU."""
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import subprocess
 from pathlib import Path
 
+import emulation
 import numpy as np
 
 from gpukit.runtime.args import arg_struct
 
 HERE = Path(__file__).resolve().parent
-KERNELS = HERE.parents[2] / "kernels"
 # Packed as gpukit packs it (the layout _native read from kernels/args.cuh); the host build of
 # the kernels checks every field's offset against its own struct.
 ARGS = arg_struct("gk_attn_tc_args")
@@ -23,22 +21,10 @@ LOG2E = 1.4426950408889634
 
 def build(kernel: int, defines: tuple, out_dir: Path) -> ctypes.CDLL:
     """The emulated kernel library: kernel 1 = attention_tc.cu, 2 = attention_decode.cu."""
-    key = hashlib.sha1(repr((kernel, defines)).encode()).hexdigest()[:16]
-    lib = out_dir / f"attn_emu_{key}.so"
-    if not lib.exists():
-        cmd = [
-            "g++", "-O1", "-std=c++17", "-shared", "-fPIC", "-DGK_EMULATE",
-            f"-DGK_ATTN_KERNEL={kernel}", *(f"-D{d}" for d in defines), f"-I{KERNELS}",
-            f"-I{HERE}", str(HERE / "attention_driver.cpp"), "-o", str(lib),
-        ]  # fmt: skip
-        subprocess.run(cmd, check=True, capture_output=True)
-    so = ctypes.CDLL(str(lib))
-    so.gk_emu_field_offset.restype = ctypes.c_long
-    so.gk_emu_field_offset.argtypes = (ctypes.c_char_p,)
-    so.gk_emu_run.argtypes = (ctypes.c_void_p, ctypes.c_int, *[ctypes.c_uint] * 6)
-    assert so.gk_emu_args_size() == ARGS.size
-    for field, (_, offset, _) in ARGS.fields.items():
-        assert so.gk_emu_field_offset(field.encode()) == offset, field
+    so = emulation.build(HERE / "attention_driver.cpp", (f"GK_ATTN_KERNEL={kernel}", *defines),
+                         out_dir)  # fmt: skip
+    emulation.check_layout(so, ARGS)
+    so.run = emulation.runner(so.gk_emu_run, ctypes.c_void_p, ctypes.c_int, *[ctypes.c_uint] * 6)
     return so
 
 
@@ -70,57 +56,4 @@ def pack(q, k, v, out, mask, kv_len, ws_o, ws_ml, causal, scale, n_splits=1, kps
 
 
 def run(so, args, kernel: int, grid, threads: int, shared: int, seed: int) -> None:
-    so.gk_emu_run(args, kernel, *grid, threads, shared, seed)
-
-
-# gk_launch_table (native/include/gpukit/launch_table.h): how gpukit._core's plans launch.
-_LAUNCH = ctypes.CFUNCTYPE(
-    ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint32),
-    ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p,
-    ctypes.c_uint64,
-)  # fmt: skip
-_ENCODE = ctypes.CFUNCTYPE(
-    ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64
-)
-_ERROR_NAME = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32)
-
-
-class _RawTable(ctypes.Structure):
-    _fields_ = [
-        ("version", ctypes.c_uint32),
-        ("ctx", ctypes.c_void_p),
-        ("launch", _LAUNCH),
-        ("encode_tensor_map", _ENCODE),
-        ("error_name", _ERROR_NAME),
-    ]
-
-
-_CAPSULE_NAME = b"gpukit.launch_table"
-_FAILED = ctypes.create_string_buffer(b"GK_EMULATOR_LAUNCH_FAILED")
-
-
-class LaunchTable:
-    """A launch table whose launches call launch(function, grid, block, shared, args address,
-    args bytes) in Python; a raised exception fails the launch (kept in `.error`)."""
-
-    def __init__(self, launch):
-        self.error = None
-
-        def on_launch(ctx, function, grid, block, shared, stream, args, nbytes):
-            try:
-                launch(function, tuple(grid[:3]), tuple(block[:3]), shared, args, nbytes)
-                return 0
-            except Exception as e:  # reported through the plan's error, kept for the test
-                self.error = e
-                return 1
-
-        self._callbacks = (
-            _LAUNCH(on_launch),
-            _ENCODE(lambda *_: 1),
-            _ERROR_NAME(lambda *_: ctypes.addressof(_FAILED)),
-        )
-        self._raw = _RawTable(1, None, *self._callbacks)
-        new = ctypes.pythonapi.PyCapsule_New
-        new.restype = ctypes.py_object
-        new.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
-        self.capsule = new(ctypes.addressof(self._raw), _CAPSULE_NAME, None)
+    so.run(args, kernel, *grid, threads, shared, seed)

@@ -1,37 +1,51 @@
-// Host emulation of the warp-level helpers of kernels/mma16.cuh, so that the tensor-core kernels
-// compile with a host C++ compiler (-DGK_EMULATE) and run on the CPU against a reference. Each
-// CUDA thread is a fiber (ucontext); a warp-collective operation (ldmatrix, mma, shuffle,
-// __syncwarp) runs once all 32 lanes have reached it, and a block barrier once every live thread
-// of the block has. Threads run in a seeded random order, and cp.async copies land only when
-// their thread waits for them, into shared memory first filled with NaN bytes: a missing wait or
-// barrier shows up as garbage in the results. The semantics of ldmatrix and mma.m16n8k16 follow
-// the PTX ISA's fragment layouts.
+// Host emulation of CUDA kernels for tests: a kernel of kernels/ compiled by g++ (this header
+// force-included first; -DGK_EMULATE for the tensor-core and FFT kernels, which take their warp
+// helpers from here, -DGK_HIP for kernels written against compat.cuh's portable path) runs on
+// the CPU with NumPy arrays as device memory. Each CUDA thread is a fiber (ucontext); threads
+// run in a seeded random order; a warp-collective operation (ldmatrix, mma, shuffle,
+// __syncwarp) runs once all 32 lanes have reached it, and a block barrier once every thread of
+// the block has (a thread that ends while others wait at a barrier is reported). cp.async copies
+// land only when their thread waits for them; dynamic and static shared memory are filled with
+// NaN bytes before every block: a missing wait or barrier shows up as garbage in the results.
+// Blocks run one after the other; fibers switch only at barriers and warp operations, so
+// atomics need no care. The semantics of ldmatrix and mma.m16n8k16 follow the PTX ISA's fragment
+// layouts. Errors (bad addresses, divergent barriers, deadlocks) end the launch and come back as
+// a message from launch(), never an abort.
 #pragma once
 #include <ucontext.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <random>
 #include <vector>
 
 #define __device__
 #define __forceinline__ inline
 #define __global__
-#define __shared__ static  // one instance for all threads (blocks run one at a time)
+// One instance for all threads (blocks run one at a time), in a section of its own so that it is
+// poisoned before every block.
+#define __shared__ static __attribute__((section("gk_emu_shared")))
 #define __launch_bounds__(...)
 #define GK_DEV inline
 
 struct gk_emu_dim3 {
-    unsigned x, y, z;
+    unsigned x = 1, y = 1, z = 1;
 };
 struct uint4 {
     unsigned x, y, z, w;
 };
+
+// Keeps the section (and so its bounds) even for a kernel without static shared memory.
+static char gk_emu_shared_anchor __attribute__((section("gk_emu_shared"), used));
+extern "C" char __start_gk_emu_shared[];
+extern "C" char __stop_gk_emu_shared[];
 
 namespace gkemu {
 
@@ -46,7 +60,7 @@ struct Copy {
 
 struct Thread {
     ucontext_t ctx;
-    std::vector<char> stack;
+    std::unique_ptr<char[]> stack;
     gk_emu_dim3 tid;
     St st = St::Run;
     Op op;
@@ -68,13 +82,19 @@ struct Block {
 };
 
 inline Block* blk = nullptr;
-inline Thread* cur = nullptr;
-inline int mma_kind = 0;  // 1 f16, 2 bf16
+inline Thread* cur = nullptr;  // the running fiber; null in the scheduler
+inline int mma_kind = 0;       // 1 f16, 2 bf16
+inline char error[256];
+struct Failed {};  // thrown on the scheduler's own stack only
 
+// Ends the launch with a message: a fiber hands control back to the scheduler for good.
 [[noreturn]] inline void fail(const char* what) {
-    std::fprintf(stderr, "gk_emulate: %s (block %u,%u,%u)\n", what, blk ? blk->bid.x : 0,
-                 blk ? blk->bid.y : 0, blk ? blk->bid.z : 0);
-    std::abort();
+    std::snprintf(error, sizeof error, "%s (block %u,%u,%u)", what, blk ? blk->bid.x : 0,
+                  blk ? blk->bid.y : 0, blk ? blk->bid.z : 0);
+    if (cur == nullptr) throw Failed{};
+    Thread* me = cur;
+    swapcontext(&me->ctx, &blk->sched);
+    std::abort();  // never resumed
 }
 
 inline void yield(St st) {
@@ -203,82 +223,113 @@ inline void run_warp_op(int w) {
     for (int l = 0; l < 32; ++l) lanes[l].st = St::Run;
 }
 
-template <typename Args>
-struct Trampoline {
-    static inline void (*kernel)(Args) = nullptr;
-    static inline const Args* args = nullptr;
-    static void entry() {
-        kernel(*args);
-        cur->st = St::Done;
-        swapcontext(&cur->ctx, &blk->sched);
-    }
-};
+inline void (*body)(void*) = nullptr;
+inline void* body_ctx = nullptr;
+inline void entry() {
+    body(body_ctx);
+    cur->st = St::Done;
+    swapcontext(&cur->ctx, &blk->sched);
+}
 
-// Runs kernel<<<grid, block, smem>>>(args) on the CPU; mma_type 1 = f16, 2 = bf16.
-template <typename Args>
-void launch(void (*kernel)(Args), gk_emu_dim3 grid, gk_emu_dim3 block, size_t smem,
-            const Args& args, int mma_type, unsigned seed) {
+inline void start_threads(Block& b, int n) {
+    const size_t stack = 256 * 1024;
+    for (int i = 0; i < n; ++i) {
+        Thread& t = b.threads[i];
+        const gk_emu_dim3 d = b.bdim;
+        t.tid = {(unsigned)i % d.x, (unsigned)i / d.x % d.y, (unsigned)i / (d.x * d.y)};
+        t.stack.reset(new char[stack]);
+        getcontext(&t.ctx);
+        t.ctx.uc_stack.ss_sp = t.stack.get();
+        t.ctx.uc_stack.ss_size = stack;
+        t.ctx.uc_link = nullptr;
+        makecontext(&t.ctx, &entry, 0);
+    }
+}
+
+// Runs block b to its end.
+inline void run_block(Block& b, int n, std::mt19937& rng) {
+    std::vector<int> order(n);
+    for (;;) {
+        bool progress = false;
+        for (int i = 0; i < n; ++i) order[i] = i;
+        std::shuffle(order.begin(), order.end(), rng);
+        for (int i : order) {
+            Thread& t = b.threads[i];
+            if (t.st != St::Run) continue;
+            cur = &t;
+            swapcontext(&b.sched, &t.ctx);
+            cur = nullptr;
+            if (error[0]) return;
+            progress = true;
+            if (t.st != St::Warp) continue;
+            if (n % 32) fail("warp operation in a block that is not whole warps");
+            const int w = i / 32;
+            bool all = true;
+            for (int l = 0; l < 32; ++l) all &= b.threads[w * 32 + l].st == St::Warp;
+            if (all) run_warp_op(w);
+        }
+        int bar = 0, done = 0;
+        for (auto& t : b.threads) {
+            bar += t.st == St::Bar;
+            done += t.st == St::Done;
+        }
+        if (done == n) return;
+        if (bar > 0 && done > 0 && bar + done == n)
+            fail("a thread ended while others wait at a barrier");
+        if (bar == n) {
+            for (auto& t : b.threads) {
+                publish(t);
+                t.st = St::Run;
+            }
+            progress = true;
+        }
+        if (!progress) fail("deadlock: threads wait on a barrier or warp op forever");
+    }
+}
+
+// Runs kernel() as every thread of grid x block, shared bytes of dynamic shared memory, threads
+// in the order `seed` draws; mma_type 1 = f16, 2 = bf16 (the tensor-core kernels). Returns null,
+// or what went wrong.
+template <typename F>
+const char* run(gk_emu_dim3 grid, gk_emu_dim3 block, size_t shared, unsigned seed, int mma_type,
+                F kernel) {
     mma_kind = mma_type;
-    Trampoline<Args>::kernel = kernel;
-    Trampoline<Args>::args = &args;
+    body = [](void* k) { (*static_cast<F*>(k))(); };
+    body_ctx = &kernel;
+    error[0] = 0;
     std::mt19937 rng(seed);
     const int n = (int)(block.x * block.y * block.z);
-    if (n % 32) fail("block size must be a multiple of 32");
-    for (unsigned bz = 0; bz < grid.z; ++bz)
-        for (unsigned by = 0; by < grid.y; ++by)
-            for (unsigned bx = 0; bx < grid.x; ++bx) {
-                Block b;
-                b.bid = {bx, by, bz};
-                b.bdim = block;
-                b.gdim = grid;
-                b.smem.assign(smem + 16, 0xff);
-                b.threads.resize(n);
-                blk = &b;
-                for (int i = 0; i < n; ++i) {
-                    Thread& t = b.threads[i];
-                    t.tid = {(unsigned)i % block.x, (unsigned)i / block.x % block.y,
-                             (unsigned)i / (block.x * block.y)};
-                    t.stack.resize(256 * 1024);
-                    getcontext(&t.ctx);
-                    t.ctx.uc_stack.ss_sp = t.stack.data();
-                    t.ctx.uc_stack.ss_size = t.stack.size();
-                    t.ctx.uc_link = nullptr;
-                    makecontext(&t.ctx, (void (*)())&Trampoline<Args>::entry, 0);
+    try {
+        if (n <= 0) fail("empty block");
+        for (unsigned bz = 0; bz < grid.z; ++bz)
+            for (unsigned by = 0; by < grid.y; ++by)
+                for (unsigned bx = 0; bx < grid.x; ++bx) {
+                    Block b;
+                    b.bid = {bx, by, bz};
+                    b.bdim = block;
+                    b.gdim = grid;
+                    b.smem.assign(shared + 16, 0xff);
+                    std::memset(__start_gk_emu_shared, 0xff,
+                                __stop_gk_emu_shared - __start_gk_emu_shared);
+                    b.threads.resize(n);
+                    blk = &b;
+                    start_threads(b, n);
+                    run_block(b, n, rng);
+                    blk = nullptr;
+                    if (error[0]) return error;
                 }
-                std::vector<int> order(n);
-                for (;;) {
-                    bool progress = false, live = false;
-                    for (int i = 0; i < n; ++i) order[i] = i;
-                    std::shuffle(order.begin(), order.end(), rng);
-                    for (int i : order) {
-                        Thread& t = b.threads[i];
-                        if (t.st != St::Run) continue;
-                        cur = &t;
-                        swapcontext(&b.sched, &t.ctx);
-                        progress = true;
-                        const int w = i / 32;
-                        bool all = true;
-                        for (int l = 0; l < 32; ++l) all &= b.threads[w * 32 + l].st == St::Warp;
-                        if (all) run_warp_op(w);
-                    }
-                    int bar = 0, done = 0;
-                    for (auto& t : b.threads) {
-                        bar += t.st == St::Bar;
-                        done += t.st == St::Done;
-                        live |= t.st != St::Done;
-                    }
-                    if (!live) break;
-                    if (bar > 0 && bar + done == n) {
-                        for (auto& t : b.threads) {
-                            publish(t);
-                            if (t.st == St::Bar) t.st = St::Run;
-                        }
-                        progress = true;
-                    }
-                    if (!progress) fail("deadlock: threads wait on a barrier or warp op forever");
-                }
-                blk = nullptr;
-            }
+    } catch (Failed&) {
+        blk = nullptr;
+        return error;
+    }
+    return nullptr;
+}
+
+// kernel<<<grid, block, shared>>>(args).
+template <typename Args>
+const char* launch(void (*kernel)(Args), gk_emu_dim3 grid, gk_emu_dim3 block, size_t shared,
+                   const Args& args, int mma_type, unsigned seed) {
+    return run(grid, block, shared, seed, mma_type, [&] { kernel(args); });
 }
 
 }  // namespace gkemu
@@ -334,7 +385,7 @@ inline void gk_mma16816(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsi
 inline unsigned gk_pack2(float lo, float hi) {
     return (unsigned)gkemu::float_to_elem(lo) | ((unsigned)gkemu::float_to_elem(hi) << 16);
 }
-inline float gk_elem_to_float(gk_u16 h) { return gkemu::elem_to_float(h); }
+inline float gk_elem_to_float(uint16_t h) { return gkemu::elem_to_float(h); }
 inline float gk_ex2(float x) { return std::exp2(x); }
 inline float gk_shfl_xor_f(float v, int mask) {
     gkemu::cur->op = gkemu::Op::Shfl;
@@ -345,3 +396,52 @@ inline float gk_shfl_xor_f(float v, int mask) {
 }
 inline float gk_neg_inf() { return -INFINITY; }
 using std::fmaxf;
+
+// What kernels built on compat.cuh's portable path (-DGK_HIP) use.
+inline void __syncthreads() { gkemu::yield(gkemu::St::Bar); }
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+    const unsigned long long old = *p;
+    *p = old + v;
+    return old;
+}
+inline unsigned atomicAdd(unsigned* p, unsigned v) {
+    const unsigned old = *p;
+    *p = old + v;
+    return old;
+}
+// AMD wavefront collectives: none of the kernels run here calls them.
+template <typename T>
+T __shfl_xor(T, int, int) {
+    gkemu::fail("__shfl_xor is not emulated");
+}
+template <typename T>
+T __shfl(T, int, int) {
+    gkemu::fail("__shfl is not emulated");
+}
+template <typename T>
+T __shfl_up(T, int, int) {
+    gkemu::fail("__shfl_up is not emulated");
+}
+inline unsigned long long __ballot(int) { gkemu::fail("__ballot is not emulated"); }
+inline void __builtin_amdgcn_wave_barrier() { gkemu::fail("wave barriers are not emulated"); }
+
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+// The kernels' expf, exported so that a test's reference uses the very same exponential.
+extern "C" float gk_emu_expf(float x) { return (float)std::exp((double)x); }
+#define expf gk_emu_expf
+
+// Exports the layout of argument struct T (fields listed by the X-macro FIELDS of args.cuh):
+// gk_emu_args_size() and gk_emu_field_offset(name) (-1: no such field), for the test to check
+// against the block gpukit packs.
+#define GK_EMU_OFFSET(T, NAME) \
+    if (std::strcmp(field, #NAME) == 0) return (long)offsetof(gk_emu_layout_t, NAME);
+#define GK_EMU_OFFSET_ARRAY(T, NAME, N) GK_EMU_OFFSET(T, NAME)
+#define GK_EMU_OFFSET_MATRIX(T, NAME, R, C) GK_EMU_OFFSET(T, NAME)
+#define GK_EMU_EXPORT_LAYOUT(T, FIELDS)                                     \
+    typedef T gk_emu_layout_t;                                              \
+    extern "C" unsigned gk_emu_args_size() { return sizeof(T); }            \
+    extern "C" long gk_emu_field_offset(const char* field) {                \
+        FIELDS(GK_EMU_OFFSET, GK_EMU_OFFSET_ARRAY, GK_EMU_OFFSET_MATRIX)    \
+        return -1;                                                          \
+    }

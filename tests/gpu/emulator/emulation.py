@@ -1,0 +1,169 @@
+"""What every host-emulated kernel test shares: building a kernel of kernels/ with g++ over
+gk_emulate.h into a ctypes library, checking that library's argument layout against the block
+gpukit packs, reading a launch's result, and a launch table through which gpukit._core's plans
+launch into the emulated kernels, and the CUDA backend such plans are built for."""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+from abc import ABC, abstractmethod
+from pathlib import Path
+from types import SimpleNamespace
+
+from gpukit.runtime import open_backend
+
+HERE = Path(__file__).resolve().parent
+KERNELS = HERE.parents[2] / "kernels"
+
+
+def compiler() -> str | None:
+    """The host C++ compiler ($CXX or g++), None when there is none."""
+    return shutil.which(os.environ.get("CXX", "g++"))
+
+
+def build(source: Path, defines, out_dir: Path, *, portable: bool = False) -> ctypes.CDLL:
+    """source (a driver here, or a generated one) compiled with gk_emulate.h force-included and
+    `defines` (-D...); `portable` builds the kernels on compat.cuh's portable path (GK_HIP)
+    rather than with the emulated warp helpers (GK_EMULATE). Built once per source and defines."""
+    source = Path(source)
+    mode = "-DGK_HIP" if portable else "-DGK_EMULATE"
+    key = hashlib.sha1(repr((source.read_text(), mode, tuple(defines))).encode()).hexdigest()
+    lib = Path(out_dir) / f"{source.stem}_{key[:16]}.so"
+    if not lib.exists():
+        cmd = [
+            compiler() or "g++", "-O1", "-std=c++17", "-shared", "-fPIC", mode,
+            *(f"-D{d}" for d in defines), "-include", str(HERE / "gk_emulate.h"),
+            f"-I{KERNELS}", f"-I{HERE}", str(source), "-o", str(lib),
+        ]  # fmt: skip
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-4000:]
+    so = ctypes.CDLL(str(lib))
+    so.gk_emu_expf.restype = ctypes.c_float
+    so.gk_emu_expf.argtypes = (ctypes.c_float,)
+    return so
+
+
+def build_one(file: str, kernel: str, args: str, defines, out_dir: Path):
+    """Kernel `kernel` of kernels/`file` (argument struct `args`), built on compat.cuh's portable
+    path, as a call (args address, grid x, y, z, threads, shared bytes, seed) that raises if the
+    kernel fails. The library is its `.library`."""
+    ours = (f"GK_EMU_SOURCE={file}", f"GK_EMU_KERNEL={kernel}", f"GK_EMU_ARGS={args}")
+    so = build(HERE / "kernel_driver.cpp", (*ours, *defines), out_dir, portable=True)
+    run = runner(so.gk_emu_run, ctypes.c_void_p, *[ctypes.c_uint] * 6)
+    run.library = so
+    return run
+
+
+def check_layout(so: ctypes.CDLL, args) -> None:
+    """The host build's argument struct is the block gpukit packs (`args`: an arg_struct, the
+    layout _native read from kernels/args.cuh): same size, every field at the same offset."""
+    so.gk_emu_field_offset.restype = ctypes.c_long
+    so.gk_emu_field_offset.argtypes = (ctypes.c_char_p,)
+    assert so.gk_emu_args_size() == args.size
+    for field, (_, offset, _) in args.fields.items():
+        assert so.gk_emu_field_offset(field.encode()) == offset, field
+
+
+def runner(function, *argtypes):
+    """`function` (returning null or what went wrong) as a call that raises on failure."""
+    function.restype = ctypes.c_char_p
+    function.argtypes = argtypes
+
+    def call(*args):
+        error = function(*args)
+        if error is not None:
+            raise RuntimeError(f"emulated kernel failed: {error.decode()}")
+
+    return call
+
+
+# gk_launch_table (native/include/gpukit/launch_table.h): how gpukit._core's plans launch.
+_LAUNCH = ctypes.CFUNCTYPE(
+    ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint32),
+    ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p,
+    ctypes.c_uint64,
+)  # fmt: skip
+_ENCODE = ctypes.CFUNCTYPE(
+    ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64
+)
+_ERROR_NAME = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32)
+
+
+class _RawTable(ctypes.Structure):
+    _fields_ = [
+        ("version", ctypes.c_uint32),
+        ("ctx", ctypes.c_void_p),
+        ("launch", _LAUNCH),
+        ("encode_tensor_map", _ENCODE),
+        ("error_name", _ERROR_NAME),
+    ]
+
+
+_CAPSULE_NAME = b"gpukit.launch_table"
+_FAILED = ctypes.create_string_buffer(b"GK_EMULATOR_LAUNCH_FAILED")
+
+
+class LaunchTable:
+    """A launch table whose launches call launch(function, grid, block, shared, args address,
+    args bytes) in Python; a raised exception fails the launch (kept in `.error`)."""
+
+    def __init__(self, launch):
+        self.error = None
+
+        def on_launch(ctx, function, grid, block, shared, stream, args, nbytes):
+            try:
+                launch(function, tuple(grid[:3]), tuple(block[:3]), shared, args, nbytes)
+                return 0
+            except Exception as e:  # reported through the plan's error, kept for the test
+                self.error = e
+                return 1
+
+        self._callbacks = (
+            _LAUNCH(on_launch),
+            _ENCODE(lambda *_: 1),
+            _ERROR_NAME(lambda *_: ctypes.addressof(_FAILED)),
+        )
+        self._raw = _RawTable(1, None, *self._callbacks)
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype = ctypes.py_object
+        new.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+        self.capsule = new(ctypes.addressof(self._raw), _CAPSULE_NAME, None)
+
+
+class EmulatedCuda(ABC):
+    """What a CUDA planner of gpukit.runtime.cuda asks of a CUDA backend (an sm_90 GPU with
+    sm_count SMs and `shared` bytes of shared memory per block), over the CPU backend's memory:
+    the plans it builds are real gpukit._core.Plans whose launches (blocks packed and addresses
+    patched by the plan) go to run_kernel, which a test defines."""
+
+    def __init__(self, lib_dir, seed, sm_count, shared):
+        self.cpu = open_backend("cpu")
+        self.pool = self.cpu.pool
+        self.device = SimpleNamespace(compute_capability=(9, 0), max_shared_per_block_optin=shared)
+        self.sm_count = sm_count
+        self.functions, self.shared_allowed, self.launched = [], {}, []
+        self.lib_dir, self.seed = lib_dir, seed
+        self.table = LaunchTable(self._launch)
+        self.launch_table = self.table.capsule
+
+    def function(self, file, defines, name):
+        self.functions.append((file, defines, name))
+        return len(self.functions)
+
+    def allow_shared(self, fn, nbytes):
+        self.shared_allowed[fn] = nbytes
+
+    @abstractmethod
+    def run_kernel(self, file, defines, name, grid, block, shared, args, nbytes):
+        """Runs kernel `name` of kernels/`file` built with `defines` (args: the packed block's
+        address, nbytes long); raises if it cannot."""
+
+    def _launch(self, fn, grid, block, shared, args, nbytes):
+        file, defines, name = self.functions[fn - 1]
+        assert shared <= 48 * 1024 or self.shared_allowed.get(fn, 0) >= shared
+        self.run_kernel(file, defines, name, grid, block, shared, args, nbytes)
+        self.launched.append(name)
