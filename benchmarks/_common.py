@@ -53,3 +53,21 @@ def write_rows(name: str, backend: str, rows) -> str:
     keys = ("measure", "gpukit", "torch", "cupy")
     records = [dict(zip(keys, r, strict=True)) for r in rows]
     return write_json(name, {"backend": backend, "rows": records})
+
+
+def peers():
+    """[torch, cupy]: each module where it is installed and sees a GPU, else None (they are
+    only there to compare against)."""
+    found = []
+    for name in ("torch", "cupy"):
+        try:
+            mod = __import__(name)
+            if name == "torch":
+                ok = mod.cuda.is_available()
+            else:
+                ok = mod.cuda.runtime.getDeviceCount() > 0
+            found.append(mod if ok else None)
+        except Exception as e:  # absent, or without a GPU
+            print(f"{name} unavailable: {e}")
+            found.append(None)
+    return found

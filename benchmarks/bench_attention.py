@@ -16,7 +16,7 @@ import argparse
 import time
 
 import numpy as np
-from _common import json_path, write_json
+from _common import json_path, peers, write_json
 
 import gpukit as gk
 from gpukit import nn
@@ -56,18 +56,6 @@ def seconds_per_call(step, sync, budget=0.3):
         sync()
         best = min(best, (time.perf_counter() - start) / iters)
     return best
-
-
-def optional_torch():
-    try:
-        import torch
-
-        if not torch.cuda.is_available():
-            raise RuntimeError("torch sees no CUDA device")
-        return torch
-    except Exception as e:  # torch is only there to compare against
-        print(f"torch unavailable: {e}")
-        return None
 
 
 def prefill_flops(b, h, s, d, causal):
@@ -144,7 +132,7 @@ def main():
     if gk.backend() == "cpu":
         print("bench_attention: no GPU backend, nothing to measure")
         return
-    torch = optional_torch()
+    torch, _ = peers()
     rng = np.random.default_rng(0)
     width = max(len(r[0]) for r in PREFILL + DECODE)
     print(f"\nbackend: {gk.backend()}")

@@ -14,9 +14,8 @@ backend and torch; cupy is optional.
 """
 
 import argparse
-import os
 
-from _common import print_table
+from _common import json_path, print_table, write_json
 
 import gpukit as gk
 from gpukit.runtime import fft_plan, runtime
@@ -41,7 +40,7 @@ def time_ms(run, record, elapsed, sync, reps=10, rounds=3):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "bench_fft.json"))
+    ap.add_argument("--json", default=json_path("bench_fft"))
     args = ap.parse_args()
     if gk.backend() != "cuda":
         raise SystemExit(f"bench_fft needs the cuda backend (found {gk.backend()})")
@@ -118,12 +117,7 @@ def main():
     for r in records:
         print(f"{r['work']:34s} {r['floor_ms']:9.3f} {r['gpukit_GBps']:7.0f} "
               f"{r['vs_cufft']:8.2f} {r['passes']:6d}")  # fmt: skip
-    import json
-
-    with open(args.json, "w") as f:
-        payload = {"info": gk.info(), "copy_GBps": copy_gbps, "rows": records}
-        json.dump(payload, f, indent=1, default=str)
-    print(f"\nwrote {args.json}")
+    write_json(args.json, {"info": gk.info(), "copy_GBps": copy_gbps, "rows": records})
 
 
 if __name__ == "__main__":

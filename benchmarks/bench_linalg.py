@@ -15,11 +15,10 @@ $OUT/bench_linalg.json when OUT is set, else bench_linalg.json (`--json PATH` ov
 """
 
 import argparse
-import json
-import os
 import time
 
 import numpy as np
+from _common import json_path, peers, write_json
 
 import gpukit as gk
 
@@ -35,19 +34,6 @@ def seconds_per_call(step, sync, reps=5):
         sync()
         times.append(time.perf_counter() - start)
     return sorted(times)[len(times) // 2]
-
-
-def peers():
-    """(torch, cupy) modules where they are installed with a GPU, else None."""
-    found = []
-    for name in ("torch", "cupy"):
-        try:
-            mod = __import__(name)
-            ok = mod.cuda.is_available() if name == "torch" else mod.cuda.runtime.getDeviceCount()
-            found.append(mod if ok else None)
-        except Exception:  # absent, or without a GPU
-            found.append(None)
-    return found
 
 
 def _spd(rng, n, batch=()):
@@ -133,8 +119,7 @@ def time_peer(mod, work, to_device, op_of, sync):
 
 def main():
     ap = argparse.ArgumentParser()
-    default = os.path.join(os.environ["OUT"], "bench_linalg.json") if "OUT" in os.environ else None
-    ap.add_argument("--json", default=default or "bench_linalg.json")
+    ap.add_argument("--json", default=json_path("bench_linalg"))
     ap.add_argument("--scale", type=float, default=1.0, help="multiplies every n (1: the issue's)")
     args = ap.parse_args()
     print(gk.info())
@@ -185,14 +170,8 @@ def main():
             cells.append(f"{'' if ratio is None else f'{ratio:.2f}':>7s}")
         rows.append(row)
         print(" ".join(cells) + (f"  {t}" if isinstance(t, str) else ""))
-    with open(args.json, "w") as f:
-        json.dump(
-            {"info": gk.info(), "backend": gk.backend(), "matmul_TFLOPs": limits, "rows": rows},
-            f,
-            indent=1,
-            default=str,
-        )
-    print(f"\nwrote {args.json}")
+    info = {"info": gk.info(), "backend": gk.backend(), "matmul_TFLOPs": limits}
+    write_json(args.json, {**info, "rows": rows})
 
 
 if __name__ == "__main__":

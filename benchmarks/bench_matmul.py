@@ -8,21 +8,9 @@ milliseconds; memory-bound rows alternate between two weights so that they come 
 """
 
 import numpy as np
-from _common import write_json
+from _common import peers, write_json
 
 import gpukit as gk
-
-
-def optional_torch():
-    try:
-        import torch
-
-        if not torch.cuda.is_available():
-            raise RuntimeError("torch sees no CUDA device")
-        return torch
-    except Exception as e:  # torch is only there to compare against
-        print(f"torch unavailable: {e}")
-        return None
 
 
 def events_ms(step, new_event, elapsed, sync, min_ms=3.0):
@@ -80,7 +68,7 @@ def main():
     if gk.backend() == "cpu":
         print("bench_matmul: no GPU backend, nothing to measure")
         return
-    torch = optional_torch()
+    torch, _ = peers()
     rng = np.random.default_rng(0)
     rows = []
 

@@ -14,7 +14,7 @@ import argparse
 import time
 
 import numpy as np
-from _common import json_path, write_json
+from _common import json_path, peers, write_json
 
 import gpukit as gk
 from gpukit.runtime import sort_plan as _sort_plan
@@ -32,22 +32,6 @@ def seconds_per_call(step, sync, reps=10):
         sync()
         times.append(time.perf_counter() - start)
     return sorted(times)[len(times) // 2]
-
-
-def peers():
-    """(torch, cupy) modules where they are installed with a GPU, else None."""
-    found = []
-    for name in ("torch", "cupy"):
-        try:
-            mod = __import__(name)
-            if name == "torch":
-                ok = mod.cuda.is_available()
-            else:
-                ok = mod.cuda.runtime.getDeviceCount() > 0
-            found.append(mod if ok else None)
-        except Exception:  # absent, or without a GPU
-            found.append(None)
-    return found
 
 
 def main():
