@@ -2,16 +2,14 @@
 load. On every backend (the CPU runs the same Rust admission, queues and quotas)."""
 
 import concurrent.futures
-import random
 import threading
 import time
 
 import numpy as np
 import pytest
+from task_storm import MiB, run_storm
 
 import gpukit as gk
-
-MiB = 2**20
 
 
 @pytest.fixture
@@ -176,7 +174,6 @@ def test_should_slice_only_best_effort_beside_guaranteed(sched):
 
 def test_a_thousand_random_tasks_from_eight_threads(backend):
     s = gk.Scheduler(memory="64MiB", workers=6)
-    outcomes = []
 
     def work(nbytes, fail):
         a = gk.zeros((max(nbytes // 4, 1),), "float32")
@@ -185,55 +182,20 @@ def test_a_thousand_random_tasks_from_eight_threads(backend):
             raise RuntimeError("task failed on purpose")
         return total
 
-    def submitter(seed):
-        r = random.Random(seed)
-        futures = []
-        for i in range(125):
-            qos = r.choice(("guaranteed", "burstable", "best_effort"))
-            memory = r.randrange(1, 16) * MiB
-            fut = s.submit(
-                work,
-                r.randrange(1, 12) * MiB,
-                r.random() < 0.1,
-                qos=qos,
-                memory=memory,
-                limit=None if qos == "guaranteed" else memory + r.randrange(0, 16) * MiB,
-                name=f"t{seed}-{i}",
-                timeout=r.choice((None, None, None, 0.001, 0.5)),
-                admission=r.choice(("wait",) * 5 + ("reject",)),
-            )
-            if r.random() < 0.05:
-                fut.cancel()
-            futures.append(fut)
-        outcomes.extend(futures)
-
-    threads = [threading.Thread(target=submitter, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    _, not_done = concurrent.futures.wait(outcomes, timeout=120)
-    assert len(outcomes) == 1000 and not not_done, "deadlock: tasks never finished"
-    s.shutdown(wait=True)
-    stats = s.stats()
+    outcomes, stats, kinds = run_storm(s, work, lambda r, qos: (r.randrange(1, 12) * MiB,))
     classes = [stats[q] for q in gk.scheduler.QOS_CLASSES]
-    assert sum(c["submitted"] for c in classes) == 1000
-    assert sum(c["finished"] for c in classes) == 1000
-    results = [f for f in outcomes if not f.cancelled() and f.exception() is None]
-    assert sum(c["completed"] for c in classes) == len(results)
     assert sum(c["cancelled"] for c in classes) == sum(f.cancelled() for f in outcomes)
-    kinds = [type(f.exception()) for f in outcomes if not f.cancelled() and f.exception()]
     assert sum(c["rejected"] for c in classes) == kinds.count(gk.TaskRejectedError)
     assert sum(c["timed_out"] for c in classes) == kinds.count(gk.TaskTimeoutError)
     failed = sum(k in (RuntimeError, gk.OutOfMemoryError) for k in kinds)
     assert sum(c["failed"] for c in classes) == failed
-    for f in results:
-        assert np.isfinite(f.result())
+    for f in outcomes:
+        if not f.cancelled() and f.exception() is None:
+            assert np.isfinite(f.result())
     assert len(stats["tasks"]) == 1000
     assert all(t["outcome"] is not None for t in stats["tasks"].values())
     # Nothing reserved, nor held by a finished task (failed ones' tracebacks included).
     assert stats["reserved_bytes"] == 0 and stats["burst_bytes"] == 0
-    assert sum(c["pending"] + c["admitted"] + c["running"] for c in classes) == 0
 
 
 def test_shutdown_refuses_new_tasks(backend):

@@ -4,19 +4,15 @@ preemptible products (same results as anywhere else), the expected-duration cap 
 values, and 1000 random tasks from 8 threads end without deadlock or a lost task. (On the CPU
 only the bookkeeping runs; the GPU run checks the kernels, tests/gpu/test_preempt_gemm.py.)"""
 
-import concurrent.futures
 import math
-import random
-import threading
 
 import numpy as np
 import pytest
 from conftest import assert_matches, random_array
+from task_storm import run_storm
 
 import gpukit as gk
 from gpukit import _core
-
-MiB = 2**20
 
 
 def _preempting(**kw):
@@ -124,7 +120,6 @@ def test_info_says_whether_preemption_and_green_contexts_are_available(backend):
 
 def test_a_thousand_random_tasks_from_eight_threads_with_preemption(backend):
     s = _preempting(memory="64MiB", workers=6, cap_us=200.0)
-    outcomes = []
     a = gk.asarray(np.arange(48 * 40, dtype=np.float32).reshape(48, 40) / 100)
     b = gk.asarray(np.linspace(-1, 1, 40 * 24, dtype=np.float32).reshape(40, 24))
     want = a.to_numpy() @ b.to_numpy()
@@ -138,46 +133,9 @@ def test_a_thousand_random_tasks_from_eight_threads_with_preemption(backend):
             raise RuntimeError("task failed on purpose")
         return qos, out
 
-    def submitter(seed):
-        r = random.Random(seed)
-        futures = []
-        for i in range(125):
-            qos = r.choice(("guaranteed", "burstable", "best_effort"))
-            memory = r.randrange(1, 16) * MiB
-            fut = s.submit(
-                work,
-                qos,
-                r.random() < 0.1,
-                qos=qos,
-                memory=memory,
-                limit=None if qos == "guaranteed" else memory + r.randrange(0, 16) * MiB,
-                name=f"t{seed}-{i}",
-                timeout=r.choice((None, None, None, 0.001, 0.5)),
-                admission=r.choice(("wait",) * 5 + ("reject",)),
-            )
-            if r.random() < 0.05:
-                fut.cancel()
-            futures.append(fut)
-        outcomes.extend(futures)
-
-    threads = [threading.Thread(target=submitter, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    _, not_done = concurrent.futures.wait(outcomes, timeout=120)
-    assert len(outcomes) == 1000 and not not_done, "deadlock: tasks never finished"
-    s.shutdown(wait=True)
-    stats = s.stats()
-    classes = [stats[q] for q in gk.scheduler.QOS_CLASSES]
-    assert sum(c["submitted"] for c in classes) == 1000
-    assert sum(c["finished"] for c in classes) == 1000
-    results = [f for f in outcomes if not f.cancelled() and f.exception() is None]
-    assert sum(c["completed"] for c in classes) == len(results)
-    kinds = [type(f.exception()) for f in outcomes if not f.cancelled() and f.exception()]
+    outcomes, _, kinds = run_storm(s, work, lambda r, qos: (qos,))
     assert AssertionError not in kinds, "a guaranteed task ran without a preemption word"
-    for f in results:
-        _, out = f.result()
-        assert_matches(out, want, "float32", scale=np.sqrt(40))
+    for f in outcomes:
+        if not f.cancelled() and f.exception() is None:
+            assert_matches(f.result()[1], want, "float32", scale=np.sqrt(40))
     assert s.preemption_words() == [0] * _core.PREEMPT_SLOTS, "every word given back"
-    assert sum(c["pending"] + c["admitted"] + c["running"] for c in classes) == 0
