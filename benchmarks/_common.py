@@ -71,3 +71,21 @@ def peers():
             print(f"{name} unavailable: {e}")
             found.append(None)
     return found
+
+
+def time_ms(run, record, elapsed, sync, reps=10, rounds=3):
+    """Median over `rounds` of the mean milliseconds of `reps` calls of run() between events
+    made by record() (each event has synchronize(); elapsed(a, b) reads two of them)."""
+    run()
+    run()
+    sync()
+    times = []
+    for _ in range(rounds):
+        a = record()
+        for _ in range(reps):
+            run()
+        b = record()
+        b.synchronize()
+        times.append(elapsed(a, b) / reps)
+    times.sort()
+    return times[len(times) // 2]

@@ -15,27 +15,10 @@ backend and torch; cupy is optional.
 
 import argparse
 
-from _common import json_path, print_table, write_json
+from _common import json_path, print_table, time_ms, write_json
 
 import gpukit as gk
 from gpukit.runtime import fft_plan, runtime
-
-
-def time_ms(run, record, elapsed, sync, reps=10, rounds=3):
-    """Median over `rounds` of the mean milliseconds of `reps` calls of run() between events."""
-    run()
-    run()
-    sync()
-    times = []
-    for _ in range(rounds):
-        a = record()
-        for _ in range(reps):
-            run()
-        b = record()
-        b.synchronize()
-        times.append(elapsed(a, b) / reps)
-    times.sort()
-    return times[len(times) // 2]
 
 
 def main():

@@ -13,29 +13,12 @@ and (optionally) cupy; the inputs are shared through DLPack, so all three read t
 import argparse
 import math
 
-from _common import json_path, write_json
+from _common import json_path, time_ms, write_json
 
 import gpukit as gk
 from gpukit import nn
 
 N = 256 * 2**20  # float32 elements of the large 1-D inputs (1 GiB)
-
-
-def time_ms(run, record, elapsed, sync, reps=10, rounds=3):
-    """Median over `rounds` of the mean milliseconds of `reps` calls of run() between events
-    made by record() (elapsed(a, b) reads them)."""
-    run()
-    run()
-    sync()
-    times = []
-    for _ in range(rounds):
-        a = record()
-        for _ in range(reps):
-            run()
-        b = record()
-        times.append(elapsed(a, b) / reps)
-    times.sort()
-    return times[len(times) // 2]
 
 
 def main():
