@@ -8,7 +8,9 @@
 # With the device tool: run(command="bash scripts/gpu_machine.sh run", carry=[".gpu"]).
 # BENCH=launch,matmul runs only those benchmarks (none: BENCH=none); TESTS=0 skips the suite;
 # pytest arguments (e.g. tests/api tests/gpu) narrow the suite; `-n 8` spreads it over 8 processes
-# (pytest-xdist is on the machine). Wheels in .whl/ (carried) are installed beside gpukit.
+# (pytest-xdist is on the machine); every test is named as it ends and one past TEST_TIMEOUT
+# seconds (default 120) is ended with its stacks dumped (pytest-timeout, on the machine too).
+# Wheels in .whl/ (carried) are installed beside gpukit.
 # SANITIZE=1 runs, instead of the suite and benchmarks, the tests of scripts/sanitize_tests.txt
 # (cuda only) under compute-sanitizer with each of memcheck, racecheck, initcheck and synccheck
 # (SANITIZE=memcheck,racecheck: those only), failing on any error a tool reports, on a skipped
