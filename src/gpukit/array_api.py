@@ -19,20 +19,8 @@ nan = math.nan
 pi = math.pi
 newaxis = None
 
-# The standard's real dtypes (complex64 and complex128 join once gpukit has complex numbers).
-STANDARD_DTYPE_NAMES = [
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float32",
-    "float64",
-]
+# gpukit's dtypes outside the standard; every other dtype gpukit has is one of the standard's.
+EXTRA_DTYPE_NAMES = ("float16", "bfloat16")
 
 
 def check_api_version(api_version) -> None:
@@ -72,7 +60,7 @@ class Info:
         outside the standard); `kind` (a kind name, a tuple of kinds, or None for all) selects
         them as isdtype does."""
         _device.runtime_for(device)
-        standard = {n: d for n, d in DTYPES.items() if n in STANDARD_DTYPE_NAMES}
+        standard = {n: d for n, d in DTYPES.items() if n not in EXTRA_DTYPE_NAMES}
         if kind is None:
             return standard
         return {name: d for name, d in standard.items() if isdtype(d, kind)}

@@ -144,7 +144,9 @@ def test_namespace_and_info(backend):
         "integral": gk.int64,
         "indexing": gk.int64,
     }
-    assert set(info.dtypes()) == set(ALL_DTYPES) - {"float16", "bfloat16"}  # the standard's
+    standard = set(ALL_DTYPES) - {"float16", "bfloat16"} | {"complex64", "complex128"}
+    assert set(info.dtypes()) == standard
+    assert set(info.dtypes(kind="complex floating")) == {"complex64", "complex128"}
     assert set(info.dtypes(kind="real floating")) == {"float32", "float64"}
     assert set(info.dtypes(kind=("bool", "unsigned integer"))) == {
         "bool",
