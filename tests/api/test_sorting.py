@@ -4,28 +4,13 @@ statistics, partition, lexsort. Fresh random data with NaN, +-inf, -0.0 and dupl
 
 import numpy as np
 import pytest
+from array_cases import ALL_DTYPES
 from conftest import assert_matches
 
 import gpukit as gk
 
 BF16 = gk.bfloat16
-DTYPES = [
-    np.dtype(t)
-    for t in (
-        "bool",
-        "int8",
-        "uint8",
-        "int16",
-        "uint16",
-        "int32",
-        "uint32",
-        "int64",
-        "uint64",
-        "float16",
-        "float32",
-        "float64",
-    )
-] + [BF16]
+DTYPES = [np.dtype(t) for t in ALL_DTYPES]
 SIZES = (0, 1, 31, 1025, (1 << 20) + 3)
 
 
