@@ -89,3 +89,17 @@ def time_ms(run, record, elapsed, sync, reps=10, rounds=3):
         times.append(elapsed(a, b) / reps)
     times.sort()
     return times[len(times) // 2]
+
+
+def median_seconds(step, sync, reps, warmups=1):
+    """Median of `reps` timed calls of step() (each followed by sync()) after `warmups` calls."""
+    for _ in range(warmups):
+        step()
+    sync()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        step()
+        sync()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]

@@ -15,25 +15,11 @@ $OUT/bench_linalg.json when OUT is set, else bench_linalg.json (`--json PATH` ov
 """
 
 import argparse
-import time
 
 import numpy as np
-from _common import json_path, peers, write_json
+from _common import json_path, median_seconds, peers, write_json
 
 import gpukit as gk
-
-
-def seconds_per_call(step, sync, reps=5):
-    """Median of `reps` timed calls after one warm-up."""
-    step()
-    sync()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        step()
-        sync()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
 
 
 def _spd(rng, n, batch=()):
@@ -102,7 +88,7 @@ def time_gpukit(work):
         args = [gk.asarray(h.astype(dt)) for h in host]
         fn = _gpukit_op(op)
         try:
-            out[name] = seconds_per_call(lambda fn=fn, args=args: fn(*args), gk.synchronize)
+            out[name] = median_seconds(lambda fn=fn, args=args: fn(*args), gk.synchronize, 5)
         except NotImplementedError as e:
             out[name] = f"n/a ({str(e).split(';')[0]})"
     return out
@@ -113,7 +99,7 @@ def time_peer(mod, work, to_device, op_of, sync):
     for name, (_, dt, host, op) in work.items():
         args = [to_device(h.astype(dt)) for h in host]
         fn = op_of(mod, op)
-        out[name] = seconds_per_call(lambda fn=fn, args=args: fn(*args), sync)
+        out[name] = median_seconds(lambda fn=fn, args=args: fn(*args), sync, 5)
     return out
 
 
@@ -128,7 +114,7 @@ def main():
     limits = {}
     for dt in ("float32", "float64"):
         x = gk.asarray(rng.standard_normal((big, big)).astype(dt))
-        t = seconds_per_call(lambda x=x: x @ x, gk.synchronize)
+        t = median_seconds(lambda x=x: x @ x, gk.synchronize, 5)
         limits[dt] = 2 * big**3 / t / 1e12
     ours = time_gpukit(work)
     torch, cupy = peers()

@@ -11,27 +11,12 @@ Prints a table and writes the figures as JSON (default bench_sort.json; `--json 
 """
 
 import argparse
-import time
 
 import numpy as np
-from _common import json_path, peers, write_json
+from _common import json_path, median_seconds, peers, write_json
 
 import gpukit as gk
 from gpukit.runtime import sort_plan as _sort_plan
-
-
-def seconds_per_call(step, sync, reps=10):
-    """Median of `reps` timed calls after two warm-ups."""
-    for _ in range(2):
-        step()
-    sync()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        step()
-        sync()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
 
 
 def main():
@@ -63,7 +48,7 @@ def main():
     }
     big = gk.ones((1 << 28,), "float32")
     work["copy 1 GiB (read+write)"] = (2 << 30, lambda: big.copy())
-    ours = {name: seconds_per_call(fn, sync) for name, (_, fn) in work.items()}
+    ours = {name: median_seconds(fn, sync, 10, 2) for name, (_, fn) in work.items()}
     theirs = {}
     if torch is not None:
         tx, txd = torch.from_numpy(host).cuda(), torch.from_numpy(dup).cuda()
@@ -79,7 +64,9 @@ def main():
             ),
             "searchsorted 2^24 in 2^20": lambda: torch.searchsorted(ta, tq),
         }
-        theirs["torch"] = {k: seconds_per_call(f, torch.cuda.synchronize) for k, f in fns.items()}
+        theirs["torch"] = {
+            k: median_seconds(f, torch.cuda.synchronize, 10, 2) for k, f in fns.items()
+        }
     if cupy is not None:
         cx, cxd = cupy.asarray(host), cupy.asarray(dup)
         ca, cq = cupy.asarray(table), cupy.asarray(queries)
@@ -95,7 +82,7 @@ def main():
             ),
             "searchsorted 2^24 in 2^20": lambda: cupy.searchsorted(ca, cq),
         }
-        theirs["cupy"] = {k: seconds_per_call(f, csync) for k, f in fns.items()}
+        theirs["cupy"] = {k: median_seconds(f, csync, 10, 2) for k, f in fns.items()}
     limit = work["copy 1 GiB (read+write)"][0] / ours["copy 1 GiB (read+write)"] / 1e9
     rows = []
     print(f"\nbackend: {gk.backend()}; copy limit {limit:.0f} GB/s (gpukit's copy)")
