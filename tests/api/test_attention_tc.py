@@ -3,46 +3,15 @@
 masks, GQA, odd lengths, strided views, device kv_length), against a float64 reference; every
 backend runs the same cases."""
 
-import math
-
 import numpy as np
 import pytest
+from attention_reference import attention_f64
 from conftest import random_array
 
 import gpukit as gk
 from gpukit import nn
 
 HALF = ["float16", "bfloat16"]
-
-
-def _ref(q, k, v, mask=None, causal=False, scale=None, kv_length=None):
-    """float64 attention; kv_length: None or one length per batch entry (clamped)."""
-    b, hq, sq, d = q.shape
-    hkv, skv = k.shape[1], k.shape[2]
-    scale = 1 / math.sqrt(d) if scale is None else scale
-    full = None if mask is None else np.broadcast_to(mask, (b, hq, sq, skv))
-    out = np.zeros((b, hq, sq, d))
-    for i in range(b):
-        n = skv if kv_length is None else int(np.clip(kv_length[i], 0, skv))
-        kk = np.repeat(k[i, :, :n], hq // hkv, axis=0)
-        vv = np.repeat(v[i, :, :n], hq // hkv, axis=0)
-        s = q[i] @ np.swapaxes(kk, -1, -2) * scale
-        allowed = np.ones((hq, sq, n), bool)
-        if causal:
-            allowed &= np.arange(n)[None, :] <= np.arange(sq)[:, None] + n - sq
-        if full is not None:
-            m = full[i, :, :, :n]
-            if m.dtype == np.bool_:
-                allowed &= m
-            else:
-                s = s + m
-        s = np.where(allowed, s, -np.inf)
-        top = s.max(-1, keepdims=True, initial=-np.inf)
-        seen = top > -np.inf
-        p = np.exp(s - np.where(seen, top, 0))
-        o = p @ vv / np.where(seen, p.sum(-1, keepdims=True), 1)
-        out[i] = np.where(seen, o, 0)
-    return out
 
 
 def _inputs(rng, dtype, b, hq, hkv, sq, skv, d, strided=False):
@@ -100,7 +69,7 @@ def test_attention_tc_prefill(backend, rng, dtype, case):
     (q, k, v), (qr, kr, vr) = _inputs(rng, dtype, b, hq, hkv, sq, skv, d, strided)
     _poison((b, hq, sq, d), dtype)
     got = nn.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    _check(got, _ref(qr, kr, vr, causal=causal), dtype)
+    _check(got, attention_f64(qr, kr, vr, causal=causal), dtype)
 
 
 @pytest.mark.parametrize("dtype", HALF)
@@ -112,17 +81,17 @@ def test_attention_tc_masks(backend, rng, dtype, d):
     keep = rng.random((b, 1, sq, skv)) < 0.7
     keep[0, :, 0] = False
     got = nn.scaled_dot_product_attention(q, k, v, mask=gk.asarray(keep))
-    _check(got, _ref(qr, kr, vr, keep), dtype)
+    _check(got, attention_f64(qr, kr, vr, keep), dtype)
     assert not got.to_numpy()[0, :, 0].any()
     # Additive, broadcast over batch and heads, with hidden keys and a fully hidden row; causal.
     bias = (rng.standard_normal((sq, skv)) * 2).astype(dtype)
     bias[:, :3] = -np.inf
     bias[1] = -np.inf
     got = nn.scaled_dot_product_attention(q, k, v, mask=gk.asarray(bias), is_causal=True)
-    _check(got, _ref(qr, kr, vr, bias.astype(np.float64), causal=True), dtype)
+    _check(got, attention_f64(qr, kr, vr, bias.astype(np.float64), causal=True), dtype)
     # A scale of either sign.
     got = nn.scaled_dot_product_attention(q, k, v, scale=-0.2)
-    _check(got, _ref(qr, kr, vr, scale=-0.2), dtype)
+    _check(got, attention_f64(qr, kr, vr, scale=-0.2), dtype)
 
 
 # (batch, hq, hkv, sq, skv, head_dim, causal, kv_length): decode shapes (few rows per kv head)
@@ -147,7 +116,7 @@ def test_attention_tc_decode(backend, rng, dtype, case):
     ref_len = None if lengths is None else np.broadcast_to(np.array(lengths), (b,))
     _poison((b, hq, sq, d), dtype)
     got = nn.scaled_dot_product_attention(q, k, v, is_causal=causal, kv_length=kv_length)
-    _check(got, _ref(qr, kr, vr, causal=causal, kv_length=ref_len), dtype)
+    _check(got, attention_f64(qr, kr, vr, causal=causal, kv_length=ref_len), dtype)
 
 
 def test_attention_kv_length_matches_a_cut_cache(backend, rng):

@@ -12,6 +12,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from attention_reference import attention_f64
 
 from gpukit.base.shapes import contiguous_strides
 from gpukit.runtime.backend import Layout
@@ -31,34 +32,6 @@ SMS, SHARED = 132, 227 * 1024  # an H100's
 @pytest.fixture(scope="module")
 def lib_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("attention_emulator")
-
-
-def _reference(q, k, v, mask, causal, scale, lengths):
-    b, hq, sq, d = q.shape
-    hkv, skv = k.shape[1], k.shape[2]
-    q, k, v = (x.astype(np.float64) for x in (q, k, v))
-    full = None if mask is None else np.broadcast_to(mask, (b, hq, sq, skv))
-    out = np.zeros((b, hq, sq, d))
-    for i in range(b):
-        n = skv if lengths is None else int(np.clip(lengths[i if lengths.size > 1 else 0], 0, skv))
-        kk = np.repeat(k[i, :, :n], hq // hkv, axis=0)
-        vv = np.repeat(v[i, :, :n], hq // hkv, axis=0)
-        s = q[i] @ np.swapaxes(kk, -1, -2) * scale
-        allowed = np.ones((hq, sq, n), bool)
-        if causal:
-            allowed &= np.arange(n)[None, :] <= np.arange(sq)[:, None] + n - sq
-        if full is not None:
-            m = full[i, :, :, :n]
-            if m.dtype == np.bool_:
-                allowed &= m
-            else:
-                s = s + m.astype(np.float64)
-        s = np.where(allowed, s, -np.inf)
-        top = s.max(-1, keepdims=True, initial=-np.inf)
-        seen = top > -np.inf
-        p = np.exp(s - np.where(seen, top, 0))
-        out[i] = np.where(seen, p @ vv / np.where(seen, p.sum(-1, keepdims=True), 1), 0)
-    return out
 
 
 def _run(lib_dir, rng, kind, dt, b, hq, hkv, sq, skv, d, causal=False, mask="none",
@@ -95,7 +68,7 @@ def _run(lib_dir, rng, kind, dt, b, hq, hkv, sq, skv, d, causal=False, mask="non
     emu.run(so, args, 0, p.main.grid, p.main.block, p.main.shared, seed)
     if p.combine is not None:
         emu.run(so, args, 1, p.combine.grid, p.combine.block, p.combine.shared, seed)
-    want = _reference(q, k, v, m, causal, scale, kv_len)
+    want = attention_f64(q, k, v, m, causal, scale, kv_len)
     got = out.astype(np.float64)
     assert not np.isnan(got).any()
     err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
@@ -195,7 +168,7 @@ def _plan_case(lib_dir, rng, dt, b, hq, hkv, sq, skv, d, causal, mask, lengths, 
     plan = cuda_attention.plan_attention(cuda, *layouts, lm, ln, out, causal, scale)
     got = cuda.get(plan(0, None, *args), out).astype(np.float64)
     assert cuda.table.error is None, cuda.table.error
-    want = _reference(*host, m, causal, scale, n)
+    want = attention_f64(*host, m, causal, scale, n)
     assert not np.isnan(got).any()
     err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
     assert err <= 1e-2, err
