@@ -82,9 +82,9 @@
     A(gk_i64, out_row_stride, GK_MAX_DIMS)
 
 // Copy of a strided view into an array whose last dimension q is contiguous (kernels/
-// transpose.cu); p is the dimension the input is contiguous along. Tiles of GK_TRANSPOSE_TILE x
-// GK_TRANSPOSE_TILE elements, over the other (batch) dimensions too. vec: 16-byte accesses on
-// full tiles (aligned pointers and strides).
+// transpose.cu); p is the dimension the input is contiguous along. Square tiles of GK_TILE (at
+// most GK_TRANSPOSE_TILE) a side, over the other (batch) dimensions too. vec: 16-byte accesses
+// on full tiles (aligned pointers and strides).
 #define GK_TRANSPOSE_ARGS(F, A, M)                                        \
     F(gk_u64, in)                                                         \
     F(gk_u64, out)                                                        \

@@ -10,8 +10,30 @@
 
 #define GK_KERNEL extern "C" __global__
 
+// Bits of a float32.
+__device__ inline gk_u32 gk_f32_bits(float f) {
+#ifdef GK_HIP
+    return __builtin_bit_cast(gk_u32, f);
+#else
+    return __float_as_uint(f);
+#endif
+}
+
+__device__ inline float gk_f32_from_bits(gk_u32 u) {
+#ifdef GK_HIP
+    return __builtin_bit_cast(float, u);
+#else
+    return __uint_as_float(u);
+#endif
+}
+
 // IEEE half precision, stored as bits; arithmetic happens in float (as NumPy does for float16).
 __device__ inline gk_u16 gk_f32_to_f16_bits(float f) {
+    const gk_u32 u = gk_f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {  // NaN: sign and payload's top bits kept, as NumPy
+        const gk_u16 payload = (gk_u16)((u >> 13) & 0x3ffu);
+        return (gk_u16)(((u >> 16) & 0x8000u) | 0x7c00u | (payload ? payload : 1u));
+    }
 #ifdef GK_HIP
     _Float16 h = (_Float16)f;
     return __builtin_bit_cast(gk_u16, h);
@@ -23,6 +45,10 @@ __device__ inline gk_u16 gk_f32_to_f16_bits(float f) {
 }
 
 __device__ inline float gk_f16_bits_to_f32(gk_u16 h) {
+    if ((h & 0x7fffu) > 0x7c00u) {  // NaN: the hardware's conversion would drop sign and payload
+        return gk_f32_from_bits(((gk_u32)(h & 0x8000u) << 16) | 0x7f800000u |
+                                ((gk_u32)(h & 0x3ffu) << 13));
+    }
 #ifdef GK_HIP
     return (float)__builtin_bit_cast(_Float16, h);
 #else
@@ -42,22 +68,6 @@ struct gk_f16 {
 // bfloat16 (the top half of a float32), stored as bits: a plain 16-bit struct so that tensor-core
 // code can reinterpret arrays of it; arithmetic happens in float. Conversion from float rounds to
 // nearest even and keeps NaN a (quiet) NaN, as ml_dtypes does.
-__device__ inline gk_u32 gk_f32_bits(float f) {
-#ifdef GK_HIP
-    return __builtin_bit_cast(gk_u32, f);
-#else
-    return __float_as_uint(f);
-#endif
-}
-
-__device__ inline float gk_f32_from_bits(gk_u32 u) {
-#ifdef GK_HIP
-    return __builtin_bit_cast(float, u);
-#else
-    return __uint_as_float(u);
-#endif
-}
-
 __device__ inline gk_u16 gk_f32_to_bf16_bits(float f) {
     const gk_u32 u = gk_f32_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (gk_u16)((u >> 16) | 0x0040u);

@@ -24,7 +24,7 @@
 #define GK_SCAN_ITEMS 16
 #define GK_SCAN_WINDOW 32
 
-// kernels/transpose.cu: square tiles of GK_TRANSPOSE_TILE elements a side.
+// kernels/transpose.cu: square tiles of at most GK_TRANSPOSE_TILE elements a side.
 #define GK_TRANSPOSE_TILE 64
 #define GK_TRANSPOSE_THREADS 256
 

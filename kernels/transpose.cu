@@ -1,5 +1,5 @@
 // Copy of a strided view into a contiguous array whose fastest axis the input is not contiguous
-// along (ascontiguousarray(a.T)): tiles of GK_TRANSPOSE_TILE x GK_TRANSPOSE_TILE elements go
+// along (ascontiguousarray(a.T)): tiles of GK_TILE x GK_TILE elements go
 // through shared memory, read along p (the input's contiguous axis) and written along q (the
 // output's), with 16-byte accesses on full tiles when pointers and strides allow. Define: GK_T,
 // an unsigned type of the element's size (the copy moves bits).
@@ -8,7 +8,6 @@
 
 typedef GK_T T;
 
-#define GK_TILE GK_TRANSPOSE_TILE
 #define GK_NT GK_TRANSPOSE_THREADS
 static const int GK_V = gk_vec16<T>::N < GK_TILE ? gk_vec16<T>::N : GK_TILE;
 static const int GK_PAD = sizeof(T) >= 4 ? 1 : 4 / sizeof(T);  // one bank's worth per row

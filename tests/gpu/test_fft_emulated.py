@@ -159,9 +159,14 @@ def _run(lib_dir, rng, dtype, kind, n, batch=(), inverse=False, scale=1.0, limit
     return cuda.launched
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 5, 7, 8, 11, 12, 13, 16, 30, 64, 105, 143, 256, 1000])
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 7, 8, 11, 12, 13, 16, 30, 64, 105, 143, 256, 1000, 3125])
 def test_one_block_lengths(lib_dir, rng, n):
     assert _run(lib_dir, rng, np.complex128, "c2c", n, batch=(3,)) == ["gk_fft_rows"]
+
+
+def test_threads_taking_several_butterflies(lib_dir, rng):
+    """6561 = 3^8: 2187 butterflies a pass, more than a block's threads."""
+    assert _run(lib_dir, rng, np.complex64, "c2c", 6561, batch=(2,)) == ["gk_fft_rows"]
 
 
 def test_complex64_inverse_scaled_batched(lib_dir, rng):
@@ -236,3 +241,17 @@ def test_geometry():
     assert blk.rows == 4 and blk.shared <= fft_plan.COLUMNS_SHARED
     assert fft_plan.max_block_length(8) == 8192 and fft_plan.max_block_length(16) == 4096
     assert fft_plan.max_block_length(8, 99 * 1024) == 4096  # sm_86 / sm_89
+
+
+@pytest.mark.parametrize("itemsize", [8, 16])
+def test_every_block_fits_a_launch(itemsize):
+    """Every smooth length one block takes gets at most 1024 threads (a thread takes several
+    butterflies of a pass where a row has more than its radices' thread limit)."""
+    for n in range(1, fft_plan.max_block_length(itemsize) + 1):
+        if not fft_plan.is_smooth(n):
+            continue
+        for columns, batch in ((False, 1), (False, 1000), (True, 1000)):
+            blk = fft_plan.block(n, itemsize, columns, batch)
+            assert blk.tpr <= fft_plan.max_threads(blk.radices, itemsize), (n, columns)
+            assert blk.rows * blk.tpr <= blk.threads <= 1024, (n, columns, blk)
+            assert blk.shared <= 227 * 1024, (n, columns, blk)

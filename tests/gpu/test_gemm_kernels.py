@@ -212,7 +212,7 @@ def test_device_and_host_compilers_lay_every_argument_block_out_alike():
     assert image[:4] == b"\x7fELF"
     if "cuda" not in gk.available_backends():
         return
-    out = gk.full(len(expected), -1, dtype="uint64", device="cuda:0")
+    out = gk.full(len(expected), 2**64 - 1, dtype="uint64", device="cuda:0")
     probe = gk.zeros(64 * 1024, dtype="uint8", device="cuda:0")
     gk.RawKernel(source, "gk_layout_probe")((1,), (1,), (out, probe))
     assert out.to_numpy().tolist() == expected

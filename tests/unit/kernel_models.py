@@ -563,7 +563,7 @@ def _rows(mem, d, name, grid, block, a):
 # --- transpose.cu ---------------------------------------------------------------------------------
 def _transpose(mem, d, name, grid, block, a):
     t = DTYPES[d["GK_T"]]
-    tile = C["GK_TRANSPOSE_TILE"]
+    tile = int(d["GK_TILE"])
     assert block == (C["GK_TRANSPOSE_THREADS"], 1, 1) and grid[1:] == (1, 1)
     per_batch = a["tiles_p"] * a["tiles_q"]
     assert a["n_tiles"] % per_batch == 0

@@ -1,10 +1,11 @@
-"""Python int operands of elementwise ops, checked as NumPy 2 checks them before anything runs.
+"""Python scalar operands of elementwise ops, checked as NumPy 2 checks them before anything
+runs.
 
 A kernel takes a scalar as a 64-bit integer or a double, so a Python int that the loop dtype
 cannot hold would otherwise be wrapped there (uint8 + 300 -> 44), or fail to convert at the
 plan's boundary (2**70). NumPy instead raises OverflowError for arithmetic, answers comparisons
 exactly (uint8 == -1 is False everywhere), and clips to the bound itself; a float loop takes the
-int's value as a float.
+int's value as a float. A bool loop takes a float or complex scalar as its truth.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
-from .dtypes import bfloat16
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _ORDER = ("less", "less_equal", "greater", "greater_equal")
@@ -35,12 +34,12 @@ def policy(name: str, loop: np.dtype, operands):
     """None when no Python int operand needs a look at its value, else check(operands), which
     returns the operands to launch with (ints converted or clipped), or a bool as the whole answer
     of a comparison, or raises OverflowError as NumPy does."""
+    if loop.kind == "b":
+        return _truths(operands)
     positions = [i for i, x in enumerate(operands) if type(x) is int]
     if not positions:
         return None
     if loop.kind not in "iu":
-        if loop.kind not in "fc" and loop != bfloat16:  # bool loops take any int's truth
-            return None
 
         def as_float(ops):  # past int64 the native layer takes a double only
             ops = list(ops)
@@ -92,3 +91,19 @@ def fill_value(value, dtype: np.dtype):
         if not int(info.min) <= value <= int(info.max):
             raise OverflowError(f"Python integer {value} out of bounds for {dtype.name}")
     return value
+
+
+def _truths(operands):
+    """A bool loop reads its scalars as integers, so a float or complex one goes in as its truth
+    (int(0.5) would be false); ints and bools already are."""
+    positions = [i for i, x in enumerate(operands) if type(x) in (float, complex)]
+    if not positions:
+        return None
+
+    def truths(ops):
+        ops = list(ops)
+        for i in positions:
+            ops[i] = bool(ops[i])
+        return ops
+
+    return truths

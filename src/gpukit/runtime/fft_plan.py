@@ -100,7 +100,7 @@ def block(n: int, itemsize: int, columns: bool, batch: int, shared_limit=227 * 1
     side by side in memory (their elements strided), so a block takes several at once, within
     `shared_limit` bytes of shared memory."""
     rs = radices(n)
-    tpr = max(1, n // max(rs))
+    tpr = max(1, min(n // max(rs), max_threads(rs, itemsize)))  # a thread may take several
     row_bytes = pitch(n) * itemsize + ROW_EXTRA
     table = n * itemsize if len(rs) > 1 else 0  # the passes' twiddles (kernels/fft.cu)
     if columns:

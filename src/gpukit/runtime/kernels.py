@@ -55,6 +55,11 @@ def elementwise(op: str, loop: np.dtype, out: np.dtype, inputs: tuple) -> tuple[
     `inputs` holds dtypes, or None for a scalar operand."""
     if op not in ELEMENTWISE:
         raise NotImplementedError(f"no GPU kernel for {op}")
+    if op == "identity" and inputs == (out,) and loop == out and out.itemsize <= 8:
+        # A copy within a dtype moves bits, as NumPy's does: a float16 through float would lose
+        # a NaN's payload, a bfloat16 sNaN would come back quiet.
+        loop = out = np.dtype(f"uint{8 * out.itemsize}")
+        inputs = (out,)
     defines = [f"GK_OP={op}", f"GK_NIN={len(inputs)}", f"GK_OUT_T={C_TYPES[out]}"]
     defines.append(f"GK_COMP_T={arith_type(loop)}")
     defines.append(f"GK_LOOP_T={C_TYPES[loop]}")
@@ -100,9 +105,16 @@ def acc_bytes(defines: tuple) -> int:
     return sizes.get(acc, 4)
 
 
+def transpose_tile(itemsize: int) -> int:
+    """The side of kernels/transpose.cu's square tiles: GK_TRANSPOSE_TILE, halved for 16-byte
+    items, whose padded 64 x 65 tile (65 KiB) would pass the 48 KiB of static shared memory."""
+    tile = CONSTANTS["GK_TRANSPOSE_TILE"]
+    return tile if itemsize <= 8 else tile // 2
+
+
 def transpose(itemsize: int) -> tuple[str, tuple]:
     """kernels/transpose.cu moving elements of `itemsize` bytes (any dtype of that size)."""
-    return "transpose.cu", (f"GK_T={_RAW_TYPES[itemsize]}",)
+    return "transpose.cu", (f"GK_T={_RAW_TYPES[itemsize]}", f"GK_TILE={transpose_tile(itemsize)}")
 
 
 def matmul_tile(out: np.dtype) -> int:
@@ -604,6 +616,7 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         transpose(2),
         transpose(4),
         transpose(8),
+        transpose(16),
         matmul(f32, f32, f32),
         matmul(f16, f16, f16),
         matmul(f64, i64, f64),

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 from ...base import strides as _strides
 from ..args import CONSTANTS as _C
+from ..kernels import transpose_tile
 
 
 class TransposePlan(NamedTuple):
@@ -41,7 +42,7 @@ def plan_transpose(
     p = next((i for i in range(q) if ins[i] == 1), None)
     if p is None:
         return None
-    tile = _C["GK_TRANSPOSE_TILE"]
+    tile = transpose_tile(itemsize)
     batch = [i for i in range(len(cshape)) if i not in (p, q)]
     tiles_p, tiles_q = -(-cshape[p] // tile), -(-cshape[q] // tile)
     n_tiles = tiles_p * tiles_q * math.prod(cshape[i] for i in batch)
