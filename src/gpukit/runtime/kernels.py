@@ -55,7 +55,8 @@ def elementwise(op: str, loop: np.dtype, out: np.dtype, inputs: tuple) -> tuple[
     `inputs` holds dtypes, or None for a scalar operand."""
     if op not in ELEMENTWISE:
         raise NotImplementedError(f"no GPU kernel for {op}")
-    if op == "identity" and inputs == (out,) and loop == out and out.itemsize <= 8:
+    copy = len(inputs) == 1 and inputs[0] is not None and inputs[0] == out  # float64 == None holds
+    if op == "identity" and copy and loop == out and out.itemsize <= 8:
         # A copy within a dtype moves bits, as NumPy's does: a float16 through float would lose
         # a NaN's payload, a bfloat16 sNaN would come back quiet.
         loop = out = np.dtype(f"uint{8 * out.itemsize}")
