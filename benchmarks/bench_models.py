@@ -113,6 +113,7 @@ def greedy_agreement(ours, hf, prompt) -> dict:
     ours_tokens = ours.generate(prompt, GREEDY_STEPS)[0, PROMPT:]
     with torch.no_grad():
         hf_out = hf.generate(torch.from_numpy(prompt).cuda(), max_new_tokens=GREEDY_STEPS,
+                             attention_mask=torch.ones(prompt.shape, dtype=torch.long).cuda(),
                              min_new_tokens=GREEDY_STEPS, do_sample=False, pad_token_id=0,
                              output_scores=True, return_dict_in_generate=True)  # fmt: skip
     hf_tokens = hf_out.sequences.cpu().numpy()[0, PROMPT:]

@@ -16,7 +16,8 @@
 # (SANITIZE=memcheck,racecheck: those only), failing on any error a tool reports, on a skipped
 # test or on a tool's run past SANITIZE_TIMEOUT seconds (default 120). DRY_RUN=1 (with SANITIZE)
 # builds nothing: it checks that every listed test exists (collected on the cpu backend with
-# $PYTHON, default python3) and prints the commands it would run.
+# $PYTHON, default python3) and prints the commands it would run. INSTALLED=1 (with SANITIZE)
+# builds nothing either: gpukit is installed already on $PYTHONPATH (e.g. while a suite runs).
 # Logs go to $OUT (or .gpu/out); the last lines printed are the test summary and benchmark tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -118,7 +119,7 @@ run() {
     local out="${OUT:-$PWD/.gpu/out}"
     mkdir -p "$out"
     if [ -n "${SANITIZE:-}" ]; then
-        [ "${DRY_RUN:-0}" = 1 ] || install "$out"
+        [ "${DRY_RUN:-0}" = 1 ] || [ "${INSTALLED:-0}" = 1 ] || install "$out"
         sanitize "$out"
         return
     fi

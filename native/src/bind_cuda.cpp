@@ -175,6 +175,22 @@ void bind_cuda(py::module_& m) {
             py::arg("stream"), py::arg("address"), py::arg("value"),
             "Enqueues a 32-bit write of `value` at `address` on `stream` (cuStreamWriteValue32).")
         .def(
+            "raise_word",
+            [](const CudaDevice& d, uint64_t s, uint64_t address) {
+                d.raise_word(handle<cu::Stream>(s), address);
+            },
+            py::arg("stream"), py::arg("address"),
+            "Raises the preemption word at `address` on `stream` (a write of 1); the calling "
+            "thread holds it until lower_word, and its calls that wait for the whole device "
+            "(freeing memory) lower it around themselves.")
+        .def(
+            "lower_word",
+            [](const CudaDevice& d, uint64_t s, uint64_t address) {
+                d.lower_word(handle<cu::Stream>(s), address);
+            },
+            py::arg("stream"), py::arg("address"),
+            "Lowers a word the calling thread raised (a write of 0 on `stream`).")
+        .def(
             "wait_value_eq",
             [](const CudaDevice& d, uint64_t s, uint64_t address, uint32_t value) {
                 d.wait_value_eq(handle<cu::Stream>(s), address, value);

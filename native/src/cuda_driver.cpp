@@ -134,6 +134,7 @@ int32_t t_host_alloc(void* ctx, uint64_t n, void** out) {
 int32_t t_host_free(void* ctx, void* p) {
     return guarded([&] {
         dev(ctx).make_current();
+        const WordsLowered lowered(dev(ctx));  // cuMemFreeHost waits for the whole device
         dev(ctx).driver().check(dev(ctx).driver().api().cuMemFreeHost(p), "cuMemFreeHost");
     });
 }
@@ -293,6 +294,7 @@ cu::DevicePtr CudaDevice::alloc(size_t nbytes) const {
 
 void CudaDevice::free(cu::DevicePtr ptr) const {
     make_current();
+    const WordsLowered lowered(*this);  // cuMemFree waits for the whole device
     check(api_.cuMemFree(ptr), "cuMemFree");
 }
 

@@ -150,6 +150,7 @@ def test_matches_transformers(backend, rng, tmp_path, family):
     with torch.no_grad():
         hf_out = hf.generate(
             torch.from_numpy(prompt),
+            attention_mask=torch.ones(prompt.shape, dtype=torch.long),  # else 0s (pad) are masked
             max_new_tokens=8,
             do_sample=False,
             pad_token_id=0,

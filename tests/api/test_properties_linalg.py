@@ -35,7 +35,8 @@ def operands(draw):
     m, k, n = (draw(st.integers(0, 9)) for _ in range(3))
     batch = draw(st.lists(st.integers(1, 3), max_size=2))
     a_shape = (k,) if draw(st.booleans()) and not batch else (*batch, m, k)
-    b_batch = [1 if draw(st.booleans()) else d for d in batch][: draw(st.integers(0, len(batch)))]
+    kept = draw(st.integers(0, len(batch)))  # b's batch: a suffix of a's (broadcast aligns right)
+    b_batch = [1 if draw(st.booleans()) else d for d in batch][len(batch) - kept :]
     b_shape = (k,) if draw(st.booleans()) and len(a_shape) > 1 else (*b_batch, k, n)
     dtype = draw(st.sampled_from(DTYPES))
     mixed = draw(st.sampled_from([dtype, dtype, *DTYPES]))

@@ -101,3 +101,39 @@ def test_a_product_queued_behind_a_raised_word_waits_and_completes(preempting, r
     t.join(10)
     w.join(30)
     assert not w.is_alive() and got["out"].tobytes() == ref.tobytes()
+
+
+def test_a_guaranteed_task_frees_device_memory_while_best_effort_work_waits(preempting, rng):
+    """Freeing device memory (cuMemFree) waits for the whole device, best-effort work queued
+    behind the task's own word included: the thread's words are lowered meanwhile, so the free
+    returns (instead of waiting for itself) and the queued product completes with its bits."""
+    s = preempting
+    a = gk.asarray(random_array(rng, (2048, 2048), gk.bfloat16))
+    with s.task(qos="best_effort"):
+        ref = gk.matmul(a, a).to_numpy()
+    queued, freed, got = threading.Event(), threading.Event(), {}
+
+    def best_effort():
+        with s.task(qos="best_effort"):
+            product = gk.matmul(a, a)  # queued behind the raised word
+            queued.set()
+            got["out"] = product.to_numpy()
+
+    w = threading.Thread(target=best_effort)
+
+    def guaranteed():
+        with s.task(qos="guaranteed", memory="1GiB", name="freer"):
+            junk = gk.empty((64, 1024, 1024), dtype="uint8")
+            del junk  # cached: empty_cache gives it back with cuMemFree
+            w.start()
+            if queued.wait(10):
+                gk.memory.empty_cache()
+                freed.set()
+
+    t = threading.Thread(target=guaranteed)
+    t.start()
+    t.join(60)
+    w.join(60)
+    assert freed.is_set() and not t.is_alive() and not w.is_alive()
+    assert got["out"].tobytes() == ref.tobytes()
+    assert s.preemption_words() == [0] * gk._core.PREEMPT_SLOTS

@@ -109,6 +109,12 @@ class Recorder:
             def wait_value_eq(self, stream, address, value):
                 rec.log.append(("wait", stream, address, value))
 
+            def raise_word(self, stream, address):
+                rec.log.append(("raise", stream, address))
+
+            def lower_word(self, stream, address):
+                rec.log.append(("lower", stream, address))
+
         class Pool:
             def allocate(self, nbytes, stream, quota):
                 rec.log.append(("allocate", nbytes))
@@ -143,7 +149,7 @@ def test_a_word_beyond_the_device_is_refused():
         preempt.raise_word(rec, 1, 4)
     preempt.raise_word(rec, 1, 3)
     preempt.lower_word(rec, 1, 3)
-    assert rec.log == [("write", 1, WORDS + 12, 1), ("write", 1, WORDS + 12, 0)]
+    assert rec.log == [("raise", 1, WORDS + 12), ("lower", 1, WORDS + 12)]
 
 
 def test_expected_durations_follow_the_kernel_family():

@@ -62,11 +62,13 @@ def words(backend) -> int:
 
 
 def raise_word(backend, stream: int, slot: int) -> None:
-    backend.device.write_value(stream, words(backend) + WORD * _slot(slot), 1)
+    """Raises `slot`'s word on `stream`; the calling thread holds it (its frees of device memory,
+    which wait for the whole device, lower it meanwhile) until lower_word."""
+    backend.device.raise_word(stream, words(backend) + WORD * _slot(slot))
 
 
 def lower_word(backend, stream: int, slot: int) -> None:
-    backend.device.write_value(stream, words(backend) + WORD * _slot(slot), 0)
+    backend.device.lower_word(stream, words(backend) + WORD * _slot(slot))
 
 
 def wait_lowered(backend, stream: int) -> None:
