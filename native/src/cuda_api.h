@@ -99,6 +99,7 @@ struct Api {
     // CUDA 12.4+ drivers only (null otherwise): where a kernel's parameter sits in the buffer
     // that CU_LAUNCH_PARAM_BUFFER_POINTER passes, and its size.
     Result (*cuFuncGetParamInfo)(Function, size_t, size_t*, size_t*);
+    Result (*cuFuncGetParamCount)(Function, size_t*);  // newer drivers only
     // Stream memory operations (the _v2 entry points, CUDA 11.7+; null when absent): the
     // preemption flag is raised, lowered and waited on by the GPU itself.
     Result (*cuStreamWriteValue32)(Stream, DevicePtr, uint32_t, unsigned);

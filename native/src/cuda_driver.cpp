@@ -74,6 +74,7 @@ CudaDriver::CudaDriver(const std::string& library) : lib_(library) {
     optional(a.cuGraphGetNodes, "cuGraphGetNodes");
     optional(a.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
     optional(a.cuFuncGetParamInfo, "cuFuncGetParamInfo");
+    optional(a.cuFuncGetParamCount, "cuFuncGetParamCount");
     optional(a.cuStreamWriteValue32, "cuStreamWriteValue32_v2");
     optional(a.cuStreamWaitValue32, "cuStreamWaitValue32_v2");
     optional(a.cuGetProcAddress, "cuGetProcAddress_v2");
@@ -128,6 +129,7 @@ int32_t t_device_free(void* ctx, uint64_t p) {
 int32_t t_host_alloc(void* ctx, uint64_t n, void** out) {
     return guarded([&] {
         dev(ctx).make_current();
+        const WordsLowered lowered(dev(ctx));  // a page-locked allocation may wait for the device
         dev(ctx).driver().check(dev(ctx).driver().api().cuMemAllocHost(out, n), "cuMemAllocHost");
     });
 }
@@ -287,6 +289,7 @@ CaptureRelaxed::~CaptureRelaxed() {
 cu::DevicePtr CudaDevice::alloc(size_t nbytes) const {
     make_current();
     const CaptureRelaxed relaxed(api_);  // the pool may grow while this thread captures
+    const WordsLowered lowered(*this);   // an allocation may wait for the device
     cu::DevicePtr p = 0;
     check(api_.cuMemAlloc(&p, nbytes), "cuMemAlloc");
     return p;
@@ -534,11 +537,15 @@ std::vector<std::pair<size_t, size_t>> CudaDevice::param_layout(cu::Function f) 
     }
     make_current();
     const CaptureRelaxed relaxed(api_);  // asked when an op's plan is made, maybe in a capture
+    // Without the count (older drivers), asking past the last parameter is the end.
+    size_t count = kMaxParams;
+    if (api_.cuFuncGetParamCount != nullptr)
+        check(api_.cuFuncGetParamCount(f, &count), "cuFuncGetParamCount");
     std::vector<std::pair<size_t, size_t>> out;
-    for (size_t index = 0; index < kMaxParams; ++index) {
+    for (size_t index = 0; index < count; ++index) {
         size_t offset = 0, size = 0;
         const cu::Result r = api_.cuFuncGetParamInfo(f, index, &offset, &size);
-        if (r == cu::ERROR_INVALID_VALUE) break;  // past the last parameter
+        if (r == cu::ERROR_INVALID_VALUE && api_.cuFuncGetParamCount == nullptr) break;
         check(r, "cuFuncGetParamInfo");
         out.emplace_back(offset, size);
     }

@@ -127,9 +127,10 @@ class CudaDevice {
     void write_value(cu::Stream s, cu::DevicePtr address, uint32_t value) const;
     void wait_value_eq(cu::Stream s, cu::DevicePtr address, uint32_t value) const;
     // Raises (on stream s) a word the calling thread then holds until it lowers it. Calls of
-    // that thread which wait for the whole device (cuMemFree, cuMemFreeHost) lower its words
-    // around themselves (WordsLowered): the device cannot idle while a best-effort stream waits
-    // for a word that only this thread, waiting, would lower.
+    // that thread which may wait for the whole device (allocating and freeing device and
+    // page-locked memory) lower its words around themselves (WordsLowered): the device cannot
+    // idle while a best-effort stream waits for a word that only this thread, waiting, would
+    // lower.
     void raise_word(cu::Stream s, cu::DevicePtr address) const;
     void lower_word(cu::Stream s, cu::DevicePtr address) const;
     // Green contexts: whether the driver has them (and why not), and a stream of a green context
