@@ -132,6 +132,9 @@ void bind_cuda(py::module_& m) {
                  py::buffer_info info = src.request();
                  const size_t n = static_cast<size_t>(info.size * info.itemsize);
                  py::gil_scoped_release release;
+                 // A pageable copy holds the driver's staging memory, shared by every thread, until
+                 // the stream reaches it: never behind work waiting for a preemption word.
+                 if (d.preempting()) d.synchronize(handle<cu::Stream>(s));
                  d.copy_to_device(dst, info.ptr, n, handle<cu::Stream>(s));
              })
         .def(
@@ -140,6 +143,7 @@ void bind_cuda(py::module_& m) {
                 py::buffer_info info = dst.request(true);
                 const size_t n = static_cast<size_t>(info.size * info.itemsize);
                 py::gil_scoped_release release;
+                d.synchronize(handle<cu::Stream>(s));  // see copy_to_device
                 d.copy_to_host(info.ptr, src, n, handle<cu::Stream>(s));
                 d.synchronize(handle<cu::Stream>(s));
             },

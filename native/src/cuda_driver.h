@@ -1,6 +1,7 @@
 // The CUDA driver, opened at run time, and one device of it: context, memory, streams, events,
 // modules and launches. Every failure throws DriverError naming the call and the error.
 #pragma once
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -124,6 +125,8 @@ class CudaDevice {
     // that must not yield); allocated on first use and kept for the process.
     bool has_stream_memops() const;
     cu::DevicePtr preempt_flags();
+    // Whether the flag words exist: a best-effort stream may then wait for one.
+    bool preempting() const { return preempt_flags_.load() != 0; }
     void write_value(cu::Stream s, cu::DevicePtr address, uint32_t value) const;
     void wait_value_eq(cu::Stream s, cu::DevicePtr address, uint32_t value) const;
     // Raises (on stream s) a word the calling thread then holds until it lowers it. Calls of
@@ -160,7 +163,7 @@ class CudaDevice {
     gk_allocator_table table_{};
     gk_launch_table launch_table_{};
     std::mutex preempt_mutex_;
-    cu::DevicePtr preempt_flags_ = 0;
+    std::atomic<cu::DevicePtr> preempt_flags_{0};
 };
 
 // For its lifetime, the words the calling thread holds on `device` are lowered (see raise_word).

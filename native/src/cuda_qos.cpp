@@ -63,15 +63,15 @@ bool CudaDevice::has_stream_memops() const {
 
 cu::DevicePtr CudaDevice::preempt_flags() {
     std::lock_guard<std::mutex> lock(preempt_mutex_);
-    if (preempt_flags_ == 0) {
+    if (preempt_flags_.load() == 0) {
         // The words, then as many never raised: what a launch that must not yield watches.
         const uint32_t zeros[2 * GK_PREEMPT_SLOTS] = {};
         const cu::DevicePtr p = alloc(sizeof(zeros));  // cuMemAlloc: 256-byte aligned
         copy_to_device(p, zeros, sizeof(zeros), default_stream_);
         synchronize(default_stream_);
-        preempt_flags_ = p;
+        preempt_flags_.store(p);
     }
-    return preempt_flags_;
+    return preempt_flags_.load();
 }
 
 void CudaDevice::write_value(cu::Stream s, cu::DevicePtr address, uint32_t value) const {
