@@ -1,5 +1,5 @@
-"""Numerical methods on sequences with NumPy's names, built from slices and elementwise ops:
-gradient, convolve, correlate, polyval."""
+"""Numerical methods on sequences with NumPy's names, built from slices, elementwise ops and
+sorted search: gradient, convolve, correlate, polyval, interp."""
 
 from __future__ import annotations
 
@@ -8,8 +8,13 @@ import numpy as np
 from . import array_args as _args
 from .array import GPUArray
 from .base import dtypes as _dtypes
-from .creation import zeros
+from .complex_parts import imag, real
+from .creation import empty, zeros
+from .elementwise import clip, isnan, where
+from .indexing import take
+from .sorting import argsort, searchsorted
 from .statistics import diff
+from .views import concatenate
 
 
 def _float(f: GPUArray) -> GPUArray:
@@ -160,4 +165,49 @@ def polyval(p, x) -> GPUArray:
     return y
 
 
-__all__ = ["convolve", "correlate", "gradient", "polyval"]
+def interp(x, xp, fp, left=None, right=None, period=None) -> GPUArray:
+    """NumPy's interp: the piecewise-linear interpolant of the points (xp, fp), xp increasing, at
+    x; `left` / `right` (default fp[0] / fp[-1]) beyond the ends; with `period`, xp is taken
+    modulo it and left / right are ignored. float64, or complex128 for complex fp."""
+    x, xp, fp = _args.arrays(x, xp, fp)
+    if xp.ndim != 1 or fp.ndim != 1:
+        raise ValueError(f"xp and fp must be 1-D, not {xp.ndim}-D and {fp.ndim}-D")
+    if xp.shape[0] != fp.shape[0]:
+        raise ValueError("fp and xp are not of the same length.")
+    if xp.shape[0] == 0:
+        raise ValueError("array of sample points is empty")
+    if fp.dtype.kind == "c":  # each part interpolated alone, as NumPy does
+        out = empty(x.shape, "complex128", device=x.device)
+        for part in (real, imag):
+            ends = [None if e is None else part(_args.arrays(fp, e)[1]) for e in (left, right)]
+            part(out)[...] = interp(x, xp, part(fp), *ends, period)
+        imag(out)[...] = where(isnan(x), 0.0, imag(out))  # NumPy gives nan+0j at a NaN x
+        return out
+    x, xp, fp = (a if a.dtype == np.float64 else a.astype("float64") for a in (x, xp, fp))
+    if period is not None:
+        if period == 0:
+            raise ValueError("period must be a non-zero value")
+        period, left, right = abs(float(period)), None, None
+        x, xp = x % period, xp % period
+        order = argsort(xp)
+        xp, fp = take(xp, order), take(fp, order)
+        xp = concatenate([xp[-1:] - period, xp, xp[:1] + period])
+        fp = concatenate([fp[-1:], fp, fp[:1]])
+    n = xp.shape[0]
+    left = fp[0] if left is None else left
+    right = fp[n - 1] if right is None else right
+    if n == 1:
+        inside = where(x == x, fp[0], x)  # fp[0] in x's shape; NaN where x is
+    else:
+        j = clip(searchsorted(xp, x, "right") - 1, 0, n - 2)
+        x0, x1, y0, y1 = take(xp, j), take(xp, j + 1), take(fp, j), take(fp, j + 1)
+        slope = (y1 - y0) / (x1 - x0)
+        inside = slope * (x - x0) + y0
+        # From the other end where that is NaN (an infinite fp), as NumPy does.
+        inside = where(isnan(inside), slope * (x - x1) + y1, inside)
+        inside = where(isnan(inside) & (y0 == y1) & ~isnan(x), y0, inside)
+        inside = where(x == xp[n - 1], fp[n - 1], inside)
+    return where(x < xp[0], left, where(x > xp[n - 1], right, inside))
+
+
+__all__ = ["convolve", "correlate", "gradient", "interp", "polyval"]

@@ -185,6 +185,5 @@ ALL = [name for group in COMMON_NUMPY_FUNCTIONS.values() for name in group]
 
 # Why each absent function is absent: the work it waits for.
 WAITING = {
-    "interp": "a sorted-search composition not written yet (searchsorted exists)",
     "polyfit": "a least-squares solver (the linear-algebra issue)",
 }

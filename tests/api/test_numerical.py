@@ -1,4 +1,4 @@
-"""gradient, convolve, correlate, polyval against NumPy in float64."""
+"""gradient, convolve, correlate, polyval, interp against NumPy in float64."""
 
 import numpy as np
 import pytest
@@ -73,3 +73,38 @@ def test_polyval(backend, rng, dtype):
         gk.polyval(gk.asarray(np.array([2, 0, 1])), gk.asarray(x[0].astype("int64") % 5)),
         np.polyval([2, 0, 1], x[0].astype("int64") % 5),
     )
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64"])
+def test_interp(backend, rng, dtype):
+    """Points between, on (a repeated one too) and beyond the samples, NaN; strided and
+    transposed x; left / right; complex fp; a period."""
+    xp = np.sort(rng.uniform(-2.0, 2.0, 11))
+    xp[5] = xp[4]  # a repeated sample point: NumPy takes the later one's value there
+    fp = rng.standard_normal(11)
+    gxp, gfp = gk.asarray(xp[::-1].copy())[::-1], gk.asarray(fp)
+    for _, a, x in layouts(rng, (5, 7), dtype):
+        assert_matches(gk.interp(a, gxp, gfp), np.interp(x, xp, fp))
+        assert_matches(gk.interp(a, xp, gfp, -7.5, 9), np.interp(x, xp, fp, -7.5, 9))
+    special = np.concatenate([xp, [np.nan, -5.0, 5.0, 0.25]])
+    assert_matches(gk.interp(special, gxp, gfp), np.interp(special, xp, fp))
+    z = fp + 1j * rng.standard_normal(11)
+    got, want = gk.interp(special, gxp, z, 2j, 1 - 1j), np.interp(special, xp, z, 2j, 1 - 1j)
+    assert got.dtype == np.complex128
+    assert_matches(got.real, want.real)
+    assert_matches(got.imag, want.imag)
+    x = rng.uniform(-10.0, 10.0, 23)
+    # Periodic: distinct points (which of two equal ones sorts first would change the curve).
+    px, pf = np.delete(xp, 5), np.delete(fp, 5)
+    assert_matches(gk.interp(x, px, pf, period=3.5), np.interp(x, px, pf, period=3.5))
+    assert_matches(gk.interp(x, xp[:1], fp[:1]), np.interp(x, xp[:1], fp[:1]))
+    inf = np.array([np.inf, 1.0, np.inf, np.inf])
+    assert_matches(gk.interp(x, np.arange(4.0), inf), np.interp(x, np.arange(4.0), inf))
+    with pytest.raises(ValueError, match="not of the same length"):
+        gk.interp(x, xp, fp[:5])
+    with pytest.raises(ValueError, match="array of sample points is empty"):
+        gk.interp(x, xp[:0], fp[:0])
+    with pytest.raises(ValueError, match="period must be a non-zero value"):
+        gk.interp(x, xp, fp, period=0)
+    with pytest.raises(ValueError, match="must be 1-D"):
+        gk.interp(x, xp.reshape(1, 11), fp)
