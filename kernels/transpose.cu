@@ -1,8 +1,9 @@
 // Copy of a strided view into a contiguous array whose fastest axis the input is not contiguous
-// along (ascontiguousarray(a.T)): tiles of GK_TILE x GK_TILE elements go
-// through shared memory, read along p (the input's contiguous axis) and written along q (the
-// output's), with 16-byte accesses on full tiles when pointers and strides allow. Define: GK_T,
-// an unsigned type of the element's size (the copy moves bits).
+// along (ascontiguousarray(a.T)): tiles of GK_TILE x GK_TILE elements go through shared memory,
+// read along p (the input's contiguous axis) and written along q (the output's), with 16-byte
+// accesses on full tiles when pointers and strides allow. Defines: GK_T, an unsigned type of the
+// element's size (the copy moves bits); GK_TILE, the tiles' side
+// (gpukit.runtime.kernels.transpose_tile).
 #include "args.cuh"
 #include "warp.cuh"
 

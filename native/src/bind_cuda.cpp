@@ -185,8 +185,8 @@ void bind_cuda(py::module_& m) {
             },
             py::arg("stream"), py::arg("address"),
             "Raises the preemption word at `address` on `stream` (a write of 1); the calling "
-            "thread holds it until lower_word, and its calls that wait for the whole device "
-            "(freeing memory) lower it around themselves.")
+            "thread holds it until lower_word, and its calls that may wait for the whole device "
+            "(allocating or freeing memory) lower it around themselves.")
         .def(
             "lower_word",
             [](const CudaDevice& d, uint64_t s, uint64_t address) {

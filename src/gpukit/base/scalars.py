@@ -31,9 +31,10 @@ def _comparison_answer(name: str, above: bool, scalar_first: bool) -> bool:
 
 
 def policy(name: str, loop: np.dtype, operands):
-    """None when no Python int operand needs a look at its value, else check(operands), which
-    returns the operands to launch with (ints converted or clipped), or a bool as the whole answer
-    of a comparison, or raises OverflowError as NumPy does."""
+    """None when no Python scalar operand needs a look at its value, else check(operands), which
+    returns the operands to launch with (ints converted or clipped, inexact scalars of a bool loop
+    as their truth), or a bool as the whole answer of a comparison, or raises OverflowError as
+    NumPy does."""
     if loop.kind == "b":
         return _truths(operands)
     positions = [i for i, x in enumerate(operands) if type(x) is int]

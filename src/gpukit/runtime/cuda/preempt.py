@@ -62,8 +62,8 @@ def words(backend) -> int:
 
 
 def raise_word(backend, stream: int, slot: int) -> None:
-    """Raises `slot`'s word on `stream`; the calling thread holds it (its frees of device memory,
-    which wait for the whole device, lower it meanwhile) until lower_word."""
+    """Raises `slot`'s word on `stream`; the calling thread holds it until lower_word (its calls
+    that may wait for the whole device, allocating or freeing memory, lower it meanwhile)."""
     backend.device.raise_word(stream, words(backend) + WORD * _slot(slot))
 
 
