@@ -1,7 +1,11 @@
-"""Numerical methods on sequences with NumPy's names, built from slices, elementwise ops and
-sorted search: gradient, convolve, correlate, polyval, interp."""
+"""Numerical methods on sequences with NumPy's names, built from slices, elementwise ops, sorted
+search and the linear-algebra kernels: gradient, convolve, correlate, polyval, interp, polyfit."""
 
 from __future__ import annotations
+
+import contextlib
+import operator
+import warnings
 
 import numpy as np
 
@@ -10,8 +14,12 @@ from .array import GPUArray
 from .base import dtypes as _dtypes
 from .complex_parts import imag, real
 from .creation import empty, zeros
-from .elementwise import clip, isnan, where
+from .decompositions import cholesky, inv, lstsq
+from .elementwise import absolute, clip, isnan, sqrt, where
+from .errors import LinAlgError
 from .indexing import take
+from .matrices import vander
+from .reductions import sum as _sum
 from .sorting import argsort, searchsorted
 from .statistics import diff
 from .views import concatenate
@@ -210,4 +218,89 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> GPUArray:
     return where(x < xp[0], left, where(x > xp[n - 1], right, inside))
 
 
-__all__ = ["convolve", "correlate", "gradient", "interp", "polyval"]
+_CHOLESKY_QR_COND = 1e-8  # 1 / the largest cond(a) Cholesky QR keeps accurate in float64
+
+
+def _full_rank_lstsq(a: GPUArray, b: GPUArray) -> tuple[GPUArray, GPUArray]:
+    """(x minimizing ||b - a x||, inv(a^H a)) for a of full column rank, through CholeskyQR2:
+    a = Q R from two Cholesky factorizations of Gram matrices (as accurate as Householder QR
+    while cond(a) < 1e8 in float64), which runs on every backend. LinAlgError when a Gram
+    matrix is not positive definite or R's diagonal shows cond(a) past 1e8."""
+    r_inv = None
+    q = a
+    for _ in range(2):
+        r = cholesky(q.mT.conj() @ q, upper=True)
+        if r_inv is None:  # cond(a) is at least the spread of R's diagonal
+            d = np.abs(r.diagonal().to_numpy())
+            if d.min() <= _CHOLESKY_QR_COND * d.max():
+                raise LinAlgError("too ill-conditioned for Cholesky QR")
+        step = inv(r)
+        q = q @ step
+        r_inv = step if r_inv is None else r_inv @ step
+    x = r_inv @ (q.mT.conj() @ b)
+    return x, r_inv @ r_inv.mT.conj()
+
+
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """NumPy's polyfit: the coefficients (highest power first) of the degree-`deg` polynomial
+    that fits y(x) in the least-squares sense, weighted by `w`; y may hold one data set per
+    column. Columns of the Vandermonde matrix are scaled to unit norm as NumPy does. A
+    well-conditioned fit solves through Cholesky QR on any backend; `full=True` or a
+    rank-deficient fit goes through lstsq's SVD (NumPy's result and RankWarning; on the GPU only
+    where the SVD runs there). `cov=True` / "unscaled": also the coefficients' covariance."""
+    deg = operator.index(deg)
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    x, y = _args.arrays(x, y)
+    if x.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if x.shape[0] == 0:
+        raise TypeError("expected non-empty vector for x")
+    if y.ndim not in (1, 2):
+        raise TypeError("expected 1D or 2D array for y")
+    if x.shape[0] != y.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    order, m = deg + 1, x.shape[0]
+    inexact = "complex128" if "c" in (x.dtype.kind, y.dtype.kind) else "float64"
+    lhs = vander(x.astype(inexact if x.dtype.kind == "c" else "float64"), order)
+    rhs = y.astype(inexact)
+    if w is not None:
+        w = _args.arrays(x, w)[1]
+        if w.ndim != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if w.shape[0] != m:
+            raise TypeError("expected w and y to have the same length")
+        lhs = lhs * w.reshape(-1, 1)
+        rhs = rhs * (w.reshape(-1, 1) if rhs.ndim == 2 else w)
+    rcond = m * float(np.finfo(np.float64).eps) if rcond is None else rcond
+    scale = sqrt(_sum(absolute(lhs) ** 2, axis=0))
+    lhs = lhs / scale
+    gram_inv = None
+    if not full:
+        with contextlib.suppress(LinAlgError):  # rank-deficient: the SVD below
+            c, gram_inv = _full_rank_lstsq(lhs, rhs)
+    if gram_inv is None:
+        c, resids, rank, singular = lstsq(lhs, rhs, rcond)
+        if rank != order and not full:
+            warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning, 2)
+    c = (c.T / scale).T
+    if full:
+        return c, resids, rank, singular, rcond
+    if not cov:
+        return c
+    if cov != "unscaled" and m <= order:
+        raise ValueError(
+            "the number of data points must exceed order to scale the covariance matrix"
+        )
+    if gram_inv is None:
+        gram_inv = inv(lhs.mT.conj() @ lhs)
+    base = gram_inv / (scale.reshape(-1, 1) * scale.reshape(1, -1))
+    if cov == "unscaled":
+        factor = 1.0
+    else:
+        fitted = lhs @ (c.T * scale).T
+        factor = _sum(absolute(rhs - fitted) ** 2, axis=0) / (m - order)
+    return c, (base * factor if rhs.ndim == 1 else base.reshape(order, order, 1) * factor)
+
+
+__all__ = ["convolve", "correlate", "gradient", "interp", "polyfit", "polyval"]

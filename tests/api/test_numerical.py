@@ -108,3 +108,59 @@ def test_interp(backend, rng, dtype):
         gk.interp(x, xp, fp, period=0)
     with pytest.raises(ValueError, match="must be 1-D"):
         gk.interp(x, xp.reshape(1, 11), fp)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64"])
+def test_polyfit(backend, rng, dtype):
+    """Degrees 0-4, strided x, one and two data sets, weights, both covariances, complex y."""
+    if dtype == "int32":  # -3..3, each value present: a degree-4 fit has full rank
+        x = (rng.permutation(23) % 7 - 3).astype(dtype)
+    else:
+        x = rng.uniform(-2.0, 2.0, 23).astype(dtype)
+    y = rng.standard_normal(23) + 3 * x.astype(np.float64)
+    w = rng.uniform(0.5, 2.0, 23)
+    gx = gk.asarray(np.repeat(x, 2))[::2]
+    for deg in range(5):
+        scale = 10.0 ** (deg + 2)  # the fit's conditioning grows with the degree
+        assert_matches(gk.polyfit(gx, y, deg), np.polyfit(x, y, deg), scale=scale)
+        c, v = gk.polyfit(gx, y, deg, w=w, cov=True)
+        c_ref, v_ref = np.polyfit(x, y, deg, w=w, cov=True)
+        assert_matches(c, c_ref, scale=scale)
+        assert_matches(v, v_ref, scale=scale)
+    two = np.stack([y, 2 * y - 1], axis=1)
+    c, v = gk.polyfit(gx, two, 2, cov="unscaled")
+    c_ref, v_ref = np.polyfit(x, two, 2, cov="unscaled")
+    assert_matches(c, c_ref, scale=1e4)
+    assert_matches(v, v_ref, scale=1e4)
+    z = y + 1j * rng.standard_normal(23)
+    got, want = gk.polyfit(gx, z, 2), np.polyfit(x, z, 2)
+    assert_matches(got.real, want.real, scale=1e4)
+    assert_matches(got.imag, want.imag, scale=1e4)
+    with pytest.raises(ValueError, match="expected deg >= 0"):
+        gk.polyfit(gx, y, -1)
+    with pytest.raises(TypeError, match="same length"):
+        gk.polyfit(gx, y[:5], 1)
+    with pytest.raises(ValueError, match="must exceed order"):
+        gk.polyfit([0.0, 1.0, 2.0], [1.0, 2.0, 0.0], 2, cov=True)
+
+
+def test_polyfit_through_the_svd(backend, rng):
+    """full=True and rank-deficient fits (3 distinct points, degree 4) take lstsq's SVD, as NumPy
+    does: its result, rank and RankWarning; on the GPU the SVD is not written yet."""
+    x = np.repeat([-1.0, 0.5, 2.0], 4)
+    y = rng.standard_normal(12)
+    if backend != "cpu":
+        with pytest.raises(NotImplementedError):
+            gk.polyfit(x, y, 2, full=True)
+        return
+    c, resids, rank, s, rcond = gk.polyfit(x, y, 2, full=True)
+    c_ref, resids_ref, rank_ref, s_ref, rcond_ref = np.polyfit(x, y, 2, full=True)
+    assert_matches(c, c_ref, scale=1e3)
+    assert_matches(resids, resids_ref, scale=1e3)
+    assert_matches(s, s_ref, scale=1e3)
+    assert (rank, rcond) == (rank_ref, rcond_ref)
+    with pytest.warns(np.exceptions.RankWarning):
+        got = gk.polyfit(x, y, 4)
+    with pytest.warns(np.exceptions.RankWarning):
+        want = np.polyfit(x, y, 4)
+    assert_matches(got, want, scale=1e3)
