@@ -50,35 +50,14 @@ def workloads(rng, scale: float):
     return out, big
 
 
-def _gpukit_op(op):
+def _op(linalg, op):
+    """`op` of a library's linalg namespace (gpukit's, torch's and CuPy's take the same call)."""
     return {
-        "cholesky": gk.linalg.cholesky,
-        "solve": gk.linalg.solve,
-        "qr": gk.linalg.qr,
-        "eigh": gk.linalg.eigh,
-        "svd": lambda a: gk.linalg.svd(a, full_matrices=False),
-    }[op]
-
-
-def _torch_op(torch, op):
-    la = torch.linalg
-    return {
-        "cholesky": la.cholesky,
-        "solve": la.solve,
-        "qr": la.qr,
-        "eigh": la.eigh,
-        "svd": lambda a: la.svd(a, full_matrices=False),
-    }[op]
-
-
-def _cupy_op(cupy, op):
-    la = cupy.linalg
-    return {
-        "cholesky": la.cholesky,
-        "solve": la.solve,
-        "qr": la.qr,
-        "eigh": la.eigh,
-        "svd": lambda a: la.svd(a, full_matrices=False),
+        "cholesky": linalg.cholesky,
+        "solve": linalg.solve,
+        "qr": linalg.qr,
+        "eigh": linalg.eigh,
+        "svd": lambda a: linalg.svd(a, full_matrices=False),
     }[op]
 
 
@@ -86,7 +65,7 @@ def time_gpukit(work):
     out = {}
     for name, (_, dt, host, op) in work.items():
         args = [gk.asarray(h.astype(dt)) for h in host]
-        fn = _gpukit_op(op)
+        fn = _op(gk.linalg, op)
         try:
             out[name] = median_seconds(lambda fn=fn, args=args: fn(*args), gk.synchronize, 5)
         except NotImplementedError as e:
@@ -94,11 +73,11 @@ def time_gpukit(work):
     return out
 
 
-def time_peer(mod, work, to_device, op_of, sync):
+def time_peer(mod, work, to_device, sync):
     out = {}
     for name, (_, dt, host, op) in work.items():
         args = [to_device(h.astype(dt)) for h in host]
-        fn = op_of(mod, op)
+        fn = _op(mod.linalg, op)
         out[name] = median_seconds(lambda fn=fn, args=args: fn(*args), sync, 5)
     return out
 
@@ -121,12 +100,10 @@ def main():
     theirs = {}
     if torch is not None:
         theirs["torch"] = time_peer(
-            torch, work, lambda h: torch.from_numpy(h).cuda(), _torch_op, torch.cuda.synchronize
+            torch, work, lambda h: torch.from_numpy(h).cuda(), torch.cuda.synchronize
         )
     if cupy is not None:
-        theirs["cupy"] = time_peer(
-            cupy, work, cupy.asarray, _cupy_op, cupy.cuda.Device().synchronize
-        )
+        theirs["cupy"] = time_peer(cupy, work, cupy.asarray, cupy.cuda.Device().synchronize)
     print(
         f"\nbackend: {gk.backend()}; gpukit matmul n={big}: float32 {limits['float32']:.1f}, "
         f"float64 {limits['float64']:.1f} TFLOP/s (the limit of a blocked factorization)"

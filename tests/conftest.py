@@ -48,6 +48,17 @@ TOLERANCE = {
 }
 
 
+def assert_within(got, ref, rtol, atol):
+    """|got - ref| <= rtol |ref| + atol elementwise (atol may be an array: an error bound that
+    grows with the magnitudes summed), NaN where ref is NaN."""
+    got, ref = np.broadcast_arrays(np.asarray(got, np.float64), np.asarray(ref, np.float64))
+    nan = np.isnan(ref)
+    assert np.array_equal(np.isnan(got), nan), "NaN where NumPy has none, or the reverse"
+    with np.errstate(invalid="ignore"):
+        bad = ~nan & ~(np.abs(got - ref) <= rtol * np.abs(ref) + atol)
+    assert not bad.any(), f"{bad.sum()} of {bad.size} off, e.g. {got[bad][:3]} vs {ref[bad][:3]}"
+
+
 def random_array(rng, shape, dtype):
     """Random values of `dtype`, never all zeros: normal floats, ints in a small signed range."""
     dtype = np.dtype(dtype)

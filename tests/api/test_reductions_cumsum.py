@@ -4,20 +4,9 @@ every run."""
 
 import numpy as np
 import pytest
-from conftest import TOLERANCE, random_array
+from conftest import TOLERANCE, assert_within, random_array
 
 import gpukit as gk
-
-
-def _close(got, ref, rtol, atol):
-    """|got - ref| <= rtol |ref| + atol elementwise (atol may be an array: an error bound that
-    grows with the magnitudes summed), NaN where ref is NaN."""
-    got, ref = np.broadcast_arrays(np.asarray(got, np.float64), np.asarray(ref, np.float64))
-    nan = np.isnan(ref)
-    assert np.array_equal(np.isnan(got), nan), "NaN where NumPy has none, or the reverse"
-    with np.errstate(invalid="ignore"):
-        bad = ~nan & ~(np.abs(got - ref) <= rtol * np.abs(ref) + atol)
-    assert not bad.any(), f"{bad.sum()} of {bad.size} off, e.g. {got[bad][:3]} vs {ref[bad][:3]}"
 
 
 def _check(got, x, axis):
@@ -31,7 +20,7 @@ def _check(got, x, axis):
     ref = np.cumsum(x64, axis=axis)
     tol = TOLERANCE[got.dtype] * 2
     atol = tol * np.cumsum(np.abs(x64), axis=axis)
-    _close(out.astype(np.float64), ref, tol, atol)
+    assert_within(out.astype(np.float64), ref, tol, atol)
 
 
 @pytest.mark.parametrize("n", [0, 1, 31, 1025, 4097, 2**20 + 3])

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import TOLERANCE, random_array
+from conftest import TOLERANCE, assert_within, random_array
 
 import gpukit as gk
 
@@ -44,17 +44,6 @@ def _poison(shape, dtype):
         del junk
 
 
-def _close(got, ref, rtol, atol):
-    """|got - ref| <= rtol |ref| + atol elementwise (atol may be an array: an error bound that
-    grows with the magnitudes summed), NaN where ref is NaN."""
-    got, ref = np.broadcast_arrays(np.asarray(got, np.float64), np.asarray(ref, np.float64))
-    nan = np.isnan(ref)
-    assert np.array_equal(np.isnan(got), nan), "NaN where NumPy has none, or the reverse"
-    with np.errstate(invalid="ignore"):
-        bad = ~nan & ~(np.abs(got - ref) <= rtol * np.abs(ref) + atol)
-    assert not bad.any(), f"{bad.sum()} of {bad.size} off, e.g. {got[bad][:3]} vs {ref[bad][:3]}"
-
-
 def _check(got, name, x64, axis, dtype):
     """got (GPUArray) against NumPy's `name` of x64 (float64 / int64 data of `dtype`)."""
     kwargs = {} if name in ("argmax", "argmin") else {"axis": axis}
@@ -80,7 +69,7 @@ def _check(got, name, x64, axis, dtype):
         atol = tol * scale
     else:
         atol = tol
-    _close(out.astype(np.float64), ref, tol, atol)
+    assert_within(out.astype(np.float64), ref, tol, atol)
 
 
 @pytest.mark.parametrize("n", SIZES)

@@ -5,25 +5,12 @@ the norms' fused residual form, against float64 NumPy; the same bits on every ru
 import numpy as np
 import pytest
 from conftest import TOLERANCE, assert_matches, random_array
+from rows_reference import rows_f64
 
 import gpukit as gk
 from gpukit import nn
 
 WIDTHS = [1, 31, 64, 1000, 1025, 4096, 16384, 20000, 65536]
-
-
-def _ref(kind, x, axis=-1, w=None, b=None, eps=1e-5):
-    if kind in ("softmax", "log_softmax"):
-        m = x.max(axis=axis, keepdims=True)
-        s = np.exp(x - m).sum(axis=axis, keepdims=True)
-        return np.exp(x - m) / s if kind == "softmax" else (x - m) - np.log(s)
-    if kind == "layer_norm":
-        mu = x.mean(axis=-1, keepdims=True)
-        y = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=-1, keepdims=True) + eps)
-    else:
-        y = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
-    y = y if w is None else y * w
-    return y if b is None else y + b
 
 
 def _run(kind, x, w=None, b=None, eps=1e-5, **kw):
@@ -43,8 +30,7 @@ def test_every_width_float32(backend, rng, kind, width):
     b = random_array(rng, (width,), "float32")
     args = (w, b if kind == "layer_norm" else None) if kind.endswith("norm") else (None, None)
     got = _run(kind, gk.asarray(x), *args)
-    x64 = x.astype(np.float64)
-    ref = _ref(kind, x64, -1, *(None if p is None else p.astype(np.float64) for p in args))
+    ref = rows_f64(kind, x, *args)
     assert_matches(got, ref.astype(np.float32), "float32", scale=2)
 
 
@@ -54,7 +40,7 @@ def test_every_width_float32(backend, rng, kind, width):
 def test_other_dtypes(backend, rng, dtype, width, kind):
     x = random_array(rng, (5, width), dtype)
     got = _run(kind, gk.asarray(x))
-    ref = _ref(kind, x.astype(np.float64))
+    ref = rows_f64(kind, x)
     assert_matches(got, ref.astype(np.float64).astype(x.dtype), x.dtype, scale=2)
 
 
@@ -63,12 +49,10 @@ def test_other_dtypes(backend, rng, dtype, width, kind):
 def test_strided_rows_and_any_axis(backend, rng, kind, width):
     x = random_array(rng, (6, 2 * width), "float32")
     a = gk.asarray(x)
-    assert_matches(
-        getattr(nn, kind)(a[:, ::2]), _ref(kind, x[:, ::2].astype(np.float64)), "float32", 2
-    )
+    assert_matches(getattr(nn, kind)(a[:, ::2]), rows_f64(kind, x[:, ::2]), "float32", 2)
     assert_matches(
         getattr(nn, kind)(a[:, :width].T, axis=0),
-        _ref(kind, x[:, :width].T.astype(np.float64), axis=0),
+        rows_f64(kind, x[:, :width].T, axis=0),
         "float32",
         2,
     )
@@ -85,13 +69,7 @@ def test_fused_residual(backend, rng, dtype, width, kind):
     y, h = _run(kind, gk.asarray(x), w, b, residual=gk.asarray(r))
     h_ref = (x.astype(np.float32) + r.astype(np.float32)).astype(x.dtype)  # rounded once
     np.testing.assert_array_equal(h.to_numpy().view(np.uint8), h_ref.view(np.uint8))
-    ref = _ref(
-        kind,
-        h_ref.astype(np.float64),
-        -1,
-        w.astype(np.float64),
-        None if b is None else b.astype(np.float64),
-    )
+    ref = rows_f64(kind, h_ref, w, b)
     assert_matches(y, ref.astype(x.dtype), x.dtype, scale=2)
     # the same as the unfused composition
     y2 = _run(kind, gk.asarray(h_ref), w, b)

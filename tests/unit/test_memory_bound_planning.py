@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from conftest import random_array
 from kernel_models import FakeCuda, decode, emulated
+from rows_reference import rows_f64
 
 import gpukit as gk
 from gpukit import nn
@@ -202,21 +203,6 @@ def test_cumsum_of_offset_and_long_rows(modelled, rng):
     _close(gk.cumsum(gk.asarray(m), axis=0).to_numpy(), np.cumsum(m.astype(np.float64), 0), 1e-2)
 
 
-def _rows_ref(kind, x, w=None, b=None, eps=1e-5, axis=-1):
-    x = x.astype(np.float64)
-    if kind in ("softmax", "log_softmax"):
-        m = x.max(axis=axis, keepdims=True)
-        s = np.exp(x - m).sum(axis=axis, keepdims=True)
-        return np.exp(x - m) / s if kind == "softmax" else (x - m) - np.log(s)
-    if kind == "layer_norm":
-        mu = x.mean(axis=-1, keepdims=True)
-        y = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=-1, keepdims=True) + eps)
-    else:
-        y = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
-    y = y if w is None else y * w.astype(np.float64)
-    return y if b is None else y + b.astype(np.float64)
-
-
 def _run_rows(kind, x, w=None, b=None, eps=1e-5, **kw):
     if kind == "layer_norm":
         return nn.layer_norm(x, w, b, eps, **kw)
@@ -236,7 +222,7 @@ def test_row_kernels_every_width(modelled, rng, kind, width):
         b = random_array(rng, (width,), dtype) if kind == "layer_norm" else None
         args = (w, b) if kind.endswith("norm") else (None, None)
         got = _run_rows(kind, gk.asarray(x), *args).to_numpy().astype(np.float64)
-        ref = _rows_ref(kind, x, *args)
+        ref = rows_f64(kind, x, *args)
         _close(got, ref, 1e-2 if dtype == "bfloat16" else 1e-5)
 
 
@@ -245,9 +231,9 @@ def test_strided_rows_and_other_axes(modelled, rng, kind):
     for width in (31, 1025, 20000):
         x = random_array(rng, (6, 2 * width), "float32")
         a = gk.asarray(x)
-        _close(getattr(nn, kind)(a[:, ::2]).to_numpy(), _rows_ref(kind, x[:, ::2]), 1e-5)
+        _close(getattr(nn, kind)(a[:, ::2]).to_numpy(), rows_f64(kind, x[:, ::2]), 1e-5)
         got = getattr(nn, kind)(a[:, :width].T, axis=0).to_numpy()
-        _close(got, _rows_ref(kind, x[:, :width].T, axis=0), 1e-5)
+        _close(got, rows_f64(kind, x[:, :width].T, axis=0), 1e-5)
 
 
 @pytest.mark.parametrize("width", [64, 1000, 4096, 20000])
@@ -262,7 +248,7 @@ def test_fused_residual(modelled, rng, kind, width):
         y, h = _run_rows(kind, gk.asarray(x), w, b, residual=gk.asarray(r2)[:, ::2])  # strided
         h_ref = (x.astype(np.float32) + r.astype(np.float32)).astype(x.dtype)
         np.testing.assert_array_equal(h.to_numpy().view(np.uint8), h_ref.view(np.uint8))
-        _close(y.to_numpy(), _rows_ref(kind, h_ref, w, b), 1e-2 if dtype == "bfloat16" else 1e-5)
+        _close(y.to_numpy(), rows_f64(kind, h_ref, w, b), 1e-2 if dtype == "bfloat16" else 1e-5)
 
 
 @pytest.mark.parametrize("dtype", ["bool", "bfloat16", "float32", "int64"])
