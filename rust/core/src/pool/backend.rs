@@ -48,31 +48,15 @@ impl Pool {
                     continue;
                 }
             }
-            let reason = if self.gauges.try_reserve(backend_size) {
-                match self.table.device_alloc(backend_size) {
-                    Ok(base) => return Ok(self.adopt(base, backend_size, size, own)),
-                    Err(e) => {
-                        self.gauges.unreserve(backend_size);
-                        if !self.table.is_out_of_memory(&e) {
-                            return Err(e.into());
-                        }
-                        e.to_string()
-                    }
-                }
-            } else {
-                "over the pool limit".to_string()
+            let reason = match self.backend_block(backend_size, size, own)? {
+                Ok(block) => return Ok(block),
+                Err(reason) => reason,
             };
             // Make room: cached blocks first, then spill one evictable buffer, then give up.
             if self.release_cached(backend_size)? > 0 || self.spill_one(keep)? {
                 continue;
             }
-            return Err(PoolError::OutOfMemory {
-                requested,
-                allocated: self.gauges.allocated(),
-                reserved: self.gauges.reserved(),
-                limit: self.gauges.limit(),
-                reason,
-            });
+            return Err(self.out_of_memory(requested, reason));
         }
     }
 
@@ -80,33 +64,46 @@ impl Pool {
     /// memory given back, no spill (what a capturing thread may do).
     pub(super) fn fresh_block(&self, size: u64, requested: u64) -> Result<Block, PoolError> {
         let backend_size = if size <= SMALL_LIMIT { SEGMENT } else { size };
-        let reason = if self.gauges.try_reserve(backend_size) {
-            match self.table.device_alloc(backend_size) {
-                Ok(base) => {
-                    let own = self.threads.me().shard();
-                    return Ok(self.adopt(base, backend_size, size, own));
-                }
-                Err(e) => {
-                    self.gauges.unreserve(backend_size);
-                    if !self.table.is_out_of_memory(&e) {
-                        return Err(e.into());
-                    }
-                    e.to_string()
+        let own = self.threads.me().shard();
+        const IN_CAPTURE: &str =
+            "during graph capture no cached memory is given back and nothing is spilled";
+        self.backend_block(backend_size, size, own)?
+            .map_err(|reason| self.out_of_memory(requested, format!("{reason}; {IN_CAPTURE}")))
+    }
+
+    /// A fresh backend allocation of `backend_size` bytes under the limit, adopted for class
+    /// `size`; Ok(Err(why)) when the limit or the device's memory stops it (room may be made),
+    /// Err for any other backend failure.
+    fn backend_block(
+        &self,
+        backend_size: u64,
+        size: u64,
+        own: usize,
+    ) -> Result<Result<Block, String>, PoolError> {
+        if !self.gauges.try_reserve(backend_size) {
+            return Ok(Err("over the pool limit".to_string()));
+        }
+        match self.table.device_alloc(backend_size) {
+            Ok(base) => Ok(Ok(self.adopt(base, backend_size, size, own))),
+            Err(e) => {
+                self.gauges.unreserve(backend_size);
+                if self.table.is_out_of_memory(&e) {
+                    Ok(Err(e.to_string()))
+                } else {
+                    Err(e.into())
                 }
             }
-        } else {
-            "over the pool limit".to_string()
-        };
-        Err(PoolError::OutOfMemory {
+        }
+    }
+
+    fn out_of_memory(&self, requested: u64, reason: String) -> PoolError {
+        PoolError::OutOfMemory {
             requested,
             allocated: self.gauges.allocated(),
             reserved: self.gauges.reserved(),
             limit: self.gauges.limit(),
-            reason: format!(
-                "{reason}; during graph capture no cached memory is given back and nothing is \
-                 spilled"
-            ),
-        })
+            reason,
+        }
     }
 
     /// Takes in a fresh backend allocation (its bytes are counted as reserved already); for a
