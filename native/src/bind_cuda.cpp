@@ -132,9 +132,6 @@ void bind_cuda(py::module_& m) {
                  py::buffer_info info = src.request();
                  const size_t n = static_cast<size_t>(info.size * info.itemsize);
                  py::gil_scoped_release release;
-                 // A pageable copy holds the driver's staging memory, shared by every thread, until
-                 // the stream reaches it: never behind work waiting for a preemption word.
-                 if (d.preempting()) d.synchronize(handle<cu::Stream>(s));
                  d.copy_to_device(dst, info.ptr, n, handle<cu::Stream>(s));
              })
         .def(
@@ -143,7 +140,6 @@ void bind_cuda(py::module_& m) {
                 py::buffer_info info = dst.request(true);
                 const size_t n = static_cast<size_t>(info.size * info.itemsize);
                 py::gil_scoped_release release;
-                d.synchronize(handle<cu::Stream>(s));  // see copy_to_device
                 d.copy_to_host(info.ptr, src, n, handle<cu::Stream>(s));
                 d.synchronize(handle<cu::Stream>(s));
             },
@@ -151,14 +147,19 @@ void bind_cuda(py::module_& m) {
         .def("copy_device", [](const CudaDevice& d, uint64_t dst, uint64_t src, size_t n,
                                uint64_t s) { d.copy_device(dst, src, n, handle<cu::Stream>(s)); })
         // modules and launches
+        // Loading code may wait for the whole device: without the GIL.
         .def("load_module",
              [](const CudaDevice& d, const py::bytes& image) {
-                 return to_int(d.load_module(std::string(image)));
+                 std::string bytes(image);
+                 py::gil_scoped_release release;
+                 return to_int(d.load_module(bytes));
              })
-        .def("function",
-             [](const CudaDevice& d, uint64_t module, const std::string& name) {
-                 return to_int(d.function(handle<cu::Module>(module), name));
-             })
+        .def(
+            "function",
+            [](const CudaDevice& d, uint64_t module, const std::string& name) {
+                return to_int(d.function(handle<cu::Module>(module), name));
+            },
+            py::call_guard<py::gil_scoped_release>())
         .def_property_readonly("has_param_info", &CudaDevice::has_param_info)
         .def(
             "param_layout",
@@ -178,30 +179,6 @@ void bind_cuda(py::module_& m) {
             },
             py::arg("stream"), py::arg("address"), py::arg("value"),
             "Enqueues a 32-bit write of `value` at `address` on `stream` (cuStreamWriteValue32).")
-        .def(
-            "raise_word",
-            [](const CudaDevice& d, uint64_t s, uint64_t address) {
-                d.raise_word(handle<cu::Stream>(s), address);
-            },
-            py::arg("stream"), py::arg("address"),
-            "Raises the preemption word at `address` on `stream` (a write of 1); the calling "
-            "thread holds it until lower_word, and its calls that may wait for the whole device "
-            "(allocating or freeing memory) lower it around themselves.")
-        .def(
-            "lower_word",
-            [](const CudaDevice& d, uint64_t s, uint64_t address) {
-                d.lower_word(handle<cu::Stream>(s), address);
-            },
-            py::arg("stream"), py::arg("address"),
-            "Lowers a word the calling thread raised (a write of 0 on `stream`).")
-        .def(
-            "wait_value_eq",
-            [](const CudaDevice& d, uint64_t s, uint64_t address, uint32_t value) {
-                d.wait_value_eq(handle<cu::Stream>(s), address, value);
-            },
-            py::arg("stream"), py::arg("address"), py::arg("value"),
-            "Makes `stream` wait until the 32-bit word at `address` equals `value` "
-            "(cuStreamWaitValue32).")
         .def("green_contexts", &CudaDevice::green_contexts,
              "(available, why not): whether the driver has green contexts.")
         .def(

@@ -100,15 +100,14 @@ struct Api {
     // that CU_LAUNCH_PARAM_BUFFER_POINTER passes, and its size.
     Result (*cuFuncGetParamInfo)(Function, size_t, size_t*, size_t*);
     Result (*cuFuncGetParamCount)(Function, size_t*);  // newer drivers only
-    // Stream memory operations (the _v2 entry points, CUDA 11.7+; null when absent): the
-    // preemption flag is raised, lowered and waited on by the GPU itself.
+    // CUDA 12.4+ (null otherwise): loads a kernel now instead of at its first launch.
+    Result (*cuFuncLoad)(Function);
+    // Stream memory operations (the _v2 entry point, CUDA 11.7+; null when absent): the
+    // preemption words are raised and lowered by the GPU itself, in stream order.
     Result (*cuStreamWriteValue32)(Stream, DevicePtr, uint32_t, unsigned);
-    Result (*cuStreamWaitValue32)(Stream, DevicePtr, uint32_t, unsigned);
     // cuGetProcAddress_v2 (CUDA 12.0+; null otherwise): how green contexts are looked up.
     Result (*cuGetProcAddress)(const char*, void**, int, uint64_t, int*);
 };
-
-constexpr unsigned STREAM_WAIT_VALUE_EQ = 0x1;
 
 // Green contexts (CUDA 12.4+ drivers), found through cuGetProcAddress at the 12.4 ABI, where a
 // CUdevResource is 144 bytes: its type, 92 bytes of padding, then (for SMs) smCount.

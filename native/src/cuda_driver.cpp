@@ -75,8 +75,8 @@ CudaDriver::CudaDriver(const std::string& library) : lib_(library) {
     optional(a.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
     optional(a.cuFuncGetParamInfo, "cuFuncGetParamInfo");
     optional(a.cuFuncGetParamCount, "cuFuncGetParamCount");
+    optional(a.cuFuncLoad, "cuFuncLoad");
     optional(a.cuStreamWriteValue32, "cuStreamWriteValue32_v2");
-    optional(a.cuStreamWaitValue32, "cuStreamWaitValue32_v2");
     optional(a.cuGetProcAddress, "cuGetProcAddress_v2");
     check(a.cuInit(0), "cuInit");
     check(a.cuDriverGetVersion(&version_), "cuDriverGetVersion");
@@ -129,14 +129,12 @@ int32_t t_device_free(void* ctx, uint64_t p) {
 int32_t t_host_alloc(void* ctx, uint64_t n, void** out) {
     return guarded([&] {
         dev(ctx).make_current();
-        const WordsLowered lowered(dev(ctx));  // a page-locked allocation may wait for the device
         dev(ctx).driver().check(dev(ctx).driver().api().cuMemAllocHost(out, n), "cuMemAllocHost");
     });
 }
 int32_t t_host_free(void* ctx, void* p) {
     return guarded([&] {
         dev(ctx).make_current();
-        const WordsLowered lowered(dev(ctx));  // cuMemFreeHost waits for the whole device
         dev(ctx).driver().check(dev(ctx).driver().api().cuMemFreeHost(p), "cuMemFreeHost");
     });
 }
@@ -289,7 +287,6 @@ CaptureRelaxed::~CaptureRelaxed() {
 cu::DevicePtr CudaDevice::alloc(size_t nbytes) const {
     make_current();
     const CaptureRelaxed relaxed(api_);  // the pool may grow while this thread captures
-    const WordsLowered lowered(*this);   // an allocation may wait for the device
     cu::DevicePtr p = 0;
     check(api_.cuMemAlloc(&p, nbytes), "cuMemAlloc");
     return p;
@@ -297,7 +294,6 @@ cu::DevicePtr CudaDevice::alloc(size_t nbytes) const {
 
 void CudaDevice::free(cu::DevicePtr ptr) const {
     make_current();
-    const WordsLowered lowered(*this);  // cuMemFree waits for the whole device
     check(api_.cuMemFree(ptr), "cuMemFree");
 }
 
@@ -404,6 +400,9 @@ cu::Function CudaDevice::function(cu::Module module, const std::string& name) co
         throw DriverError("cuModuleGetFunction", r, driver_.error_name(r),
                           "no kernel named '" + name + "' in the module");
     }
+    // Loaded now rather than lazily at its first launch, which may wait for the whole device
+    // while holding the GIL (a plan launches with it held).
+    if (api_.cuFuncLoad != nullptr) check(api_.cuFuncLoad(f), "cuFuncLoad");
     return f;
 }
 

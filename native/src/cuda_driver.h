@@ -125,17 +125,7 @@ class CudaDevice {
     // that must not yield); allocated on first use and kept for the process.
     bool has_stream_memops() const;
     cu::DevicePtr preempt_flags();
-    // Whether the flag words exist: a best-effort stream may then wait for one.
-    bool preempting() const { return preempt_flags_.load() != 0; }
     void write_value(cu::Stream s, cu::DevicePtr address, uint32_t value) const;
-    void wait_value_eq(cu::Stream s, cu::DevicePtr address, uint32_t value) const;
-    // Raises (on stream s) a word the calling thread then holds until it lowers it. Calls of
-    // that thread which may wait for the whole device (allocating and freeing device and
-    // page-locked memory) lower its words around themselves (WordsLowered): the device cannot
-    // idle while a best-effort stream waits for a word that only this thread, waiting, would
-    // lower.
-    void raise_word(cu::Stream s, cu::DevicePtr address) const;
-    void lower_word(cu::Stream s, cu::DevicePtr address) const;
     // Green contexts: whether the driver has them (and why not), and a stream of a green context
     // holding `sm_count` SMs of the device (rounded as the driver's split does) at `priority`;
     // returns the stream and the SMs it got.
@@ -164,18 +154,6 @@ class CudaDevice {
     gk_launch_table launch_table_{};
     std::mutex preempt_mutex_;
     std::atomic<cu::DevicePtr> preempt_flags_{0};
-};
-
-// For its lifetime, the words the calling thread holds on `device` are lowered (see raise_word).
-class WordsLowered {
-   public:
-    explicit WordsLowered(const CudaDevice& device);
-    ~WordsLowered();
-    WordsLowered(const WordsLowered&) = delete;
-    WordsLowered& operator=(const WordsLowered&) = delete;
-
-   private:
-    const CudaDevice& device_;
 };
 
 }  // namespace gpukit

@@ -57,9 +57,7 @@ const GreenLookup& green(const cu::Api& a) {
 
 }  // namespace
 
-bool CudaDevice::has_stream_memops() const {
-    return api_.cuStreamWriteValue32 != nullptr && api_.cuStreamWaitValue32 != nullptr;
-}
+bool CudaDevice::has_stream_memops() const { return api_.cuStreamWriteValue32 != nullptr; }
 
 cu::DevicePtr CudaDevice::preempt_flags() {
     std::lock_guard<std::mutex> lock(preempt_mutex_);
@@ -79,54 +77,6 @@ void CudaDevice::write_value(cu::Stream s, cu::DevicePtr address, uint32_t value
         throw unsupported("cuStreamWriteValue32", "the driver has no stream memory operations");
     make_current();
     check(api_.cuStreamWriteValue32(s, address, value, 0), "cuStreamWriteValue32");
-}
-
-namespace {
-
-struct HeldWord {
-    const CudaDevice* device;
-    cu::Stream stream;
-    cu::DevicePtr address;
-};
-thread_local std::vector<HeldWord> held_words;
-
-}  // namespace
-
-void CudaDevice::raise_word(cu::Stream s, cu::DevicePtr address) const {
-    write_value(s, address, 1);
-    held_words.push_back({this, s, address});
-}
-
-void CudaDevice::lower_word(cu::Stream s, cu::DevicePtr address) const {
-    write_value(s, address, 0);
-    for (auto it = held_words.rbegin(); it != held_words.rend(); ++it) {
-        if (it->device == this && it->address == address) {
-            held_words.erase(std::next(it).base());
-            break;
-        }
-    }
-}
-
-WordsLowered::WordsLowered(const CudaDevice& device) : device_(device) {
-    for (const HeldWord& w : held_words)
-        if (w.device == &device_) device_.write_value(w.stream, w.address, 0);
-}
-
-WordsLowered::~WordsLowered() {
-    try {
-        for (const HeldWord& w : held_words)
-            if (w.device == &device_) device_.write_value(w.stream, w.address, 1);
-    } catch (...) {
-        // A failed raise leaves the word lowered: best-effort work runs sooner, nothing waits.
-    }
-}
-
-void CudaDevice::wait_value_eq(cu::Stream s, cu::DevicePtr address, uint32_t value) const {
-    if (api_.cuStreamWaitValue32 == nullptr)
-        throw unsupported("cuStreamWaitValue32", "the driver has no stream memory operations");
-    make_current();
-    check(api_.cuStreamWaitValue32(s, address, value, cu::STREAM_WAIT_VALUE_EQ),
-          "cuStreamWaitValue32");
 }
 
 std::pair<bool, std::string> CudaDevice::green_contexts() const {

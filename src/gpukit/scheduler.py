@@ -20,8 +20,8 @@ and pacing live in Rust (gpukit._core); on the CPU backend all but streams and p
 Preemption (`preempt=True`): each guaranteed task holds one of the device's preemption words,
 raised on its stream before its work and lowered after it, by the GPU itself (stream memory
 operations); best-effort products run in their preemptible form, which stops taking tiles while a
-word is raised and is relaunched behind the words' lowering (runtime/cuda/preempt.py), with the
-same bits as one uninterrupted launch. `cap_us` bounds the expected duration of best-effort
+word is raised and is relaunched, its thread waiting on the host until no guaranteed task runs
+(runtime/cuda/preempt.py), with the same bits as one uninterrupted launch. `cap_us` bounds the expected duration of best-effort
 kernels queued while guaranteed work runs (for kernels that cannot yield). `green_sms` runs
 best-effort tasks on streams of a green context of that many SMs, leaving the rest to the others.
 A guaranteed task holds its word until it ends: one that waits for a best-effort task's result

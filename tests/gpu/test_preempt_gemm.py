@@ -103,37 +103,32 @@ def test_a_product_queued_behind_a_raised_word_waits_and_completes(preempting, r
     assert not w.is_alive() and got["out"].tobytes() == ref.tobytes()
 
 
-def test_a_guaranteed_task_frees_device_memory_while_best_effort_work_waits(preempting, rng):
-    """Freeing device memory (cuMemFree) waits for the whole device, best-effort work queued
-    behind the task's own word included: the thread's words are lowered meanwhile, so the free
-    returns (instead of waiting for itself) and the queued product completes with its bits."""
+def test_a_guaranteed_task_frees_device_memory_while_a_best_effort_product_waits(preempting, rng):
+    """A best-effort product started while a guaranteed task runs waits on the host, never on
+    the GPU (where a stream waiting for the word could hold back the work that lowers it): the
+    task meanwhile frees device memory (cuMemFree waits for the whole device) and ends, and the
+    product then completes with its bits."""
     s = preempting
     a = gk.asarray(random_array(rng, (2048, 2048), gk.bfloat16))
     with s.task(qos="best_effort"):
         ref = gk.matmul(a, a).to_numpy()
-    queued, freed, got = threading.Event(), threading.Event(), {}
+    started, done, got = threading.Event(), threading.Event(), {}
 
     def best_effort():
         with s.task(qos="best_effort"):
-            product = gk.matmul(a, a)  # queued behind the raised word
-            queued.set()
-            got["out"] = product.to_numpy()
+            started.set()
+            got["out"] = gk.matmul(a, a).to_numpy()
+        done.set()
 
     w = threading.Thread(target=best_effort)
-
-    def guaranteed():
-        with s.task(qos="guaranteed", memory="1GiB", name="freer"):
-            junk = gk.empty((64, 1024, 1024), dtype="uint8")
-            del junk  # cached: empty_cache gives it back with cuMemFree
-            w.start()
-            if queued.wait(10):
-                gk.memory.empty_cache()
-                freed.set()
-
-    t = threading.Thread(target=guaranteed)
-    t.start()
-    t.join(60)
+    with s.task(qos="guaranteed", memory="1GiB", name="freer"):
+        junk = gk.empty((64, 1024, 1024), dtype="uint8")
+        del junk  # cached: empty_cache gives it back with cuMemFree
+        w.start()
+        assert started.wait(10)
+        time.sleep(0.05)
+        assert not done.is_set(), "the best-effort product ran beside the guaranteed task"
+        gk.memory.empty_cache()
     w.join(60)
-    assert freed.is_set() and not t.is_alive() and not w.is_alive()
-    assert got["out"].tobytes() == ref.tobytes()
+    assert not w.is_alive() and got["out"].tobytes() == ref.tobytes()
     assert s.preemption_words() == [0] * gk._core.PREEMPT_SLOTS

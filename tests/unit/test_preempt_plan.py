@@ -1,7 +1,7 @@
 """The preemptible form of best-effort products on CUDA without a GPU (issue 17): the plans
 runtime/cuda/preempt.py builds for a stand-in sm_90 device (the kernel's preemptible build, K
-never split, the words each launch watches, the counter and output slots), and the order of the
-stream operations and launches one call queues."""
+never split, the words each launch watches, the counter and output slots, the tiles), and the
+launches and counter reads of one call."""
 
 import numpy as np
 import pytest
@@ -33,7 +33,7 @@ def test_each_launch_is_the_preemptible_gemm_watching_its_words(built):  # noqa:
     a, b = _dense(BF, (256, 8200)), _dense(BF, (8200, 520))  # a product plan_matmul splits
     plan = preempt.plan_preemptible_matmul(be, a, b, _dense(BF, (256, 520)), None)
     assert isinstance(plan, preempt.PreemptiblePlan)
-    assert plan.out_bytes == 256 * 520 * 2 and plan.launches == preempt.RELAUNCHES + 2
+    assert plan.out_bytes == 256 * 520 * 2 and plan.relaunches == preempt.RELAUNCHES
     s = arg_struct("gk_gemm_sm90_args")
     watched = []
     for built_plan in (plan.yielding, plan.finishing):
@@ -43,6 +43,7 @@ def test_each_launch_is_the_preemptible_gemm_watching_its_words(built):  # noqa:
         assert (file, name) == ("gemm_sm90.cu", "gk_gemm_sm90") and "GK_GEMM_PREEMPT=1" in defines
         assert _field(blob, "gk_gemm_sm90_args", "splits", 0x130) == 1
         total = _field(blob, "gk_gemm_sm90_args", "total_tiles", 0x130)
+        assert plan.tiles == total
         assert grid[0] == min(total, 132)
         watched.append(_field(blob, "gk_gemm_sm90_args", "preempt", 0x130))
         addresses = {
@@ -94,11 +95,12 @@ def test_products_without_a_preemptible_form_say_so(built):  # noqa: F811
 
 
 class Recorder:
-    """A backend whose device and pool record what a preemptible call queues."""
+    """A backend whose device and pool record what a preemptible call does; each read of the
+    tile counter gives the next of `taken`."""
 
-    def __init__(self):
+    def __init__(self, taken=()):
         self.log = []
-        rec = self
+        rec, taken = self, list(taken)
 
         class Device:
             preempt_flags = WORDS
@@ -106,14 +108,9 @@ class Recorder:
             def write_value(self, stream, address, value):
                 rec.log.append(("write", stream, address, value))
 
-            def wait_value_eq(self, stream, address, value):
-                rec.log.append(("wait", stream, address, value))
-
-            def raise_word(self, stream, address):
-                rec.log.append(("raise", stream, address))
-
-            def lower_word(self, stream, address):
-                rec.log.append(("lower", stream, address))
+            def copy_to_host(self, dst, address, stream):
+                rec.log.append(("read", stream, address))
+                dst[:] = np.frombuffer(np.uint32(taken.pop(0)).tobytes(), np.uint8)
 
         class Pool:
             def allocate(self, nbytes, stream, quota):
@@ -126,21 +123,30 @@ class Recorder:
         return [0xC0FFEE00 for _ in buffers]
 
 
-def test_one_call_queues_every_launch_behind_the_words_lowering():
-    rec = Recorder()
+def _run(taken, tiles=40, relaunches=2):
+    rec = Recorder(taken)
 
     def launch(tag):
         return lambda stream, quota, *args: rec.log.append((tag, stream, args))
 
-    plan = preempt.PreemptiblePlan(rec, launch("yield"), launch("finish"), 96, relaunches=2)
-    out = plan(77, None, "A", 0, "B", 0)
-    assert out == "buffer1"
-    log = rec.log
-    assert log[:3] == [("allocate", 96), ("allocate", 4), ("write", 77, 0xC0FFEE00, 0)]
-    waits = [("wait", 77, WORDS + 4 * i, 0) for i in range(preempt.SLOTS)]
-    args = ("A", 0, "B", 0, "buffer1", 0, "buffer2", 0)
-    expected = [*waits, ("yield", 77, args)] * 3 + [*waits, ("finish", 77, args)]
-    assert log[3:] == expected
+    plan = preempt.PreemptiblePlan(rec, launch("yield"), launch("finish"), 96, tiles, relaunches)
+    assert plan(77, None, "A", 0, "B", 0) == "buffer1"
+    assert rec.log[:3] == [("allocate", 96), ("allocate", 4), ("write", 77, 0xC0FFEE00, 0)]
+    return rec.log[3:]
+
+
+ARGS = ("A", 0, "B", 0, "buffer1", 0, "buffer2", 0)
+YIELD_AND_READ = [("yield", 77, ARGS), ("read", 77, 0xC0FFEE00)]
+
+
+def test_a_product_not_preempted_is_one_launch():
+    assert _run([40]) == YIELD_AND_READ
+    assert _run([41]) == YIELD_AND_READ  # launches past the last tile take none
+
+
+def test_each_preemption_relaunches_then_the_last_launch_finishes():
+    assert _run([7, 40]) == YIELD_AND_READ * 2
+    assert _run([7, 19, 39]) == YIELD_AND_READ * 3 + [("finish", 77, ARGS)]
 
 
 def test_a_word_beyond_the_device_is_refused():
@@ -149,7 +155,7 @@ def test_a_word_beyond_the_device_is_refused():
         preempt.raise_word(rec, 1, 4)
     preempt.raise_word(rec, 1, 3)
     preempt.lower_word(rec, 1, 3)
-    assert rec.log == [("raise", 1, WORDS + 12), ("lower", 1, WORDS + 12)]
+    assert rec.log == [("write", 1, WORDS + 12, 1), ("write", 1, WORDS + 12, 0)]
 
 
 def test_expected_durations_follow_the_kernel_family():

@@ -357,6 +357,13 @@ fn preemptible() -> bool {
     pacer::preemptible()
 }
 
+/// Waits, without the GIL, until no guaranteed task runs on the scheduler of the calling
+/// thread's task (at once without one): where a preemptible product waits before each launch.
+#[pyfunction]
+fn wait_guaranteed_idle(py: Python<'_>) {
+    py.detach(pacer::wait_guaranteed_idle)
+}
+
 /// States the expected nanoseconds of each of the calling thread's next launches (0: unknown),
 /// for the scheduler's cap on best-effort work in flight.
 #[pyfunction]
@@ -368,6 +375,7 @@ fn set_expected_ns(ns: &Bound<'_, PyAny>) -> PyResult<()> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PREEMPT_SLOTS", pacer::PREEMPT_SLOTS)?;
     m.add_function(wrap_pyfunction!(preemptible, m)?)?;
+    m.add_function(wrap_pyfunction!(wait_guaranteed_idle, m)?)?;
     m.add_function(wrap_pyfunction!(set_expected_ns, m)?)?;
     m.add_class::<Scheduler>()?;
     m.add_class::<Task>()?;

@@ -214,6 +214,21 @@ pub fn preemptible() -> bool {
     })
 }
 
+/// Waits until no guaranteed task runs on the scheduler of the calling thread's task (at once
+/// without a task; the caller releases the GIL). A preemptible product waits here, on the host,
+/// before each launch: a stream waiting on the GPU for a word to be lowered may hold back the
+/// very work that lowers it, since the driver may queue both streams on one hardware queue.
+pub fn wait_guaranteed_idle() {
+    let Some(shared) = CURRENT.with(|c| c.borrow().last().map(|p| p.shared.clone())) else {
+        return;
+    };
+    let mut pause = std::time::Duration::from_micros(10);
+    while shared.guaranteed_active() {
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(1));
+    }
+}
+
 /// Makes `task` the calling thread's current task (until the matching `exit`).
 pub fn enter(task: Arc<Task>, shared: Arc<PacerShared>) {
     let pace = Rc::new(TaskPace {

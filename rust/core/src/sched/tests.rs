@@ -252,6 +252,30 @@ fn best_effort_work_in_flight_is_capped_by_expected_duration() {
 }
 
 #[test]
+fn a_preemptible_launch_waits_on_the_host_until_guaranteed_work_ends() {
+    let (s, _) = scheduler(100 * MIB);
+    pacer::wait_guaranteed_idle(); // no task: at once
+    s.submit(spec(QosClass::BestEffort, 0, MIB)).unwrap();
+    let re = run_next(&s);
+    pacer::enter(re.clone(), s.pacer().clone());
+    pacer::wait_guaranteed_idle(); // no guaranteed work: at once
+    s.submit(spec(QosClass::Guaranteed, MIB, MIB)).unwrap();
+    let rg = run_next(&s);
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(20));
+            s.finish(&rg, None);
+        });
+        pacer::wait_guaranteed_idle();
+    });
+    assert!(start.elapsed() >= Duration::from_millis(20));
+    assert!(!s.pacer().guaranteed_active());
+    pacer::exit();
+    s.finish(&re, None);
+}
+
+#[test]
 fn preemptible_only_for_best_effort_tasks_of_a_preempting_scheduler() {
     let (s, _) = scheduler(100 * MIB);
     assert!(!pacer::preemptible(), "no task");

@@ -102,11 +102,11 @@ def _single_block(backend, fn, struct: str) -> None:
 
 
 def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilogue,
-              row_block, preempt=None) -> None:  # fmt: skip
+              row_block, preempt=None) -> int:  # fmt: skip
     """out = epilogue(a @ b) on the sm_90a GEMM. Row slices share the whole product's tile and
     split of K (the same bits as one launch) and start where TMA can address a. `preempt`:
     (address of the preemption words to watch, argument number of the tile counter) for the
-    preemptible form: one launch, K never split."""
+    preemptible form: one launch, K never split. Returns the whole product's output tiles."""
     backend = builder.backend
     item = gemm_plan.item_bytes(p.dtype)
     a_mat, b_mat = p.matrices()
@@ -171,6 +171,7 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
             blocks = min(-(-p.batch * rows * p.n // threads), backend.sm_count * 16)
             builder.launch(reduce, blocks, threads, "gk_gemm_sm90_args", fields,
                            addresses=addresses)  # fmt: skip
+    return whole.total_tiles
 
 
 # --- GEMV -----------------------------------------------------------------------------------------

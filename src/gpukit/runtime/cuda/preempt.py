@@ -2,19 +2,26 @@
 on runs its sm_90a products in their preemptible form (kernels/gemm_sm90.cu, GK_GEMM_PREEMPT):
 tiles come from a counter, and while guaranteed work has raised one of the device's preemption
 words (on the GPU, by stream memory operations around its work) the kernel takes no more tiles
-and ends. Everything is queued on the best-effort stream at once, with no host round trip:
+and ends. One call:
 
     counter = 0
-    RELAUNCHES + 1 times: wait until every word is lowered; launch (yields when one is raised)
-    wait until every word is lowered; launch watching words that are never raised (finishes)
+    up to RELAUNCHES + 1 times: wait on the host until no guaranteed task runs; launch (yields
+        when a word is raised); wait for it; done once the counter passed the last tile
+    otherwise: wait on the host likewise; launch watching words that are never raised (finishes)
 
-A launch after the last tile was taken takes none and ends at once. Each tile is computed whole
-in the same K order whichever launch takes it, so the result has the bits of one uninterrupted
-launch. Past RELAUNCHES preemptions the rest of the product runs without yielding (the pacer's
-cap on best-effort work in flight still applies to it)."""
+The waits are on the host, never on the GPU: a stream waiting there for a word (cuStreamWaitValue)
+is invisible to the driver's ordering, which may queue the guaranteed stream's work behind it on
+one hardware queue, so the word would never be lowered (seen as hangs of 3 processes in 6 on the
+H100). A launch after the last tile was taken takes none and ends at once. Each tile is computed
+whole in the same K order whichever launch takes it, so the result has the bits of one
+uninterrupted launch. Past RELAUNCHES preemptions the rest of the product runs without yielding
+(the pacer's cap on best-effort work in flight still applies to it)."""
 
 from __future__ import annotations
 
+import numpy as np
+
+from ... import _core
 from ...base import strides
 from ..args import CONSTANTS
 from ..backend import Layout
@@ -30,11 +37,12 @@ RELAUNCHES = 3
 class PreemptiblePlan:
     """Called like a gpukit._core.Plan: (stream, quota, *args) -> the output buffer."""
 
-    def __init__(self, backend, yielding, finishing, out_bytes: int, relaunches: int):
+    def __init__(self, backend, yielding, finishing, out_bytes: int, tiles: int, relaunches: int):
         self.backend = backend
         self.yielding = yielding
         self.finishing = finishing
         self.out_bytes = out_bytes
+        self.tiles = tiles
         self.relaunches = relaunches
 
     def __call__(self, stream: int, quota, *args):
@@ -44,16 +52,16 @@ class PreemptiblePlan:
         (address,) = b.addresses((counter,), (0,), stream)
         b.device.write_value(stream, address, 0)
         call = (stream, quota, *args, out, 0, counter, 0)
+        taken = np.zeros(1, np.uint32)
         for _ in range(self.relaunches + 1):
-            wait_lowered(b, stream)
+            _core.wait_guaranteed_idle()
             self.yielding(*call)
-        wait_lowered(b, stream)
+            b.device.copy_to_host(taken.view(np.uint8), address, stream)  # waits for the launch
+            if taken[0] >= self.tiles:
+                return out
+        _core.wait_guaranteed_idle()
         self.finishing(*call)
         return out  # the counter is freed on this stream: reused only after these launches
-
-    @property
-    def launches(self) -> int:
-        return self.relaunches + 2
 
 
 def words(backend) -> int:
@@ -62,20 +70,12 @@ def words(backend) -> int:
 
 
 def raise_word(backend, stream: int, slot: int) -> None:
-    """Raises `slot`'s word on `stream`; the calling thread holds it until lower_word (its calls
-    that may wait for the whole device, allocating or freeing memory, lower it meanwhile)."""
-    backend.device.raise_word(stream, words(backend) + WORD * _slot(slot))
+    """Raises `slot`'s word on `stream` (a 32-bit write of 1 when the stream reaches it)."""
+    backend.device.write_value(stream, words(backend) + WORD * _slot(slot), 1)
 
 
 def lower_word(backend, stream: int, slot: int) -> None:
-    backend.device.lower_word(stream, words(backend) + WORD * _slot(slot))
-
-
-def wait_lowered(backend, stream: int) -> None:
-    """Work queued on `stream` from now on starts once every preemption word is lowered."""
-    base = words(backend)
-    for s in range(SLOTS):
-        backend.device.wait_value_eq(stream, base + WORD * s, 0)
+    backend.device.write_value(stream, words(backend) + WORD * _slot(slot), 0)
 
 
 def _slot(slot: int) -> int:
@@ -120,6 +120,6 @@ def plan_preemptible_matmul(backend, a: Layout, b: Layout, out: Layout, bias, ac
         args = gemm.Args(0, 1, n - 2, 2 if bias is not None else None, None)
         if residual is not None:
             args = args._replace(residual=n - 3)
-        gemm.emit_sm90(builder, p, args, epi, None, preempt=(watched, n - 1))
+        tiles = gemm.emit_sm90(builder, p, args, epi, None, preempt=(watched, n - 1))
         plans.append(builder.build())
-    return PreemptiblePlan(backend, *plans, out.size * out.dtype.itemsize, relaunches)
+    return PreemptiblePlan(backend, *plans, out.size * out.dtype.itemsize, tiles, relaunches)
