@@ -163,10 +163,13 @@ void bind_cuda(py::module_& m) {
         .def_property_readonly("has_param_info", &CudaDevice::has_param_info)
         .def(
             "param_layout",
-            [](const CudaDevice& d, uint64_t f) { return d.param_layout(handle<cu::Function>(f)); },
-            py::arg("function"),
-            "[(byte offset, size)] of a kernel's parameters in its launch's parameter buffer "
-            "(CUDA 12.4+ drivers: see has_param_info).")
+            [](const CudaDevice& d, uint64_t f, size_t count) {
+                return d.param_layout(handle<cu::Function>(f), count);
+            },
+            py::arg("function"), py::arg("count"),
+            "[(byte offset, size)] of a kernel's first `count` parameters in its launch's "
+            "parameter buffer, or of all of them where the driver can count them (CUDA 13.2+); "
+            "CUDA 12.4+ drivers: see has_param_info.")
         // preemption and green contexts (cuda_qos.cpp)
         .def_property_readonly("has_stream_memops", &CudaDevice::has_stream_memops)
         .def_property_readonly(

@@ -529,23 +529,20 @@ cu::Result CudaDevice::encode_tensor_map(void* out, const gk_tensor_map_desc& d,
 
 bool CudaDevice::has_param_info() const { return api_.cuFuncGetParamInfo != nullptr; }
 
-std::vector<std::pair<size_t, size_t>> CudaDevice::param_layout(cu::Function f) const {
+std::vector<std::pair<size_t, size_t>> CudaDevice::param_layout(cu::Function f,
+                                                                size_t count) const {
     if (api_.cuFuncGetParamInfo == nullptr) {
         throw DriverError("cuFuncGetParamInfo", cu::ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED",
                           "the driver predates CUDA 12.4");
     }
     make_current();
     const CaptureRelaxed relaxed(api_);  // asked when an op's plan is made, maybe in a capture
-    // Without the count (older drivers), asking past the last parameter is the end.
-    size_t count = kMaxParams;
     if (api_.cuFuncGetParamCount != nullptr)
         check(api_.cuFuncGetParamCount(f, &count), "cuFuncGetParamCount");
     std::vector<std::pair<size_t, size_t>> out;
     for (size_t index = 0; index < count; ++index) {
         size_t offset = 0, size = 0;
-        const cu::Result r = api_.cuFuncGetParamInfo(f, index, &offset, &size);
-        if (r == cu::ERROR_INVALID_VALUE && api_.cuFuncGetParamCount == nullptr) break;
-        check(r, "cuFuncGetParamInfo");
+        check(api_.cuFuncGetParamInfo(f, index, &offset, &size), "cuFuncGetParamInfo");
         out.emplace_back(offset, size);
     }
     return out;

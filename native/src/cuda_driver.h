@@ -104,9 +104,11 @@ class CudaDevice {
     cu::Result encode_tensor_map(void* out, const gk_tensor_map_desc& desc, uint64_t address) const;
     // (byte offset, size) of each parameter of `f` in its launch's parameter buffer: a 64-byte
     // aligned parameter (a tensor map) sits where the parameter bank's alignment puts it, not
-    // where C packing would. has_param_info(): whether the driver can say (CUDA 12.4+).
+    // where C packing would. has_param_info(): whether the driver can say (CUDA 12.4+). Asks
+    // for the first `count` parameters (asking past the last is an API error, which
+    // compute-sanitizer reports), or for all of them where the driver can count them (13.2+).
     bool has_param_info() const;
-    std::vector<std::pair<size_t, size_t>> param_layout(cu::Function f) const;
+    std::vector<std::pair<size_t, size_t>> param_layout(cu::Function f, size_t count) const;
 
     // Graphs: the calling thread's work on a stream captured (thread-local mode), instantiated
     // and launched. Throws DriverError (CUDA_ERROR_NOT_SUPPORTED where the driver lacks them).
@@ -137,7 +139,6 @@ class CudaDevice {
     const CudaDriver& driver() const { return driver_; }
 
    private:
-    static constexpr size_t kMaxParams = 4096;  // far past any kernel's parameter count
     CudaDevice(CudaDriver& driver, int ordinal);
     void check(cu::Result r, const char* call) const { driver_.check(r, call); }
 

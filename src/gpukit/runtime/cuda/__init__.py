@@ -233,12 +233,12 @@ class CudaBackend:
             fn = self._functions[key] = self.device.function(module, name)
         return fn
 
-    def param_layout(self, fn: int) -> list[tuple[int, int]]:
-        """[(byte offset, size)] of a kernel's parameters in its parameter buffer, as the driver
-        reports them."""
+    def param_layout(self, fn: int, count: int) -> list[tuple[int, int]]:
+        """[(byte offset, size)] of a kernel's first `count` parameters in its parameter buffer
+        (all of them where the driver can count them), as the driver reports them."""
         layout = self._params.get(fn)
         if layout is None:
-            layout = self._params[fn] = [tuple(p) for p in self.device.param_layout(fn)]
+            layout = self._params[fn] = [tuple(p) for p in self.device.param_layout(fn, count)]
         return layout
 
     def kernel_instances(self) -> list:

@@ -82,7 +82,7 @@ def sm90_params(backend, fn) -> tuple[int, int, int]:
     its parameter buffer, as the driver reports them (a 64-byte aligned parameter sits where
     the parameter bank's alignment puts it, not where C packing would), checked against the
     sizes the kernel declares."""
-    params = backend.param_layout(fn)
+    params = backend.param_layout(fn, 3)
     size = arg_struct("gk_gemm_sm90_args").size
     tma = _native.TENSOR_MAP_BYTES
     if [s for _, s in params] != [tma, tma, size]:
@@ -95,7 +95,7 @@ def sm90_params(backend, fn) -> tuple[int, int, int]:
 
 def _single_block(backend, fn, struct: str) -> None:
     """Checks that `fn`'s only parameter is argument block `struct`, at offset 0."""
-    params = backend.param_layout(fn)
+    params = backend.param_layout(fn, 1)
     size = arg_struct(struct).size
     if params != [(0, size)]:
         raise RuntimeError(f"{struct} kernel parameters are {params}, expected [(0, {size})]")
