@@ -21,8 +21,9 @@ Preemption (`preempt=True`): each guaranteed task holds one of the device's pree
 raised on its stream before its work and lowered after it, by the GPU itself (stream memory
 operations); best-effort products run in their preemptible form, which stops taking tiles while a
 word is raised and is relaunched, its thread waiting on the host until no guaranteed task runs
-(runtime/cuda/preempt.py), with the same bits as one uninterrupted launch. `cap_us` bounds the expected duration of best-effort
-kernels queued while guaranteed work runs (for kernels that cannot yield). `green_sms` runs
+(runtime/cuda/preempt.py), with the same bits as one uninterrupted launch. `cap_us` bounds the
+expected duration of best-effort kernels queued while guaranteed work runs (for kernels that
+cannot yield). `green_sms` runs
 best-effort tasks on streams of a green context of that many SMs, leaving the rest to the others.
 A guaranteed task holds its word until it ends: one that waits for a best-effort task's result
 waits for work its own word holds back (a best-effort task inside the thread's own guaranteed
