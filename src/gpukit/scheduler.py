@@ -23,11 +23,10 @@ operations); best-effort products run in their preemptible form, which stops tak
 word is raised and is relaunched, its thread waiting on the host until no guaranteed task runs
 (runtime/cuda/preempt.py), with the same bits as one uninterrupted launch. `cap_us` bounds the
 expected duration of best-effort kernels queued while guaranteed work runs (for kernels that
-cannot yield). `green_sms` runs
-best-effort tasks on streams of a green context of that many SMs, leaving the rest to the others.
-A guaranteed task holds its word until it ends: one that waits for a best-effort task's result
-waits for work its own word holds back (a best-effort task inside the thread's own guaranteed
-task takes plain products for that reason).
+cannot yield). `green_sms` runs best-effort tasks on streams of a green context of that many
+SMs, leaving the rest to the others. A guaranteed task holds its word until it ends: one that
+waits for a best-effort task's result waits for work its own word holds back (a best-effort task
+inside the thread's own guaranteed task takes plain products for that reason).
 """
 
 from __future__ import annotations
