@@ -7,8 +7,9 @@
 #
 # CHECKOUT is a clone of array-api-tests with its `array-api` submodule (the spec's stubs)
 # checked out (git clone --recursive). It is copied to a temporary folder first and left as it
-# is. MAX_EXAMPLES (default 20) bounds hypothesis' examples per test. Expects .venv
-# (scripts/setup.sh test); installs the suite's requirements into it when missing.
+# is. MAX_EXAMPLES (default 20) bounds hypothesis' examples per test. Runs $PYTHON (default
+# .venv's, from scripts/setup.sh test) and installs the suite's requirements into it when missing
+# (GPUKIT_BACKEND=cuda on the GPU machine: PYTHON=python3, requirements installed beforehand).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 1 ] || [ ! -d "$1/array_api_tests" ]; then
@@ -21,7 +22,7 @@ if [ ! -d "$checkout/array-api/src/array_api_stubs" ]; then
     echo "$checkout/array-api is empty: run 'git submodule update --init' in the checkout" >&2
     exit 2
 fi
-python=$PWD/.venv/bin/python
+python=${PYTHON:-$PWD/.venv/bin/python}
 if ! "$python" -c "import hypothesis, ndindex, pytest_jsonreport" 2>/dev/null; then
     "$python" -m pip install --quiet -r "$checkout/requirements.txt"
 fi

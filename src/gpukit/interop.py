@@ -12,12 +12,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core, _native
-from .array import GPUArray
+from .array import GPUArray, asarray
 from .base import dtypes as _dtypes
 from .base import shapes as _shapes
-from .device_arg import placed
+from .device_arg import placed, runtime_for
 from .runtime import runtime
 
+_CPU = 1  # kDLCPU
 _CUDA_HOST = 3  # kDLCUDAHost: pinned host memory, readable on the CPU backend
 _INT, _UINT, _FLOAT, _BFLOAT, _COMPLEX, _BOOL = 0, 1, 2, 4, 5, 6
 _KINDS = {"i": _INT, "u": _UINT, "f": _FLOAT, "c": _COMPLEX, "b": _BOOL}
@@ -73,7 +74,7 @@ def dlpack(a: GPUArray, stream=None, max_version=None, dl_device=None, copy=None
     consumer reads). `copy=True` exports a copy; strides are always given."""
     del max_version  # consumers accept the unversioned capsule from any producer
     if dl_device is not None and tuple(int(x) for x in dl_device) != device_of(a._rt):
-        raise BufferError(f"cannot export an array on {a.device} to DLPack device {dl_device}")
+        return _host_dlpack(a, dl_device, copy)
     if copy:
         a = a.copy()
     # The address first: restoring a spilled buffer queues a copy that the consumer must wait for.
@@ -85,6 +86,18 @@ def dlpack(a: GPUArray, stream=None, max_version=None, dl_device=None, copy=None
     return _native.dlpack_export(
         a, address, list(a.shape), strides, _type_code(a.dtype), bits, device_type, device_id
     )
+
+
+def _host_dlpack(a: GPUArray, dl_device, copy):
+    """A capsule over a host copy of `a` (the only other device an array can go to)."""
+    if tuple(int(x) for x in dl_device) != (_CPU, 0):
+        raise BufferError(f"cannot export an array on {a.device} to DLPack device {dl_device}")
+    if copy is False:
+        raise BufferError(f"exporting an array on {a.device} to the CPU needs a copy (copy=False)")
+    host = a.to_numpy()
+    strides = [s // a.itemsize for s in host.strides]
+    return _native.dlpack_export(host, host.ctypes.data if host.size else 0, list(host.shape),
+                                 strides, _type_code(a.dtype), a.itemsize * 8, _CPU, 0)  # fmt: skip
 
 
 def cuda_array_interface(a: GPUArray) -> dict:
@@ -117,7 +130,14 @@ def from_dlpack(x, /, *, device=None, copy=None) -> GPUArray:
     """A GPUArray over the memory of `x` (anything with `__dlpack__`: a NumPy array on the CPU
     backend, a PyTorch or CuPy tensor on the CUDA one), without copying unless `copy=True`. The
     producer stays alive while the array (or a view of it) does. `device=` names the device the
-    array is for (the current one when None)."""
+    array is for (the current one when None); a GPUArray goes to another device through a
+    host copy (refused with copy=False)."""
+    if isinstance(x, GPUArray) and device is not None and runtime_for(device) is not x._rt:
+        if copy is False:
+            raise ValueError(
+                f"moving an array from {x.device} to {device} needs a copy (copy=False)"
+            )
+        return asarray(x.to_numpy(), rt=runtime_for(device))
     with placed(device):
         return _from_dlpack(x, copy)
 

@@ -120,6 +120,37 @@ def test_dlpack_errors(backend):
             gk.from_dlpack(np.ones(3))
 
 
+class OnTheHost:
+    """Hands NumPy a capsule on the CPU, as NumPy asks of an array on another device."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        kwargs.pop("dl_device", None)
+        return self.array.__dlpack__(dl_device=(1, 0), **kwargs)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_arrays_export_to_the_cpu_and_move_between_devices(backend, rng, dtype):
+    x = random_array(rng, (5, 3), dtype)
+    a = gk.asarray(x)[::2]  # a view: the host copy must follow its strides
+    np.testing.assert_array_equal(np.from_dlpack(OnTheHost(a)), x[::2])
+    if backend != "cpu":
+        with pytest.raises(BufferError, match="needs a copy"):
+            a.__dlpack__(dl_device=(1, 0), copy=False)
+    for device in gk.__array_namespace_info__().devices():
+        moved = gk.from_dlpack(a, device=device)
+        assert moved.device == device
+        np.testing.assert_array_equal(moved.to_numpy(), x[::2])
+        if device != a.device:
+            with pytest.raises(ValueError, match="needs a copy"):
+                gk.from_dlpack(a, device=device, copy=False)
+
+
 def test_cuda_array_interface_only_on_cuda(backend, rng):
     a = gk.asarray(random_array(rng, (4, 3), "float32"))
     if backend != "cuda":
