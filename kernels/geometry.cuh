@@ -85,6 +85,11 @@
 // stages 34.7 (they spill under the 128-register cap) or 30.2 with one block per SM.
 #define GK_F32_MIN_BLOCKS_DEFAULT 2  // blocks per SM the register budget must allow
 #define GK_F32_ASYNC_DEFAULT 0       // 1: cp.async stages (CUDA sm_80+); 0: through registers
+// kernels/gemm_f32_small.cu: the exact float32 products whose 128 x 128 tiles would occupy at
+// most a GK_F32_SMALL_SHARE-th of the SMs.
+#define GK_F32_SMALL_TILE 32
+#define GK_F32_SMALL_THREADS 256
+#define GK_F32_SMALL_SHARE 4
 
 // kernels/compact.cu: a tile of GK_COMPACT_THREADS * GK_COMPACT_ITEMS mask elements per block.
 #define GK_COMPACT_THREADS 256
@@ -199,6 +204,9 @@
     X(GK_F32_THREADS)            \
     X(GK_F32_MIN_BLOCKS_DEFAULT) \
     X(GK_F32_ASYNC_DEFAULT)      \
+    X(GK_F32_SMALL_TILE)         \
+    X(GK_F32_SMALL_THREADS)      \
+    X(GK_F32_SMALL_SHARE)        \
     X(GK_COMPACT_THREADS)        \
     X(GK_COMPACT_ITEMS)          \
     X(GK_COMPACT_TILE)           \

@@ -189,6 +189,22 @@ def test_products_are_deterministic(backend, rng):
     np.testing.assert_array_equal((a @ b).to_numpy(), first)
 
 
+def test_float32_products_have_the_same_bits_alone_and_in_a_batch(backend, rng):
+    """On CUDA a lone small float32 product takes the 32 x 32 tiles and a batch of 40 the 128 x
+    128 ones: each output is the same chain of multiply-adds in K order either way."""
+    if backend != "cuda":
+        pytest.skip("which kernel a product takes is the CUDA backend's choice")
+    ha = random_array(rng, (40, 67, 93), "float32")
+    hb = random_array(rng, (40, 93, 51), "float32")
+    a, b = gk.asarray(ha), gk.asarray(hb)
+    batched = (a @ b).to_numpy()
+    for i in (0, 17, 39):
+        np.testing.assert_array_equal((a[i] @ b[i]).to_numpy(), batched[i])
+        bias = gk.asarray(random_array(rng, (51,), "float32"))
+        fused = gk.linear(a[i], b[i].T, bias).to_numpy()  # the epilogue after the same sums
+        np.testing.assert_array_equal(fused, (batched[i] + bias.to_numpy()).astype(np.float32))
+
+
 def test_matmul_path_names_the_kernel_family(backend):
     names = {"sm90a-wgmma-tma", "sm80-mma", "gemv", "f32-simt", "generic", "numpy"}
     for dtype in ("bfloat16", "float32", "float64", "int32"):

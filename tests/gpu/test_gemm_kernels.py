@@ -166,11 +166,13 @@ def test_the_sm90_parameters_the_cubin_declares_are_the_ones_packed():
 
 
 def test_kernels_of_one_block_take_it_at_offset_zero():
-    """The GEMV, exact-f32 and tensor-core attention kernels: one parameter, the whole block."""
+    """The GEMV, exact-f32 (both tiles) and tensor-core attention kernels: one parameter, the
+    whole block."""
     j = jit.Jit(_nvrtc(), ["--gpu-architecture=sm_90"])
     blocks = {
         "gemv.cu": "gk_gemv_args",
         "gemm_f32.cu": "gk_gemm_f32_args",
+        "gemm_f32_small.cu": "gk_gemm_f32_args",
         "attention_tc.cu": "gk_attn_tc_args",
         "attention_decode.cu": "gk_attn_tc_args",
     }

@@ -313,7 +313,29 @@ def test_tf32_copies_what_tma_cannot_read_in_place(built):
     dims, st = maps[0][4][2], maps[0][4][3]
     assert dims[:2] == (37, 129) and st[0] == 160  # K-major, rows padded to 16 bytes
     exact = matmul.plan_matmul(be, a, b, _dense("float32", (129, 200)), None, None)
-    assert _kernels(be, exact) == ["gk_gemm_f32"]
+    assert _kernels(be, exact) == ["gk_gemm_f32_small"]
+
+
+@pytest.mark.parametrize(
+    "m, n, batch, kernel, grid",
+    [
+        (64, 64, 1, "gk_gemm_f32_small", (2, 2, 1)),
+        (512, 512, 1, "gk_gemm_f32_small", (16, 16, 1)),  # 16 big tiles: an eighth of the SMs
+        (129, 200, 8, "gk_gemm_f32_small", (7, 5, 8)),
+        (768, 768, 1, "gk_gemm_f32", (6, 6, 1)),  # 36 big tiles: more than a quarter
+        (64, 64, 40, "gk_gemm_f32", (1, 1, 40)),
+    ],
+)
+def test_exact_float32_products_too_small_for_the_big_tiles_take_small_ones(m, n, batch, kernel,
+                                                                           grid):  # fmt: skip
+    plan = gp.plan_f32(m, n, batch, False, True, True, 132)
+    assert (plan.kernel, plan.grid) == (kernel, grid)
+    assert (
+        plan.file
+        == {"gk_gemm_f32": "gemm_f32.cu", "gk_gemm_f32_small": "gemm_f32_small.cu"}[kernel]
+    )
+    # A tuning request is for the big kernel.
+    assert gp.plan_f32(m, n, batch, False, True, True, 132, tune=(1, 0)).kernel == "gk_gemm_f32"
 
 
 def test_gemv_ignores_row_block_and_other_gpus_take_the_old_kernels(built):

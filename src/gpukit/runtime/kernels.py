@@ -286,6 +286,12 @@ def gemm_f32(
     )
 
 
+def gemm_f32_small(epilogue=NO_EPILOGUE) -> tuple[str, tuple]:
+    """The exact float32 GEMM of 32 x 32 tiles (kernels/gemm_f32_small.cu), for products too small
+    to fill the GPU with gemm_f32's; any strides."""
+    return "gemm_f32_small.cu", _epilogue(epilogue)
+
+
 def cumsum(src: np.dtype, out: np.dtype) -> tuple[str, tuple]:
     """scan.cu for a running sum of `src` into `out` (16-bit floats accumulate in float)."""
     acc = C_TYPES[out] if is_integral(out) else ("double" if out == np.float64 else "float")
@@ -520,6 +526,7 @@ KERNEL_NAMES = {
     ),
     "gemv.cu": ("gk_gemv_nk", "gk_gemv_kn", "gk_gemv_reduce"),
     "gemm_f32.cu": ("gk_gemm_f32",),
+    "gemm_f32_small.cu": ("gk_gemm_f32_small",),
     "gemm_sm90.cu": ("gk_gemm_sm90", "gk_gemm_splitk_reduce"),
     "fft.cu": ("gk_fft_rows",),
     "fft_aux.cu": (
@@ -720,6 +727,8 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         gemm_f32(False, True, True),
         gemm_f32(True, False, False, epilogue=(True, "gelu_tanh", True)),
         gemm_f32(True, True, True, (1, 1), (False, "relu", False)),
+        gemm_f32_small(),
+        gemm_f32_small((True, "gelu_tanh", True)),
         # Tensor-core attention: the prefill of every head-dim class (d96's rows of 12 chunks
         # take the swizzle's other branch), decode with one and two m16 row tiles; both types,
         # every mask kind.

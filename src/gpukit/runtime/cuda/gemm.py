@@ -246,8 +246,9 @@ def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
         **_epilogue_fields(args, epi),
     }
     for r0, rows in _slices(p.m, step):
-        plan = gemm_plan.plan_f32(rows, p.n, p.batch, a_mn, b_mn, vec, epi.flags(args))
-        fn = backend.function(plan.file, plan.defines, "gk_gemm_f32")
+        plan = gemm_plan.plan_f32(rows, p.n, p.batch, a_mn, b_mn, vec, backend.sm_count,
+                                  epi.flags(args))  # fmt: skip
+        fn = backend.function(plan.file, plan.defines, plan.kernel)
         res_at = r0 * epi.residual[0] * 4 if epi.residual is not None else 0
         addresses = [
             ("a", args.a, r0 * p.sa[0] * 4, 16 if vec else 4),

@@ -344,26 +344,31 @@ def plan_gemv(layout: str, dtype: str, m: int, n: int, k: int, vec: bool, sms: i
 
 @dataclass(frozen=True)
 class F32Plan:
-    """A launch of kernels/gemm_f32.cu over grid (column tiles, row tiles, batch)."""
+    """A launch of kernels/gemm_f32.cu or gemm_f32_small.cu over grid (column tiles, row tiles,
+    batch)."""
 
     file: str
     defines: tuple[str, ...]
+    kernel: str
     grid: tuple[int, int, int]
     threads: int
 
 
-def plan_f32(m: int, n: int, batch: int, a_mn: bool, b_mn: bool, vec: bool,
+def plan_f32(m: int, n: int, batch: int, a_mn: bool, b_mn: bool, vec: bool, sms: int,
              epilogue=kernels.NO_EPILOGUE, tune=None) -> F32Plan:  # fmt: skip
     """The exact float32 product: `a_mn` / `b_mn` say a is contiguous along m and b along n
-    (else along k); `vec`: 16-byte loads are allowed. `tune`: as kernels.gemm_f32 takes it."""
-    tile = _C["GK_F32_TILE"]
+    (else along k); `vec`: 16-byte loads are allowed. `tune`: as kernels.gemm_f32 takes it.
+    Products whose 128 x 128 tiles would occupy at most a GK_F32_SMALL_SHARE-th of the `sms`
+    SMs take the 32 x 32 tiles of gemm_f32_small.cu (the same bits)."""
+    tile, z = _C["GK_F32_TILE"], min(batch, 65535)
+    if tune is None and _ceil(n, tile) * _ceil(m, tile) * z * _C["GK_F32_SMALL_SHARE"] <= sms:
+        small = _C["GK_F32_SMALL_TILE"]
+        file, defines = kernels.gemm_f32_small(epilogue)
+        grid = (_ceil(n, small), _ceil(m, small), z)
+        return F32Plan(file, defines, "gk_gemm_f32_small", grid, _C["GK_F32_SMALL_THREADS"])
     file, defines = kernels.gemm_f32(a_mn, b_mn, vec, tune, epilogue)
-    return F32Plan(
-        file=file,
-        defines=defines,
-        grid=(_ceil(n, tile), _ceil(m, tile), min(batch, 65535)),
-        threads=_C["GK_F32_THREADS"],
-    )
+    grid = (_ceil(n, tile), _ceil(m, tile), z)
+    return F32Plan(file, defines, "gk_gemm_f32", grid, _C["GK_F32_THREADS"])
 
 
 @dataclass(frozen=True)
