@@ -159,8 +159,16 @@ def test_diff(backend, rng, dtype):
                 k: v if isinstance(v, (bool, int)) else gk.asarray(v) for k, v in kwargs.items()
             }
             got = gk.diff(a, *args, **extras)
-            ref_kwargs = {k: as_float64(v) if low else v for k, v in kwargs.items()}
-            want = np.diff(ref, *args, **ref_kwargs)
+            if low and not kwargs:
+                # Each order rounds to the dtype, and the errors grow with the differences:
+                # NumPy's differences of the same dtype, one order at a time, round alike.
+                want = x
+                for _ in range(args[0]):
+                    want = np.diff(want, axis=args[1])
+                want = as_float64(want)
+            else:
+                ref_kwargs = {k: as_float64(v) if low else v for k, v in kwargs.items()}
+                want = np.diff(ref, *args, **ref_kwargs)
             # NumPy makes arrays of the extras first: a Python 1 is int64 then
             joined = gk.result_type(x.dtype, *(np.asarray(v).dtype for v in kwargs.values()))
             assert_matches(got, want, joined)
