@@ -33,9 +33,6 @@ def _product(a: GPUArray, b: GPUArray, bias, row_block, activation=None, residua
     the last axis, residual of the result's shape (a broadcast view will do); `row_block`: at
     most that many rows per launch (None: the scheduler's advice)."""
     rt = a._rt
-    shape = shapes.matmul_shape(a.shape, b.shape)
-    dtype = dtypes.ufunc_result("matmul", a.dtype, b.dtype)
-    strides = shapes.contiguous_strides(shape, dtype.itemsize)
     paced_rows = _core.slice_rows()  # > 0: a best-effort task's launch beside guaranteed work
     # A best-effort task of a preempting scheduler takes the preemptible form (which yields to
     # guaranteed work by itself), where there is one; else best-effort work launches in row
@@ -43,31 +40,32 @@ def _product(a: GPUArray, b: GPUArray, bias, row_block, activation=None, residua
     preemptible = rt.capabilities.preemption and row_block is None and _core.preemptible()
     if row_block is None and not preemptible:
         row_block = paced_rows or None
-    tf32 = bool(allow_tf32) and dtype == _FLOAT32
-    key = ["matmul", rt, row_block, preemptible]
-    if activation is not None or residual is not None or tf32:
-        key += ("epilogue", activation, residual is not None, tf32)
+    key = ["matmul", rt, row_block, preemptible, bool(allow_tf32), activation]
     for x in (a, b, bias, residual):
-        if x is not None:
-            key += (x.dtype, x.shape, x.strides, alignment(x))
-    layouts = (
-        layout(a),
-        layout(b),
-        Layout(dtype, shape, strides),
-        None if bias is None else layout(bias),
-    )
-    res = None if residual is None else layout(residual)
+        key += (None,) if x is None else (x.dtype, x.shape, x.strides, alignment(x))
 
-    def make_plan():
+    def make_plan():  # everything but the call, once per key
+        shape = shapes.matmul_shape(a.shape, b.shape)
+        dtype = dtypes.ufunc_result("matmul", a.dtype, b.dtype)
+        strides = shapes.contiguous_strides(shape, dtype.itemsize)
+        tf32 = bool(allow_tf32) and dtype == _FLOAT32
+        layouts = (
+            layout(a),
+            layout(b),
+            Layout(dtype, shape, strides),
+            None if bias is None else layout(bias),
+        )
+        res = None if residual is None else layout(residual)
+        result = (shape, dtype, strides)
         if preemptible:
             plan = rt.plan_preemptible_matmul(*layouts, activation, res)
             if plan is not None:
-                return plan, 0  # it yields by itself: no expected duration to cap
+                return plan, 0, result  # it yields by itself: no expected duration to cap
         plan = rt.plan_matmul(*layouts, row_block, activation, res, tf32)
         expected = rt.matmul_expected_ns(*layouts[:3]) if rt.capabilities.launch_pacing else 0
-        return plan, expected // max(getattr(plan, "launches", 1), 1)
+        return plan, expected // max(getattr(plan, "launches", 1), 1), result
 
-    plan, expected = cached_plan(tuple(key), make_plan)
+    plan, expected, (shape, dtype, strides) = cached_plan(tuple(key), make_plan)
     args = [a._buf, a._offset, b._buf, b._offset]
     for x in (bias, residual):
         if x is not None:
@@ -87,7 +85,8 @@ def matmul(a, b, *, row_block=None) -> GPUArray:
     """NumPy's matmul (batch dimensions broadcast, 1-D operands promoted). `row_block`: launch
     at most that many output rows at a time (each launch computes its rows exactly as one
     launch would), so that a scheduler can slice the work into short kernels."""
-    (a, b), _ = operands(a, b)
+    if not (isinstance(a, GPUArray) and isinstance(b, GPUArray) and a._rt is b._rt):
+        (a, b), _ = operands(a, b)
     if not isinstance(a, GPUArray) or not isinstance(b, GPUArray):
         raise ValueError("matmul: scalar operands are not allowed, use * instead")
     if row_block is not None and row_block < 1:
