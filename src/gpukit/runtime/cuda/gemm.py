@@ -2,7 +2,8 @@
 sm_90a GEMM (kernels/gemm_sm90.cu: TMA tensor-map parameters encoded per call by the plan from
 the operands' addresses, at the offsets the driver reports, then its argument block; split-K
 through a scratch workspace and a reduction launch), the GEMV kernels (kernels/gemv.cu) and the
-exact float32 GEMM (kernels/gemm_f32.cu). gemm_plan decides; this module packs."""
+exact float32 GEMMs (kernels/gemm_f32.cu, gemm_f32_small.cu). gemm_plan decides; this module
+packs."""
 
 from __future__ import annotations
 
