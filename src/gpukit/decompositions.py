@@ -17,8 +17,9 @@ from . import reductions as _red
 from .array import GPUArray, cached_plan, layout, wrap
 from .base import shapes as _shapes
 from .creation import eye, ones_like, zeros_like
-from .elementwise import absolute, conjugate, greater, reciprocal, where
+from .elementwise import absolute, conjugate, greater, negative, reciprocal, where
 from .errors import LinAlgError
+from .fused_products import product
 from .matrices import tril
 from .runtime.backend import Layout
 from .runtime.quota import local as _quota
@@ -31,6 +32,7 @@ SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 
 _F64 = np.dtype("float64")
 _I32 = np.dtype("int32")
+_U32 = np.dtype("uint32")
 _SUPPORTED = tuple(np.dtype(t) for t in ("float32", "float64", "complex64", "complex128"))
 
 
@@ -84,7 +86,7 @@ def _run(op: str, inputs, outputs, options=()) -> list[GPUArray]:
     for x in inputs:
         args += (x._buf, x._offset)
     made = plan(rt.thread.stream, _quota.quota, *args)
-    made = made if isinstance(made, tuple) else (made,)
+    made = made if isinstance(made, tuple) else () if made is None else (made,)
     return [wrap(m, o.shape, o.dtype, o.strides, rt) for m, o in zip(made, outs, strict=True)]
 
 
@@ -138,6 +140,77 @@ def _blocked_cholesky(a: GPUArray, nb: int) -> GPUArray:
     return ascontiguousarray(tril(w))
 
 
+# A blocked LU: per panel (its L11\\U11 over L21, count x rows x width), -inv(L11) and -U12
+# (None for the last panel); the pivots (the row swapped with row i at step i), U's diagonal and
+# an int32 per matrix set when a pivot was exactly zero.
+_LU = namedtuple("_LU", ["steps", "piv", "diag", "info"])
+
+
+def _lu_nb(a: GPUArray) -> int:
+    """The blocked LU's panel width for stack a on its backend; 0 where the backend factors a
+    in one piece (or refuses it)."""
+    small = a._rt.linalg_max_n("solve", a.dtype)
+    if small is None or a.shape[-1] <= small:
+        return 0
+    return a._rt.linalg_max_n("lu_panel", a.dtype) or 0
+
+
+def _blocked_lu(a: GPUArray, nb: int) -> _LU:
+    """Right-looking blocked LU with partial pivoting of contiguous stack a (LAPACK getrf's
+    structure): per panel of nb columns, the backend's panel kernel (each pivot the first row of
+    largest magnitude down the whole column, the two rows swapped across the trailing matrix),
+    -inv(L11) by the backend, -U12 = -inv(L11) A12 and the next trailing matrix
+    A22 - L21 U12 = L21 (-U12) + A22 as products (the addition in the product's epilogue). L
+    stays in elimination order: later interchanges are applied to right-hand sides as they pass
+    each panel (_lu_solve), not to the panels factored before."""
+    *batch, n, _ = a.shape
+    count = _count(batch)
+    t = a.reshape(count, n, n).copy()
+    piv = zeros_like(t, _I32, (count, n))
+    diag = zeros_like(t, shape=(count, n))
+    info = zeros_like(t, _I32, (count,))
+    counter = zeros_like(t, _U32, (count,))
+    steps = []
+    for k in range(0, n, nb):
+        w = min(nb, n - k)
+        _run("lu_panel", [t, piv, diag, info, counter], [], (("k", k), ("n", n), ("nb", w)))
+        (neg_linv,) = _run("lu_trinv", [t], [((count, w, w), t.dtype)], (("upper", False),))
+        panel = ascontiguousarray(t[:, :, :w])
+        if k + w == n:
+            steps.append((panel, neg_linv, None))
+            break
+        neg_u12 = neg_linv @ t[:, :w, w:]
+        t = product(t[:, w:, :w], neg_u12, residual=t[:, w:, w:])
+        steps.append((panel, neg_linv, neg_u12))
+    return _LU(steps, piv, diag, info)
+
+
+def _lu_solve(lu: _LU, b: GPUArray) -> GPUArray:
+    """X with A X = b (b: count x n x r, contiguous) from A's blocked LU: forward substitution
+    panel by panel (the panel's interchanges on the rows still to come, y = inv(L11) b1, the
+    rows below less L21 y as a product), then back substitution (x1 = inv(U11) (y - U12 x2))."""
+    count, n, _ = b.shape
+    rest, ys, k = b.copy(), [], 0
+    for panel, neg_linv, neg_u12 in lu.steps:
+        w = neg_linv.shape[-1]
+        _run("lu_swap", [rest, lu.piv], [], (("k", k), ("n", n), ("nb", w)))
+        neg_y = neg_linv @ rest[:, :w]
+        ys.append(negative(neg_y))
+        if neg_u12 is not None:
+            rest = product(panel[:, w:], neg_y, residual=rest[:, w:])
+        k += w
+    x = zeros_like(b)
+    e = n
+    for (panel, _, neg_u12), y in reversed(list(zip(lu.steps, ys, strict=True))):
+        w = y.shape[-2]
+        (u_inv,) = _run("lu_trinv", [panel], [((count, w, w), b.dtype)], (("upper", True),))
+        if neg_u12 is not None:
+            y = product(neg_u12, x[:, e:], residual=y)
+        x[:, e - w : e] = u_inv @ y
+        e -= w
+    return x
+
+
 def cholesky(x, /, *, upper: bool = False) -> GPUArray:
     """The Cholesky factor of each Hermitian positive-definite matrix: lower L with A = L L^H
     (or upper U with A = U^H U); only the lower (upper) triangle of A is read. Matrices larger
@@ -173,8 +246,14 @@ def solve(a, b) -> GPUArray:
     a = ascontiguousarray(broadcast_to(a, (*batch, n, n)))
     bm = ascontiguousarray(broadcast_to(bm.astype(dtype, copy=False), (*batch, n, k)))
     shape = (*batch, n, k)
+    nb = _lu_nb(a)
     if a.size == 0 or bm.size == 0:
         x = _empty(a, shape, dtype)
+    elif nb:
+        count = _count(batch)
+        lu = _blocked_lu(a, nb)
+        _check(lu.info, "Singular matrix")
+        x = _lu_solve(lu, bm.reshape(count, n, k)).reshape(shape)
     else:
         x, info = _run("solve", [a, bm], [(shape, dtype), ((_count(batch),), _I32)])
         _check(info, "Singular matrix")
@@ -186,7 +265,16 @@ def inv(x, /) -> GPUArray:
     a = _stack("inv", x)
     if a.size == 0:
         return _empty(a, a.shape, a.dtype)
-    return _inv(a)
+    nb = _lu_nb(a)
+    if not nb:
+        return _inv(a)
+    *batch, n, _ = a.shape
+    lu = _blocked_lu(a, nb)
+    _check(lu.info, "Singular matrix")
+    i = ascontiguousarray(
+        broadcast_to(eye(n, dtype=a.dtype).to_device(a.device), (_count(batch), n, n))
+    )
+    return _lu_solve(lu, i).reshape(a.shape)
 
 
 def det(x, /) -> GPUArray:
@@ -195,6 +283,10 @@ def det(x, /) -> GPUArray:
     batch = a.shape[:-2]
     if a.size == 0:
         return ones_like(a, shape=batch) if _count(batch) else zeros_like(a, shape=batch)
+    nb = _lu_nb(a)
+    if nb:
+        lu = _blocked_lu(a, nb)
+        return _run("lu_det", [lu.diag, lu.piv], [(batch, a.dtype)], (("mode", "det"),))[0]
     return _run("det", [a], [(batch, a.dtype)])[0]
 
 
@@ -208,7 +300,13 @@ def slogdet(x, /) -> SlogdetResult:
         if not _count(batch):
             return SlogdetResult(zeros_like(a, shape=batch), zeros_like(a, real, batch))
         return SlogdetResult(ones_like(a, shape=batch), zeros_like(a, real, batch))
-    sign, logabs = _run("slogdet", [a], [(batch, a.dtype), (batch, real)])
+    if nb := _lu_nb(a):
+        lu = _blocked_lu(a, nb)
+        sign, logabs = _run(
+            "lu_det", [lu.diag, lu.piv], [(batch, a.dtype), (batch, real)], (("mode", "slogdet"),)
+        )
+    else:
+        sign, logabs = _run("slogdet", [a], [(batch, a.dtype), (batch, real)])
     return SlogdetResult(sign, logabs)
 
 

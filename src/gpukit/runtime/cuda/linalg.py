@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import kernels
 from ..args import CONSTANTS
+from . import linalg_lu
 from .plans import PlanBuilder
 
 _C = CONSTANTS
@@ -35,6 +36,8 @@ def _refuse(backend, op: str, why: str):
 def _max_n(op: str, dtype) -> int:
     if np.dtype(dtype) not in _REAL:
         return 0
+    if op == "lu_panel":
+        return _C["GK_LU_NB"]
     if op == "eigh":
         return _C["GK_LA_JACOBI_N"]
     return _C["GK_LA_MAX_N"] if op == "cholesky" or op in _MODES else 0
@@ -47,6 +50,8 @@ def linalg_max_n(backend, op: str, dtype) -> int:
 
 def plan_linalg(backend, op: str, inputs, outputs, options):
     """gpukit.runtime.backend.Backend.plan_linalg on CUDA (see the module's docstring)."""
+    if op in linalg_lu.OPS:
+        return linalg_lu.plan_lu(backend, op, inputs, outputs, options)
     if op != "cholesky" and op != "eigh" and op not in _MODES:
         raise _refuse(backend, op, "yet")
     a = inputs[0]

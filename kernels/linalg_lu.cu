@@ -1,0 +1,200 @@
+// The blocked LU with partial pivoting (n > GK_LA_MAX_N; LAPACK getrf's structure), the kernels
+// between the products the front end runs through gpukit's matmul (decompositions.py):
+// gk_lu_panel factors the first nb columns of a stack of trailing matrices T in place, one launch
+// per column; gk_lu_trinv inverts a panel's diagonal block (the unit-lower L11, negated, or U11);
+// gk_lu_swap applies a panel's row interchanges to right-hand sides; gk_lu_det multiplies U's
+// diagonal. Every reduction has a fixed shape (no float atomics): the same bits on every run.
+//
+// Defines: GK_T (float or double).
+#include "args.cuh"
+#include "compat.cuh"
+
+typedef GK_T la_t;
+
+#define LU_LD (GK_LU_NB + 1)  // padded row: a column walk does not hit one bank
+
+__device__ inline la_t lu_abs(la_t x) { return x < (la_t)0 ? -x : x; }
+
+// Whether candidate (v, i) beats (bv, bi): a larger |value|, or as large at an earlier row (row
+// -1: no candidate; NaN never wins). A total order, so any reduction tree picks the same row:
+// the first row of largest magnitude.
+__device__ inline bool lu_better(la_t v, int i, la_t bv, int bi) {
+    if (i < 0) return false;
+    if (bi < 0) return true;
+    return v > bv || (v == bv && i < bi);
+}
+
+// The block's best (v, i) over its threads' candidates, in sv[0], si[0].
+__device__ inline void lu_block_best(la_t* sv, int* si, la_t v, int i) {
+    sv[threadIdx.x] = v;
+    si[threadIdx.x] = i;
+    __syncthreads();
+    for (int half = GK_LU_THREADS / 2; half > 0; half /= 2) {
+        if ((int)threadIdx.x < half) {
+            const int o = threadIdx.x + half;
+            if (lu_better(sv[o], si[o], sv[threadIdx.x], si[threadIdx.x])) {
+                sv[threadIdx.x] = sv[o];
+                si[threadIdx.x] = si[o];
+            }
+        }
+        __syncthreads();
+    }
+}
+
+// Step `col` of the factorization of T's first nb columns (grid: (blocks of GK_LU_ROWS rows,
+// matrices)). First the multipliers of column col - 1 (divided by its pivot) and its rank-1
+// update of columns col..nb-1, each block over its rows; then each block's best pivot candidate
+// in column col. The last block to finish picks the pivot among the blocks' candidates, records
+// it (piv, diag, info) and swaps the two rows across all of T's columns, so that the next
+// launch finds the pivot row in place. A zero pivot leaves its column (LAPACK's getrf goes on).
+GK_KERNEL void gk_lu_panel(const gk_lu_args args) {
+    __shared__ la_t sv[GK_LU_THREADS];
+    __shared__ int si[GK_LU_THREADS];
+    __shared__ int last;
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
+    const gk_i64 ld = args.ld;
+    const int j = args.col, nb = args.nb, m = args.m;
+    la_t* t = reinterpret_cast<la_t*>(args.a) + mat * args.stride;
+    const int r0 = (int)blockIdx.x * GK_LU_ROWS;
+    const int r1 = r0 + GK_LU_ROWS < m ? r0 + GK_LU_ROWS : m;
+    if (j > 0) {
+        const int p = j - 1;
+        const la_t d = t[p * ld + p];
+        const int lo = r0 > j ? r0 : j;
+        if (d != (la_t)0) {
+            const la_t inv_d = (la_t)1 / d;
+            for (int r = lo + threadIdx.x; r < r1; r += blockDim.x) t[r * ld + p] *= inv_d;
+            __syncthreads();
+            const int w = nb - j;  // the update: rows lo..r1-1, columns j..nb-1
+            for (int e = threadIdx.x; e < (r1 - lo) * w; e += blockDim.x) {
+                const int r = lo + e / w, c = j + e % w;
+                t[r * ld + c] -= t[r * ld + p] * t[p * ld + c];
+            }
+        }
+        __syncthreads();
+    }
+    if (j == nb) return;
+    la_t bv = 0;
+    int bi = -1;
+    for (int r = (r0 > j ? r0 : j) + threadIdx.x; r < r1; r += blockDim.x) {
+        const la_t v = lu_abs(t[r * ld + j]);
+        if (lu_better(v, r, bv, bi)) bv = v, bi = r;
+    }
+    lu_block_best(sv, si, bv, bi);
+    const gk_i64 slot = (gk_i64)blockIdx.y * gridDim.x + blockIdx.x;
+    if (threadIdx.x == 0) {
+        reinterpret_cast<volatile la_t*>(args.out)[slot] = sv[0];
+        reinterpret_cast<volatile int*>(args.out2)[slot] = si[0];
+        __threadfence();
+        unsigned* counter = reinterpret_cast<unsigned*>(args.counter) + mat;
+        last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    // The last block: the blocks' candidates, in a fixed tree.
+    const volatile la_t* pv = reinterpret_cast<const volatile la_t*>(args.out) + slot - blockIdx.x;
+    const volatile int* pi = reinterpret_cast<const volatile int*>(args.out2) + slot - blockIdx.x;
+    bv = 0;
+    bi = -1;
+    for (int b = threadIdx.x; b < (int)gridDim.x; b += blockDim.x)
+        if (lu_better(pv[b], pi[b], bv, bi)) bv = pv[b], bi = pi[b];
+    lu_block_best(sv, si, bv, bi);
+    const int p = si[0] < 0 ? j : si[0];  // no candidate (all NaN): no swap, as getf2 keeps j
+    volatile la_t* vt = t;
+    if (threadIdx.x == 0) {
+        const gk_i64 at = mat * args.n + args.k + j;
+        reinterpret_cast<gk_i32*>(args.piv)[at] = args.k + p;
+        reinterpret_cast<la_t*>(args.diag)[at] = vt[p * ld + j];
+        if (si[0] >= 0 && sv[0] == (la_t)0) reinterpret_cast<gk_i32*>(args.info)[mat] = 1;
+        *reinterpret_cast<volatile unsigned*>(reinterpret_cast<unsigned*>(args.counter) + mat) = 0;
+    }
+    __syncthreads();  // diag read before the swap
+    if (p != j)
+        for (int c = threadIdx.x; c < m; c += blockDim.x) {
+            const la_t x = vt[j * ld + c];
+            vt[j * ld + c] = vt[p * ld + c];
+            vt[p * ld + c] = x;
+        }
+}
+
+// The inverse of a diagonal block of the panel at the top left of T (nb x nb, one block per
+// matrix) into out (count x nb x nb): mode 0, minus the inverse of the unit-lower L11 (the
+// strictly lower part of the block); mode 1, the inverse of the upper U11. In shared memory,
+// a lower triangle inverted in place last column first (LAPACK's trti2 order; U11 as U11^T).
+GK_KERNEL void gk_lu_trinv(const gk_lu_args args) {
+    __shared__ la_t s[GK_LU_NB * LU_LD];
+    __shared__ la_t col[GK_LU_NB];
+    const int nb = args.nb;
+    const bool upper = args.mode != 0;
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.x;
+    const la_t* t = reinterpret_cast<const la_t*>(args.a) + mat * args.stride;
+    for (int e = threadIdx.x; e < nb * nb; e += blockDim.x) {
+        const int i = e / nb, c = e % nb;
+        if (c < i) s[i * LU_LD + c] = upper ? t[c * args.ld + i] : t[i * args.ld + c];
+        if (c == i) s[i * LU_LD + c] = upper ? t[i * args.ld + i] : (la_t)1;
+    }
+    __syncthreads();
+    for (int j = nb - 1; j >= 0; --j) {
+        for (int i = j + 1 + threadIdx.x; i < nb; i += blockDim.x) col[i] = s[i * LU_LD + j];
+        if (threadIdx.x == 0 && upper) s[j * LU_LD + j] = (la_t)1 / s[j * LU_LD + j];
+        __syncthreads();
+        const la_t neg = -s[j * LU_LD + j];
+        for (int i = j + 1 + threadIdx.x; i < nb; i += blockDim.x) {
+            la_t acc = 0;
+            for (int q = j + 1; q <= i; ++q) acc += s[i * LU_LD + q] * col[q];
+            s[i * LU_LD + j] = neg * acc;
+        }
+        __syncthreads();
+    }
+    la_t* out = reinterpret_cast<la_t*>(args.out) + mat * nb * nb;
+    for (int e = threadIdx.x; e < nb * nb; e += blockDim.x) {
+        const int i = e / nb, c = e % nb;
+        if (upper)
+            out[e] = c >= i ? s[c * LU_LD + i] : (la_t)0;
+        else
+            out[e] = c <= i ? -s[i * LU_LD + c] : (la_t)0;
+    }
+}
+
+// The row interchanges of the panel at row k (nb of them, in order) applied to X, the rows k..
+// of a stack of right-hand sides (m x r, row stride ld): a thread per column.
+GK_KERNEL void gk_lu_swap(const gk_lu_args args) {
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
+    const int c = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (c >= args.r) return;
+    la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + c;
+    const gk_i32* piv = reinterpret_cast<const gk_i32*>(args.piv) + mat * args.n + args.k;
+    for (int i = 0; i < args.nb; ++i) {
+        const int p = piv[i] - args.k;
+        if (p != i) {
+            const la_t v = x[i * args.ld];
+            x[i * args.ld] = x[p * args.ld];
+            x[p * args.ld] = v;
+        }
+    }
+}
+
+// det (GK_LA_DET) or sign and log|det| (GK_LA_SLOGDET) of each matrix from U's diagonal and the
+// pivots' parity, a thread per matrix, in row order (gk_lu_small's formula).
+GK_KERNEL void gk_lu_det(const gk_lu_args args) {
+    const gk_i64 mat = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (mat >= args.m) return;
+    const la_t* d = reinterpret_cast<const la_t*>(args.diag) + mat * args.n;
+    const gk_i32* piv = reinterpret_cast<const gk_i32*>(args.piv) + mat * args.n;
+    int swaps = 0;
+    for (int i = 0; i < args.n; ++i) swaps += piv[i] != i;
+    la_t sign = (swaps & 1) ? (la_t)-1 : (la_t)1, det = sign, logabs = 0;
+    for (int i = 0; i < args.n; ++i) {
+        det *= d[i];
+        sign = d[i]<(la_t)0 ? -sign : d[i]>(la_t) 0 ? sign : (la_t)0;
+        logabs += gkm_log(lu_abs(d[i]));
+    }
+    la_t* out = reinterpret_cast<la_t*>(args.out);
+    if (args.mode == GK_LA_DET) {
+        out[mat] = det;
+    } else {
+        out[mat] = sign;
+        reinterpret_cast<la_t*>(args.out2)[mat] = sign == (la_t)0 ? -gk_inf((la_t)0) : logabs;
+    }
+}
