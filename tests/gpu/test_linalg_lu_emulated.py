@@ -1,0 +1,107 @@
+"""The blocked LU of CUDA (kernels/linalg_lu.cu, planned by gpukit.runtime.cuda.linalg_lu and
+driven by gpukit.decompositions) run on the host: a CPU backend whose linalg plans are the CUDA
+planner's, their launches running the emulated kernels (threads as fibers in a random order,
+blocks one after another, shared memory poisoned) over the CPU backend's memory, while the
+front end's products and copies run on the CPU (tests/gpu/emulator/lu_hybrid.py). The checks are
+tests/api/test_linalg_lu.py's, on sizes the emulator runs in seconds. The kernels also compile
+with NVRTC for sm_80/89/90 without local memory."""
+
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpukit import jit
+from gpukit.errors import BackendUnavailableError
+from gpukit.runtime import kernels
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "emulator"))
+sys.path.insert(0, str(HERE.parent / "api"))
+import emulation
+import test_linalg_lu as cases
+from lu_hybrid import hybrid_cpu
+
+import gpukit as gk
+
+pytestmark = pytest.mark.skipif(emulation.compiler() is None, reason="needs g++")
+
+
+@pytest.fixture
+def hybrid(tmp_path_factory, rng):
+    lib_dir = tmp_path_factory.getbasetemp() / "lu_emulator"
+    lib_dir.mkdir(exist_ok=True)
+    with hybrid_cpu(lib_dir, int(rng.integers(1 << 30))) as rt:
+        yield rt
+
+
+def _ran_blocked(rt):
+    assert "gk_lu_panel" in rt.emu.launched and "gk_lu_trinv" in rt.emu.launched
+    rt.emu.launched.clear()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_solve_and_inv(hybrid, rng, dtype):
+    cases.check_solve(rng, dtype, [65, 130])
+    _ran_blocked(hybrid)
+    cases.check_inv(rng, dtype, [100], batch=(1,))
+    _ran_blocked(hybrid)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_det_slogdet_and_singular(hybrid, rng, dtype):
+    cases.check_det(rng, dtype, [97], batch=(2,))
+    _ran_blocked(hybrid)
+    cases.check_singular(rng, dtype, 70)
+    _ran_blocked(hybrid)
+
+
+def test_layouts_repeated_bits_and_small_path(hybrid, rng):
+    cases.check_layouts_and_bits(rng, "float64", 66)
+    _ran_blocked(hybrid)
+    a = cases.pivoting_matrix(rng, 64, "float64", (2,))  # n = 64: still the one-block kernel
+    x = gk.linalg.inv(gk.asarray(a)).to_numpy()
+    assert "gk_lu_small" in hybrid.emu.launched and "gk_lu_panel" not in hybrid.emu.launched
+    np.testing.assert_allclose(a @ x, np.broadcast_to(np.eye(64), a.shape), atol=1e-12)
+
+
+def test_many_panels_with_a_remainder(hybrid, rng):
+    """Five panels (the last one of one column) and the pivots of a permuted matrix."""
+    cases.check_solve(rng, "float64", [257], batch=(), k=2)
+    _ran_blocked(hybrid)
+
+
+def _cuobjdump():
+    hits = [p for root in sys.path for p in glob.glob(f"{root}/nvidia/*/bin/cuobjdump")]
+    return hits[0] if hits else None
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
+def test_kernels_compile_without_local_memory(arch):
+    try:
+        nvrtc = jit.open_compiler("nvrtc")[0]
+    except BackendUnavailableError as e:
+        pytest.skip(str(e))
+    j = jit.Jit(nvrtc, [f"--gpu-architecture={arch}"])
+    tool = _cuobjdump()
+    for dtype in ("float32", "float64"):
+        file, defines = kernels.linalg_lu(dtype)
+        image = j.build_builtin(file, defines)
+        for name in kernels.kernels_of(file, defines):
+            assert name.encode() in image, name
+        if tool is None:
+            continue
+        env = {**os.environ, "PATH": os.path.dirname(tool) + os.pathsep + os.environ["PATH"]}
+        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+            f.write(image)
+            f.flush()
+            sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True,
+                                  env=env, check=True).stdout  # fmt: skip
+        assert " LDL" not in sass and " STL" not in sass, f"local memory in {file} {dtype}"
+    if tool is None:
+        pytest.skip("no cuobjdump: compiled, SASS not inspected")
