@@ -16,18 +16,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import gpukit as gk
 from gpukit import jit
 from gpukit.errors import BackendUnavailableError
 from gpukit.runtime import kernels
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE / "emulator"))
-sys.path.insert(0, str(HERE.parent / "api"))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "emulator"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 import emulation
 import test_linalg_lu as cases
 from lu_hybrid import hybrid_cpu
-
-import gpukit as gk
 
 pytestmark = pytest.mark.skipif(emulation.compiler() is None, reason="needs g++")
 
