@@ -20,7 +20,6 @@ from .creation import eye, ones_like, zeros_like
 from .elementwise import absolute, conjugate, greater, negative, reciprocal, where
 from .errors import LinAlgError
 from .fused_products import product
-from .matrices import tril
 from .runtime.backend import Layout
 from .runtime.quota import local as _quota
 from .views import ascontiguousarray, broadcast_to, expand_dims
@@ -124,20 +123,23 @@ def _inv(a: GPUArray) -> GPUArray:
 def _blocked_cholesky(a: GPUArray, nb: int) -> GPUArray:
     """Right-looking blocked Cholesky (lower) for a backend that factors at most nb x nb at a
     time: each diagonal block by the backend (with the inverse of its factor), the panel below
-    it times that inverse (transposed; MAGMA's trsm by inverted diagonal blocks), the trailing
-    matrix updated by one product per step. Only the lower triangle of `a` is read."""
-    n = a.shape[-1]
-    w = a.copy()
+    it times that inverse (conjugate-transposed; MAGMA's trsm by inverted diagonal blocks), the
+    next trailing matrix A22 - L21 L21^H one product with the subtraction in its epilogue (the
+    whole square; only its lower triangle is read). Only the lower triangle of `a` is read."""
+    *batch, n, _ = a.shape
+    t = a.reshape(_count(batch), n, n)  # read, never written: each step makes the next one
+    out = zeros_like(t)
     for k in range(0, n, nb):
-        e = min(k + nb, n)
-        l11, l11_inv = _cholesky(ascontiguousarray(w[..., k:e, k:e]), False, inverse=True)
-        w[..., k:e, k:e] = l11
-        if e == n:
+        w = min(nb, n - k)
+        l11, l11_inv = _cholesky(ascontiguousarray(t[:, :w, :w]), False, inverse=True)
+        out[:, k : k + w, k : k + w] = l11
+        if k + w == n:
             break
-        l21 = w[..., e:, k:e] @ _mT(l11_inv)
-        w[..., e:, k:e] = l21
-        w[..., e:, e:] = w[..., e:, e:] - l21 @ _mT(l21)
-    return ascontiguousarray(tril(w))
+        neg_l21 = t[:, w:, :w] @ negative(_mT(l11_inv))
+        l21 = negative(neg_l21)
+        out[:, k + w :, k : k + w] = l21
+        t = product(neg_l21, _mT(l21), residual=t[:, w:, w:])
+    return out.reshape(a.shape)
 
 
 # A blocked LU: per panel (its L11\\U11 over L21, count x rows x width), -inv(L11) and -U12

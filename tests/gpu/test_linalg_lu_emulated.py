@@ -74,6 +74,25 @@ def test_many_panels_with_a_remainder(hybrid, rng):
     _ran_blocked(hybrid)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_blocked_cholesky(hybrid, rng, dtype):
+    """cholesky past the one-block kernel (its diagonal blocks by gk_chol_small, emulated; the
+    products on the CPU), lower and upper, the triangle not read poisoned with NaN."""
+    from linalg_cases import positive_definite
+
+    for n, upper in ((100, False), (130, True)):
+        a = positive_definite(rng, n, 1e3, dtype, batch=(2,))
+        poisoned = a.copy()
+        rows, cols = np.tril_indices(n, -1) if upper else np.triu_indices(n, 1)
+        poisoned[:, rows, cols] = np.nan
+        f = gk.linalg.cholesky(gk.asarray(poisoned), upper=upper).to_numpy()
+        assert "gk_chol_small" in hybrid.emu.launched
+        assert np.all((np.tril(f, -1) if upper else np.triu(f, 1)) == 0)
+        f64 = f.astype(np.float64)
+        r = (np.swapaxes(f64, -1, -2) @ f64 if upper else f64 @ np.swapaxes(f64, -1, -2)) - a
+        assert cases.scaled_residual(r, a, dtype, n) < cases.BOUND, (n, upper)
+
+
 def _cuobjdump():
     hits = [p for root in sys.path for p in glob.glob(f"{root}/nvidia/*/bin/cuobjdump")]
     return hits[0] if hits else None
