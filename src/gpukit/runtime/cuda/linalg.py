@@ -1,9 +1,11 @@
 """Linear algebra on CUDA: stacks of float32 / float64 matrices, one block per matrix in
 shared memory (kernels/linalg_small.cu): cholesky, and LU with partial pivoting for solve, inv,
-det and slogdet, up to GK_LA_MAX_N rows (the front end factors larger matrices for cholesky in
-blocks over these and the GEMM); eigh by cyclic Jacobi up to GK_LA_JACOBI_N rows. Larger
-matrices for the LU ops and eigh, complex dtypes, qr and svd have no CUDA kernels yet: those
-are refused with NotImplementedError naming what is missing."""
+det and slogdet, up to GK_LA_MAX_N rows; eigh by cyclic Jacobi up to GK_LA_JACOBI_N rows.
+Larger matrices are factored by the front end in blocks over the GEMM: cholesky over the
+one-block kernel, the LU over the blocked LU's kernels ("lu_*" ops, linalg_lu.py,
+kernels/linalg_lu.cu; linalg_max_n("lu_panel") is its panel width). Larger eigh, complex
+dtypes, qr and svd have no CUDA kernels yet: those are refused with NotImplementedError naming
+what is missing."""
 
 from __future__ import annotations
 
@@ -27,9 +29,9 @@ _REAL = (np.dtype("float32"), np.dtype("float64"))
 def _refuse(backend, op: str, why: str):
     return NotImplementedError(
         f"linalg.{op} is not implemented on the {backend.name} backend {why} (gpukit's CUDA "
-        f"kernels cover cholesky, solve, inv, det and slogdet of float32/float64 matrices up to "
-        f"{_C['GK_LA_MAX_N']} x {_C['GK_LA_MAX_N']} (cholesky of any size, in blocks) and eigh "
-        f"up to {_C['GK_LA_JACOBI_N']} x {_C['GK_LA_JACOBI_N']}); the cpu backend computes it"
+        f"kernels cover cholesky, solve, inv, det and slogdet of float32/float64 matrices of "
+        f"any size (past {_C['GK_LA_MAX_N']} x {_C['GK_LA_MAX_N']} in blocks) and eigh up to "
+        f"{_C['GK_LA_JACOBI_N']} x {_C['GK_LA_JACOBI_N']}); the cpu backend computes it"
     )
 
 
