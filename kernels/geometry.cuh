@@ -157,6 +157,9 @@
 #define GK_LU_NB 64
 #define GK_LU_THREADS 256
 #define GK_LU_ROWS 64
+// Solves of at most GK_LU_RHS right-hand sides substitute panel by panel in one plan
+// (gk_lu_fwd_*, gk_lu_bwd); more go through the products.
+#define GK_LU_RHS 16
 
 // Every constant above, for gpukit._native.constants() (a list of several values becomes a tuple).
 #define GK_CONSTANTS(X)          \
@@ -251,4 +254,5 @@
     X(GK_LA_SWEEPS)              \
     X(GK_LU_NB)                  \
     X(GK_LU_THREADS)             \
-    X(GK_LU_ROWS)
+    X(GK_LU_ROWS)                \
+    X(GK_LU_RHS)

@@ -175,6 +175,96 @@ GK_KERNEL void gk_lu_swap(const gk_lu_args args) {
     }
 }
 
+// The substitutions of a solve with r <= GK_LU_RHS right-hand sides, in place on X (count x n x
+// r, contiguous; `a`), panel by panel. The panel's factors are contiguous stacks: its L11\\U11
+// over L21 (count x (n-k) x nb), -inv(L11) (count x nb x nb), -U12 (count x nb x (n-k-nb)) and
+// inv(U11) (count x nb x nb). Sums over the panel's columns in column order, the long ones of
+// gk_lu_bwd in GK_LU_THREADS / outputs interleaved slices added in slice order: fixed orders.
+
+// Forward, the panel's rows (a block per matrix): its interchanges on rows k.., then
+// y = inv(L11) x1 = -(-inv(L11)) x1 over rows k..k+nb.
+GK_KERNEL void gk_lu_fwd_diag(const gk_lu_args args) {
+    __shared__ la_t xs[GK_LU_NB * GK_LU_RHS];
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.x;
+    const int w = args.nb, r = args.r;
+    la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + (gk_i64)args.k * r;
+    const gk_i32* piv = reinterpret_cast<const gk_i32*>(args.piv) + mat * args.n + args.k;
+    const la_t* nl = reinterpret_cast<const la_t*>(args.out) + mat * w * w;
+    for (int c = threadIdx.x; c < r; c += blockDim.x)
+        for (int i = 0; i < w; ++i) {
+            const gk_i64 p = piv[i] - args.k;
+            if (p != i) {
+                const la_t v = x[(gk_i64)i * r + c];
+                x[(gk_i64)i * r + c] = x[p * r + c];
+                x[p * r + c] = v;
+            }
+        }
+    __syncthreads();
+    for (int e = threadIdx.x; e < w * r; e += blockDim.x) xs[e / r * GK_LU_RHS + e % r] = x[e];
+    __syncthreads();
+    for (int e = threadIdx.x; e < w * r; e += blockDim.x) {
+        const int i = e / r, c = e % r;
+        la_t acc = 0;
+        for (int q = 0; q <= i; ++q) acc += nl[i * w + q] * xs[q * GK_LU_RHS + c];
+        x[e] = -acc;
+    }
+}
+
+// Forward, the rows below the panel (blocks of GK_LU_THREADS (row, column) pairs):
+// x2 -= L21 y.
+GK_KERNEL void gk_lu_fwd_update(const gk_lu_args args) {
+    __shared__ la_t ys[GK_LU_NB * GK_LU_RHS];
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
+    const int w = args.nb, r = args.r, m = args.m;  // m: rows k.. of X
+    la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + (gk_i64)args.k * r;
+    const la_t* l = reinterpret_cast<const la_t*>(args.out) + mat * m * w;
+    for (int e = threadIdx.x; e < w * r; e += blockDim.x) ys[e / r * GK_LU_RHS + e % r] = x[e];
+    __syncthreads();
+    const gk_i64 e = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= (gk_i64)(m - w) * r) return;
+    const gk_i64 i = w + e / r;
+    const int c = (int)(e % r);
+    la_t acc = x[i * r + c];
+    for (int q = 0; q < w; ++q) acc -= l[i * w + q] * ys[q * GK_LU_RHS + c];
+    x[i * r + c] = acc;
+}
+
+// Backward, a panel's rows (a block per matrix): x1 = inv(U11) (y + (-U12) x2), x2 the rows
+// below, already solved.
+GK_KERNEL void gk_lu_bwd(const gk_lu_args args) {
+    __shared__ la_t part[GK_LU_THREADS];
+    __shared__ la_t ts[GK_LU_NB * GK_LU_RHS];
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.x;
+    const int w = args.nb, r = args.r, m2 = args.m - args.nb;
+    la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + (gk_i64)args.k * r;
+    const la_t* nu = reinterpret_cast<const la_t*>(args.out) + mat * w * m2;
+    const la_t* ui = reinterpret_cast<const la_t*>(args.out2) + mat * w * w;
+    const int outs = w * r;
+    for (int o0 = 0; o0 < outs; o0 += GK_LU_THREADS) {
+        const int oc = outs - o0 < GK_LU_THREADS ? outs - o0 : GK_LU_THREADS;
+        const int slices = GK_LU_THREADS / oc, s = threadIdx.x / oc;
+        const int o = o0 + threadIdx.x % oc, i = o / r, c = o % r;
+        la_t acc = 0;
+        if (s < slices)
+            for (int q = s; q < m2; q += slices)
+                acc += nu[(gk_i64)i * m2 + q] * x[(gk_i64)(w + q) * r + c];
+        part[threadIdx.x] = acc;
+        __syncthreads();
+        if ((int)threadIdx.x < oc) {
+            la_t t = x[(gk_i64)i * r + c];
+            for (int q = 0; q < slices; ++q) t += part[q * oc + threadIdx.x];
+            ts[i * GK_LU_RHS + c] = t;
+        }
+        __syncthreads();
+    }
+    for (int e = threadIdx.x; e < outs; e += blockDim.x) {
+        const int i = e / r, c = e % r;
+        la_t acc = 0;
+        for (int q = i; q < w; ++q) acc += ui[i * w + q] * ts[q * GK_LU_RHS + c];
+        x[e] = acc;
+    }
+}
+
 // det (GK_LA_DET) or sign and log|det| (GK_LA_SLOGDET) of each matrix from U's diagonal and the
 // pivots' parity, a thread per matrix, in row order (gk_lu_small's formula).
 GK_KERNEL void gk_lu_det(const gk_lu_args args) {

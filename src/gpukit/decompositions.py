@@ -188,10 +188,19 @@ def _blocked_lu(a: GPUArray, nb: int) -> _LU:
 
 
 def _lu_solve(lu: _LU, b: GPUArray) -> GPUArray:
-    """X with A X = b (b: count x n x r, contiguous) from A's blocked LU: forward substitution
-    panel by panel (the panel's interchanges on the rows still to come, y = inv(L11) b1, the
-    rows below less L21 y as a product), then back substitution (x1 = inv(U11) (y - U12 x2))."""
-    count, n, _ = b.shape
+    """X with A X = b (b: count x n x r, contiguous) from A's blocked LU. A few columns: the
+    backend's substitution kernels in one plan; more: forward substitution panel by panel
+    (the panel's interchanges on the rows still to come, y = inv(L11) b1, the rows below less
+    L21 y as a product), then back substitution (x1 = inv(U11) (y - U12 x2))."""
+    count, n, r = b.shape
+    if r <= (b._rt.linalg_max_n("lu_solve", b.dtype) or 0):  # few: the backend's substitution
+        x = b.copy()
+        inputs = [x, lu.piv]
+        for step in lu.steps:
+            inputs += [s for s in step if s is not None]
+        widths = tuple(step[1].shape[-1] for step in lu.steps)
+        _run("lu_solve", inputs, [], (("n", n), ("widths", widths)))
+        return x
     rest, ys, k = b.copy(), [], 0
     for panel, neg_linv, neg_u12 in lu.steps:
         w = neg_linv.shape[-1]

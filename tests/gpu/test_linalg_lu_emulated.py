@@ -20,6 +20,7 @@ import gpukit as gk
 from gpukit import jit
 from gpukit.errors import BackendUnavailableError
 from gpukit.runtime import kernels
+from gpukit.runtime.args import CONSTANTS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "emulator"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
@@ -38,17 +39,19 @@ def hybrid(tmp_path_factory, rng):
         yield rt
 
 
-def _ran_blocked(rt):
-    assert "gk_lu_panel" in rt.emu.launched and "gk_lu_trinv" in rt.emu.launched
+def _ran_blocked(rt, *also):
+    for name in ("gk_lu_panel", "gk_lu_trinv", *also):
+        assert name in rt.emu.launched, name
     rt.emu.launched.clear()
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_solve_and_inv(hybrid, rng, dtype):
-    cases.check_solve(rng, dtype, [65, 130])
-    _ran_blocked(hybrid)
-    cases.check_inv(rng, dtype, [100], batch=(1,))
-    _ran_blocked(hybrid)
+    cases.check_solve(rng, dtype, [65, 130])  # 3 right-hand sides: the substitution kernels
+    _ran_blocked(hybrid, "gk_lu_fwd_diag", "gk_lu_fwd_update", "gk_lu_bwd")
+    cases.check_inv(rng, dtype, [100], batch=(1,))  # 100: the products
+    assert "gk_lu_bwd" not in hybrid.emu.launched
+    _ran_blocked(hybrid, "gk_lu_swap")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -71,7 +74,12 @@ def test_layouts_repeated_bits_and_small_path(hybrid, rng):
 def test_many_panels_with_a_remainder(hybrid, rng):
     """Five panels (the last one of one column) and the pivots of a permuted matrix."""
     cases.check_solve(rng, "float64", [257], batch=(), k=2)
-    _ran_blocked(hybrid)
+    _ran_blocked(hybrid, "gk_lu_bwd")
+    a = cases.conditioned(rng, 150, 1e3, "float64", batch=(2,))
+    b = rng.standard_normal((2, 150, CONSTANTS["GK_LU_RHS"] + 1))  # more than the kernels take
+    x = gk.linalg.solve(gk.asarray(a), gk.asarray(b)).to_numpy()
+    assert "gk_lu_swap" in hybrid.emu.launched and "gk_lu_bwd" not in hybrid.emu.launched
+    cases._solve_ok(a, x, b, "float64", 1e3)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

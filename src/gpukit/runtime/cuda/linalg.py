@@ -40,6 +40,8 @@ def _max_n(op: str, dtype) -> int:
         return 0
     if op == "lu_panel":
         return _C["GK_LU_NB"]
+    if op == "lu_solve":  # right-hand sides, not rows
+        return _C["GK_LU_RHS"]
     if op == "eigh":
         return _C["GK_LA_JACOBI_N"]
     return _C["GK_LA_MAX_N"] if op == "cholesky" or op in _MODES else 0

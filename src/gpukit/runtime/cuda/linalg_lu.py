@@ -2,8 +2,10 @@
 decompositions._blocked_lu runs through matmul: "lu_panel" factors the first nb columns of a
 stack of trailing matrices in place (a launch per column), "lu_trinv" inverts a panel's diagonal
 block, "lu_swap" applies a panel's row interchanges to right-hand sides in place, "lu_det"
-multiplies U's diagonal. Options: k (the trailing matrices' first row in the whole matrix), n
-(the whole matrix's order), nb (the panel's width), upper (lu_trinv), mode (lu_det)."""
+multiplies U's diagonal, "lu_solve" substitutes at most GK_LU_RHS right-hand sides in place
+through every panel in one plan. Options: k (the trailing matrices' first row in the whole
+matrix), n (the whole matrix's order), nb (the panel's width), upper (lu_trinv), mode
+(lu_det), widths (lu_solve: every panel's)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from .plans import PlanBuilder
 
 _C = CONSTANTS
 _GRID_Y = 65535
-OPS = ("lu_panel", "lu_trinv", "lu_swap", "lu_det")
+OPS = ("lu_panel", "lu_trinv", "lu_swap", "lu_det", "lu_solve")
 
 
 def _strides(x) -> tuple[int, int]:
@@ -34,6 +36,8 @@ def plan_lu(backend, op: str, inputs, outputs, options):
     opts = dict(options)
     x = inputs[0]
     file, defines = kernels.linalg_lu(x.dtype)
+    if op == "lu_solve":
+        return _plan_solve(backend, file, defines, inputs, opts)
     fn = backend.function(file, defines, op.replace("lu_", "gk_lu_"))
     b = PlanBuilder(
         backend, "a" * len(inputs), outputs=[o.size * o.dtype.itemsize for o in outputs]
@@ -80,4 +84,54 @@ def plan_lu(backend, op: str, inputs, outputs, options):
         for first, cnt in _chunks(count):
             b.launch(fn, (blocks, cnt), threads, "gk_lu_args", {**fields, "col": col,
                      "mat0": first}, addresses=addresses)  # fmt: skip
+    return b.build()
+
+
+def _plan_solve(backend, file, defines, inputs, opts):
+    """Inputs: X (count x n x r, contiguous, solved in place), piv, then per panel its L11\\U11
+    over L21, -inv(L11) and (but the last) -U12, as _blocked_lu leaves them; options: n and
+    the panels' widths. Forward panel by panel (interchanges and inv(L11) in one launch, the
+    rows below in a second), then backward (inv(U11) into scratch, then the panel's rows)."""
+    x = inputs[0]
+    count, n, r = x.shape
+    widths = opts["widths"]
+    b = PlanBuilder(backend, "a" * len(inputs))
+    fns = {k: backend.function(file, defines, k) for k in ("gk_lu_fwd_diag", "gk_lu_fwd_update",
+                                                           "gk_lu_trinv", "gk_lu_bwd")}  # fmt: skip
+    threads = _C["GK_LU_THREADS"]
+    u_inv = b.add_scratch(count * max(widths) ** 2 * x.dtype.itemsize)
+    base = dict.fromkeys(("col", "mode", "mat0"), 0)
+    base.update(ld=r, stride=n * r, n=n, r=r)
+    steps, k, at = [], 0, 2
+    for i, w in enumerate(widths):
+        last = i == len(widths) - 1
+        steps.append((k, w, at, None if last else at + 2))
+        k, at = k + w, at + (2 if last else 3)
+    for k, w, panel, _ in steps:
+        f = {**base, "k": k, "nb": w, "m": n - k}
+        for first, cnt in _chunks(count):
+            g = {**f, "mat0": first}
+            b.launch(
+                fns["gk_lu_fwd_diag"],
+                cnt,
+                threads,
+                "gk_lu_args",
+                g,
+                addresses=[("a", 0, 0, 1), ("piv", 1, 0, 1), ("out", panel + 1, 0, 1)],
+            )
+            if n - k > w:
+                grid = (-(-(n - k - w) * r // threads), cnt)
+                b.launch(fns["gk_lu_fwd_update"], grid, threads, "gk_lu_args", g,
+                         addresses=[("a", 0, 0, 1), ("out", panel, 0, 1)])  # fmt: skip
+    for k, w, panel, neg_u12 in reversed(steps):
+        f = {**base, "k": k, "nb": w, "m": n - k}
+        for first, cnt in _chunks(count):
+            g = {**f, "mat0": first}
+            t = {**g, "ld": w, "stride": (n - k) * w, "mode": 1}
+            b.launch(fns["gk_lu_trinv"], cnt, threads, "gk_lu_args", t,
+                     addresses=[("a", panel, 0, 1), ("out", u_inv, 0, 1)])  # fmt: skip
+            addresses = [("a", 0, 0, 1), ("out2", u_inv, 0, 1)]
+            if neg_u12 is not None:
+                addresses.append(("out", neg_u12, 0, 1))
+            b.launch(fns["gk_lu_bwd"], cnt, threads, "gk_lu_args", g, addresses=addresses)
     return b.build()
