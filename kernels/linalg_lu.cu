@@ -12,6 +12,10 @@
 typedef GK_T la_t;
 
 #define LU_LD (GK_LU_NB + 1)  // padded row: a column walk does not hit one bank
+// Elements of a panel step's update per thread: a block's rows times the panel's columns.
+#define LU_UPDATE (GK_LU_ROWS * GK_LU_NB / GK_LU_THREADS)
+#define LU_SWAP 8  // columns of the pivot swap per thread and round trip
+static_assert(LU_UPDATE * GK_LU_THREADS == GK_LU_ROWS * GK_LU_NB, "whole update per thread");
 
 __device__ inline la_t lu_abs(la_t x) { return x < (la_t)0 ? -x : x; }
 
@@ -50,6 +54,7 @@ __device__ inline void lu_block_best(la_t* sv, int* si, la_t v, int i) {
 GK_KERNEL void gk_lu_panel(const gk_lu_args args) {
     __shared__ la_t sv[GK_LU_THREADS];
     __shared__ int si[GK_LU_THREADS];
+    __shared__ la_t prow[GK_LU_NB], lrow[GK_LU_ROWS];  // the pivot row, the block's multipliers
     __shared__ int last;
     const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
     const gk_i64 ld = args.ld;
@@ -63,12 +68,29 @@ GK_KERNEL void gk_lu_panel(const gk_lu_args args) {
         const int lo = r0 > j ? r0 : j;
         if (d != (la_t)0) {
             const la_t inv_d = (la_t)1 / d;
-            for (int r = lo + threadIdx.x; r < r1; r += blockDim.x) t[r * ld + p] *= inv_d;
+            for (int r = lo + threadIdx.x; r < r1; r += blockDim.x) {
+                const la_t l = t[r * ld + p] * inv_d;
+                t[r * ld + p] = l;
+                lrow[r - r0] = l;
+            }
+            for (int c = j + threadIdx.x; c < nb; c += blockDim.x) prow[c] = t[p * ld + c];
             __syncthreads();
-            const int w = nb - j;  // the update: rows lo..r1-1, columns j..nb-1
-            for (int e = threadIdx.x; e < (r1 - lo) * w; e += blockDim.x) {
-                const int r = lo + e / w, c = j + e % w;
-                t[r * ld + c] -= t[r * ld + p] * t[p * ld + c];
+            // The update of rows lo..r1-1, columns j..nb-1: every load issued before any store
+            // (a store between them would keep the next load waiting: a round trip each).
+            const int w = nb - j, total = (r1 - lo) * w;
+            la_t v[LU_UPDATE];
+#pragma unroll
+            for (int u = 0; u < LU_UPDATE; ++u) {
+                const int e = threadIdx.x + u * GK_LU_THREADS;
+                if (e < total) v[u] = t[(lo + e / w) * ld + j + e % w];
+            }
+#pragma unroll
+            for (int u = 0; u < LU_UPDATE; ++u) {
+                const int e = threadIdx.x + u * GK_LU_THREADS;
+                if (e < total) {
+                    const int r = lo + e / w, c = j + e % w;
+                    t[r * ld + c] = v[u] - lrow[r - r0] * prow[c];
+                }
             }
         }
         __syncthreads();
@@ -101,21 +123,31 @@ GK_KERNEL void gk_lu_panel(const gk_lu_args args) {
         if (lu_better(pv[b], pi[b], bv, bi)) bv = pv[b], bi = pi[b];
     lu_block_best(sv, si, bv, bi);
     const int p = si[0] < 0 ? j : si[0];  // no candidate (all NaN): no swap, as getf2 keeps j
-    volatile la_t* vt = t;
+    // Plain loads: the fence after the ticket orders them after every block's writes (the rows
+    // were read in this launch only by the blocks that own them); volatile ones would wait for
+    // each other.
     if (threadIdx.x == 0) {
         const gk_i64 at = mat * args.n + args.k + j;
         reinterpret_cast<gk_i32*>(args.piv)[at] = args.k + p;
-        reinterpret_cast<la_t*>(args.diag)[at] = vt[p * ld + j];
+        reinterpret_cast<la_t*>(args.diag)[at] = t[p * ld + j];
         if (si[0] >= 0 && sv[0] == (la_t)0) reinterpret_cast<gk_i32*>(args.info)[mat] = 1;
         *reinterpret_cast<volatile unsigned*>(reinterpret_cast<unsigned*>(args.counter) + mat) = 0;
     }
     __syncthreads();  // diag read before the swap
-    if (p != j)
-        for (int c = threadIdx.x; c < m; c += blockDim.x) {
-            const la_t x = vt[j * ld + c];
-            vt[j * ld + c] = vt[p * ld + c];
-            vt[p * ld + c] = x;
+    if (p == j) return;
+    for (int c0 = threadIdx.x; c0 < m; c0 += LU_SWAP * GK_LU_THREADS) {
+        la_t x[LU_SWAP], y[LU_SWAP];
+#pragma unroll
+        for (int u = 0; u < LU_SWAP; ++u) {
+            const int c = c0 + u * GK_LU_THREADS;
+            if (c < m) x[u] = t[j * ld + c], y[u] = t[p * ld + c];
         }
+#pragma unroll
+        for (int u = 0; u < LU_SWAP; ++u) {
+            const int c = c0 + u * GK_LU_THREADS;
+            if (c < m) t[j * ld + c] = y[u], t[p * ld + c] = x[u];
+        }
+    }
 }
 
 // The inverse of a diagonal block of the panel at the top left of T (nb x nb, one block per
