@@ -214,25 +214,47 @@ GK_KERNEL void gk_lu_swap(const gk_lu_args args) {
 // gk_lu_bwd in GK_LU_THREADS / outputs interleaved slices added in slice order: fixed orders.
 
 // Forward, the panel's rows (a block per matrix): its interchanges on rows k.., then
-// y = inv(L11) x1 = -(-inv(L11)) x1 over rows k..k+nb.
+// y = inv(L11) x1 = -(-inv(L11)) x1 over rows k..k+nb. The interchanges run in shared memory:
+// the panel's rows and the rows below they meet are loaded at once (outer[i]: row p_i's values,
+// or those of the last interchange with the same row, prev[i]), then swapped in order.
 GK_KERNEL void gk_lu_fwd_diag(const gk_lu_args args) {
     __shared__ la_t xs[GK_LU_NB * GK_LU_RHS];
+    __shared__ la_t outer[GK_LU_NB * GK_LU_RHS];
+    __shared__ int sp[GK_LU_NB], prev[GK_LU_NB];
     const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.x;
     const int w = args.nb, r = args.r;
     la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + (gk_i64)args.k * r;
     const gk_i32* piv = reinterpret_cast<const gk_i32*>(args.piv) + mat * args.n + args.k;
     const la_t* nl = reinterpret_cast<const la_t*>(args.out) + mat * w * w;
-    for (int c = threadIdx.x; c < r; c += blockDim.x)
+    for (int i = threadIdx.x; i < w; i += blockDim.x) sp[i] = piv[i] - args.k;
+    __syncthreads();
+    for (int i = threadIdx.x; i < w; i += blockDim.x) {
+        int q = -1;
+        for (int h = i - 1; h >= 0 && sp[i] >= w && q < 0; --h)
+            if (sp[h] == sp[i]) q = h;
+        prev[i] = q;
+    }
+    for (int e = threadIdx.x; e < w * r; e += blockDim.x) {
+        const int i = e / r, c = e % r;
+        xs[i * GK_LU_RHS + c] = x[e];
+        if (sp[i] >= w) outer[i * GK_LU_RHS + c] = x[(gk_i64)sp[i] * r + c];
+    }
+    __syncthreads();
+    for (int c = threadIdx.x; c < r; c += blockDim.x) {
         for (int i = 0; i < w; ++i) {
-            const gk_i64 p = piv[i] - args.k;
-            if (p != i) {
-                const la_t v = x[(gk_i64)i * r + c];
-                x[(gk_i64)i * r + c] = x[p * r + c];
-                x[p * r + c] = v;
+            const int p = sp[i];
+            const la_t mine = xs[i * GK_LU_RHS + c];
+            if (p < w) {
+                xs[i * GK_LU_RHS + c] = xs[p * GK_LU_RHS + c];
+                xs[p * GK_LU_RHS + c] = mine;
+            } else {
+                xs[i * GK_LU_RHS + c] = outer[(prev[i] < 0 ? i : prev[i]) * GK_LU_RHS + c];
+                outer[i * GK_LU_RHS + c] = mine;
             }
         }
-    __syncthreads();
-    for (int e = threadIdx.x; e < w * r; e += blockDim.x) xs[e / r * GK_LU_RHS + e % r] = x[e];
+        for (int i = 0; i < w; ++i)  // in order: the last interchange with a row is what stays
+            if (sp[i] >= w) x[(gk_i64)sp[i] * r + c] = outer[i * GK_LU_RHS + c];
+    }
     __syncthreads();
     for (int e = threadIdx.x; e < w * r; e += blockDim.x) {
         const int i = e / r, c = e % r;

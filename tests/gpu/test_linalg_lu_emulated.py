@@ -6,6 +6,7 @@ front end's products and copies run on the CPU (tests/gpu/emulator/lu_hybrid.py)
 tests/api/test_linalg_lu.py's, on sizes the emulator runs in seconds. The kernels also compile
 with NVRTC for sm_80/89/90 without local memory."""
 
+import ctypes
 import glob
 import os
 import subprocess
@@ -130,3 +131,36 @@ def test_kernels_compile_without_local_memory(arch):
         assert " LDL" not in sass and " STL" not in sass, f"local memory in {file} {dtype}"
     if tool is None:
         pytest.skip("no cuobjdump: compiled, SASS not inspected")
+
+
+def test_forward_interchanges_meeting_the_same_rows(tmp_path_factory, rng):
+    """gk_lu_fwd_diag alone on pivots that repeat: swaps inside the panel, the same row below
+    met several times, and no swap; against the interchanges done one after another."""
+    from gpukit.runtime.args import arg_struct
+
+    run = emulation.build_one("linalg_lu.cu", "gk_lu_fwd_diag", "gk_lu_args", ("GK_T=double",),
+                              tmp_path_factory.mktemp("lu_fwd"))  # fmt: skip
+    n, k, w, r = 150, 20, 64, 5
+    rel = np.arange(w)
+    rel[3] = 10  # inside the panel
+    rel[5] = 100  # row 100 met three times
+    rel[7] = 100
+    rel[40] = 100
+    rel[41] = 63  # inside, later position
+    rel[50] = 129  # the last row
+    rel[60] = 61
+    piv = np.zeros((1, n), np.int32)
+    piv[0, k : k + w] = k + rel
+    x = rng.standard_normal((1, n, r))
+    neg_linv = -np.linalg.inv(np.tril(rng.standard_normal((w, w)), -1) / w + np.eye(w))[None]
+    ref = x[0].copy()
+    for i in range(w):
+        ref[[k + i, k + rel[i]]] = ref[[k + rel[i], k + i]]
+    ref[k : k + w] = -neg_linv[0] @ ref[k : k + w]
+    blob = arg_struct("gk_lu_args").pack(
+        a=x.ctypes.data, piv=piv.ctypes.data, out=neg_linv.ctypes.data, ld=r, stride=n * r,
+        m=n - k, r=r, n=n, k=k, nb=w, col=0, mode=0, mat0=0, diag=0, info=0, counter=0, out2=0,
+    )  # fmt: skip
+    buf = ctypes.create_string_buffer(bytes(blob), len(blob))
+    run(buf, 1, 1, 1, CONSTANTS["GK_LU_THREADS"], 0, int(rng.integers(1 << 30)))
+    np.testing.assert_allclose(x[0], ref, rtol=1e-12, atol=1e-12)
