@@ -96,6 +96,7 @@ GK_KERNEL void gk_lu_panel(const gk_lu_args args) {
         __syncthreads();
     }
     if (j == nb) return;
+    __threadfence();  // this thread's updates before the ticket: the last block reads them
     la_t bv = 0;
     int bi = -1;
     for (int r = (r0 > j ? r0 : j) + threadIdx.x; r < r1; r += blockDim.x) {
