@@ -160,6 +160,7 @@
 // Solves of at most GK_LU_RHS right-hand sides substitute panel by panel in one plan
 // (gk_lu_fwd_*, gk_lu_bwd); more go through the products.
 #define GK_LU_RHS 16
+#define GK_LU_SWAP_COLS 32  // gk_lu_swap: columns of the right-hand sides per block
 
 // Every constant above, for gpukit._native.constants() (a list of several values becomes a tuple).
 #define GK_CONSTANTS(X)          \
@@ -255,4 +256,5 @@
     X(GK_LU_NB)                  \
     X(GK_LU_THREADS)             \
     X(GK_LU_ROWS)                \
-    X(GK_LU_RHS)
+    X(GK_LU_RHS)                 \
+    X(GK_LU_SWAP_COLS)

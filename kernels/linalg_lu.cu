@@ -190,21 +190,71 @@ GK_KERNEL void gk_lu_trinv(const gk_lu_args args) {
     }
 }
 
-// The row interchanges of the panel at row k (nb of them, in order) applied to X, the rows k..
-// of a stack of right-hand sides (m x r, row stride ld): a thread per column.
-GK_KERNEL void gk_lu_swap(const gk_lu_args args) {
-    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
-    const int c = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-    if (c >= args.r) return;
-    la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + c;
-    const gk_i32* piv = reinterpret_cast<const gk_i32*>(args.piv) + mat * args.n + args.k;
-    for (int i = 0; i < args.nb; ++i) {
-        const int p = piv[i] - args.k;
-        if (p != i) {
-            const la_t v = x[i * args.ld];
-            x[i * args.ld] = x[p * args.ld];
-            x[p * args.ld] = v;
+// A panel's interchanges (row i with row sp[i] >= i, in order, rows counted from the panel's
+// first) on columns held in shared memory, row stride ldc: xs the panel's rows, outer[i] the
+// values of row sp[i] below the panel, loaded at once. prev[i]: the last earlier interchange
+// with the same row below (-1: none), whose outer entry then holds that row; final[i]: no later
+// one meets it (its outer entry is what the row keeps).
+__device__ inline void lu_pivots(const gk_i32* piv, int k, int w, int* sp, int* prev, int* final) {
+    for (int i = threadIdx.x; i < w; i += blockDim.x) sp[i] = piv[i] - k;
+    __syncthreads();
+    for (int i = threadIdx.x; i < w; i += blockDim.x) {
+        int q = -1, f = 1;
+        for (int h = 0; h < w && sp[i] >= w; ++h)
+            if (sp[h] == sp[i]) {
+                if (h < i) q = h;
+                if (h > i) f = 0;
+            }
+        prev[i] = q;
+        final[i] = f;
+    }
+    __syncthreads();
+}
+
+// Column c's interchanges, one after another in shared memory (one thread).
+__device__ inline void lu_interchange(la_t* xs, la_t* outer, const int* sp, const int* prev, int w,
+                                      int c, int ldc) {
+    for (int i = 0; i < w; ++i) {
+        const int p = sp[i];
+        const la_t mine = xs[i * ldc + c];
+        if (p < w) {
+            xs[i * ldc + c] = xs[p * ldc + c];
+            xs[p * ldc + c] = mine;
+        } else {
+            xs[i * ldc + c] = outer[(prev[i] < 0 ? i : prev[i]) * ldc + c];
+            outer[i * ldc + c] = mine;
         }
+    }
+}
+
+// The interchanges of the panel at row k (nb of them) applied to X, the rows k.. of a stack of
+// right-hand sides (m x r, row stride ld), GK_LU_SWAP_COLS columns per block through shared memory.
+GK_KERNEL void gk_lu_swap(const gk_lu_args args) {
+    __shared__ la_t xs[GK_LU_NB * GK_LU_SWAP_COLS];
+    __shared__ la_t outer[GK_LU_NB * GK_LU_SWAP_COLS];
+    __shared__ int sp[GK_LU_NB], prev[GK_LU_NB], final[GK_LU_NB];
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
+    const int w = args.nb, c0 = (int)blockIdx.x * GK_LU_SWAP_COLS;
+    const int cols = args.r - c0 < GK_LU_SWAP_COLS ? args.r - c0 : GK_LU_SWAP_COLS;
+    const gk_i64 ld = args.ld;
+    la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + c0;
+    lu_pivots(reinterpret_cast<const gk_i32*>(args.piv) + mat * args.n + args.k, args.k, w, sp,
+              prev, final);
+    for (int e = threadIdx.x; e < w * GK_LU_SWAP_COLS; e += blockDim.x) {
+        const int i = e / GK_LU_SWAP_COLS, c = e % GK_LU_SWAP_COLS;
+        if (c >= cols) continue;
+        xs[e] = x[i * ld + c];
+        if (sp[i] >= w) outer[e] = x[sp[i] * ld + c];
+    }
+    __syncthreads();
+    if ((int)threadIdx.x < cols)
+        lu_interchange(xs, outer, sp, prev, w, threadIdx.x, GK_LU_SWAP_COLS);
+    __syncthreads();
+    for (int e = threadIdx.x; e < w * GK_LU_SWAP_COLS; e += blockDim.x) {
+        const int i = e / GK_LU_SWAP_COLS, c = e % GK_LU_SWAP_COLS;
+        if (c >= cols) continue;
+        x[i * ld + c] = xs[e];
+        if (sp[i] >= w && final[i]) x[sp[i] * ld + c] = outer[e];
     }
 }
 
@@ -214,51 +264,30 @@ GK_KERNEL void gk_lu_swap(const gk_lu_args args) {
 // inv(U11) (count x nb x nb). Sums over the panel's columns in column order, the long ones of
 // gk_lu_bwd in GK_LU_THREADS / outputs interleaved slices added in slice order: fixed orders.
 
-// Forward, the panel's rows (a block per matrix): its interchanges on rows k.., then
-// y = inv(L11) x1 = -(-inv(L11)) x1 over rows k..k+nb. The interchanges run in shared memory:
-// the panel's rows and the rows below they meet are loaded at once (outer[i]: row p_i's values,
-// or those of the last interchange with the same row, prev[i]), then swapped in order.
+// Forward, the panel's rows (a block per matrix): its interchanges on rows k.. (in shared
+// memory, lu_interchange), then y = inv(L11) x1 = -(-inv(L11)) x1 over rows k..k+nb.
 GK_KERNEL void gk_lu_fwd_diag(const gk_lu_args args) {
     __shared__ la_t xs[GK_LU_NB * GK_LU_RHS];
     __shared__ la_t outer[GK_LU_NB * GK_LU_RHS];
-    __shared__ int sp[GK_LU_NB], prev[GK_LU_NB];
+    __shared__ int sp[GK_LU_NB], prev[GK_LU_NB], final[GK_LU_NB];
     const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.x;
     const int w = args.nb, r = args.r;
     la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + (gk_i64)args.k * r;
-    const gk_i32* piv = reinterpret_cast<const gk_i32*>(args.piv) + mat * args.n + args.k;
     const la_t* nl = reinterpret_cast<const la_t*>(args.out) + mat * w * w;
-    for (int i = threadIdx.x; i < w; i += blockDim.x) sp[i] = piv[i] - args.k;
-    __syncthreads();
-    for (int i = threadIdx.x; i < w; i += blockDim.x) {
-        int q = -1;
-        for (int h = i - 1; h >= 0 && sp[i] >= w && q < 0; --h)
-            if (sp[h] == sp[i]) q = h;
-        prev[i] = q;
-    }
+    lu_pivots(reinterpret_cast<const gk_i32*>(args.piv) + mat * args.n + args.k, args.k, w, sp,
+              prev, final);
     for (int e = threadIdx.x; e < w * r; e += blockDim.x) {
         const int i = e / r, c = e % r;
         xs[i * GK_LU_RHS + c] = x[e];
         if (sp[i] >= w) outer[i * GK_LU_RHS + c] = x[(gk_i64)sp[i] * r + c];
     }
     __syncthreads();
-    for (int c = threadIdx.x; c < r; c += blockDim.x) {
-        for (int i = 0; i < w; ++i) {
-            const int p = sp[i];
-            const la_t mine = xs[i * GK_LU_RHS + c];
-            if (p < w) {
-                xs[i * GK_LU_RHS + c] = xs[p * GK_LU_RHS + c];
-                xs[p * GK_LU_RHS + c] = mine;
-            } else {
-                xs[i * GK_LU_RHS + c] = outer[(prev[i] < 0 ? i : prev[i]) * GK_LU_RHS + c];
-                outer[i * GK_LU_RHS + c] = mine;
-            }
-        }
-        for (int i = 0; i < w; ++i)  // in order: the last interchange with a row is what stays
-            if (sp[i] >= w) x[(gk_i64)sp[i] * r + c] = outer[i * GK_LU_RHS + c];
-    }
+    for (int c = threadIdx.x; c < r; c += blockDim.x)
+        lu_interchange(xs, outer, sp, prev, w, c, GK_LU_RHS);
     __syncthreads();
     for (int e = threadIdx.x; e < w * r; e += blockDim.x) {
         const int i = e / r, c = e % r;
+        if (sp[i] >= w && final[i]) x[(gk_i64)sp[i] * r + c] = outer[i * GK_LU_RHS + c];
         la_t acc = 0;
         for (int q = 0; q <= i; ++q) acc += nl[i * w + q] * xs[q * GK_LU_RHS + c];
         x[e] = -acc;

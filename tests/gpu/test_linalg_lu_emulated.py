@@ -133,34 +133,46 @@ def test_kernels_compile_without_local_memory(arch):
         pytest.skip("no cuobjdump: compiled, SASS not inspected")
 
 
-def test_forward_interchanges_meeting_the_same_rows(tmp_path_factory, rng):
-    """gk_lu_fwd_diag alone on pivots that repeat: swaps inside the panel, the same row below
-    met several times, and no swap; against the interchanges done one after another."""
-    from gpukit.runtime.args import arg_struct
-
-    run = emulation.build_one("linalg_lu.cu", "gk_lu_fwd_diag", "gk_lu_args", ("GK_T=double",),
-                              tmp_path_factory.mktemp("lu_fwd"))  # fmt: skip
-    n, k, w, r = 150, 20, 64, 5
+def _repeating_pivots(n, k, w):
+    """A panel's pivots (absolute) that swap inside the panel, meet one row below three times
+    and the last row once, and leave most rows in place."""
     rel = np.arange(w)
-    rel[3] = 10  # inside the panel
-    rel[5] = 100  # row 100 met three times
-    rel[7] = 100
-    rel[40] = 100
-    rel[41] = 63  # inside, later position
-    rel[50] = 129  # the last row
-    rel[60] = 61
+    rel[[3, 5, 7, 40, 41, 50, 60]] = [10, 100, 100, 100, 63, n - k - 1, 61]
     piv = np.zeros((1, n), np.int32)
     piv[0, k : k + w] = k + rel
-    x = rng.standard_normal((1, n, r))
-    neg_linv = -np.linalg.inv(np.tril(rng.standard_normal((w, w)), -1) / w + np.eye(w))[None]
-    ref = x[0].copy()
-    for i in range(w):
-        ref[[k + i, k + rel[i]]] = ref[[k + rel[i], k + i]]
-    ref[k : k + w] = -neg_linv[0] @ ref[k : k + w]
-    blob = arg_struct("gk_lu_args").pack(
-        a=x.ctypes.data, piv=piv.ctypes.data, out=neg_linv.ctypes.data, ld=r, stride=n * r,
-        m=n - k, r=r, n=n, k=k, nb=w, col=0, mode=0, mat0=0, diag=0, info=0, counter=0, out2=0,
-    )  # fmt: skip
+    return piv, rel
+
+
+def _lu_launch(tmp_path_factory, rng, kernel, grid, **fields):
+    from gpukit.runtime.args import arg_struct
+
+    run = emulation.build_one("linalg_lu.cu", kernel, "gk_lu_args", ("GK_T=double",),
+                              tmp_path_factory.mktemp("lu_one"))  # fmt: skip
+    s = arg_struct("gk_lu_args")
+    blob = s.pack(**{**dict.fromkeys(s.fields, 0), **fields})
     buf = ctypes.create_string_buffer(bytes(blob), len(blob))
-    run(buf, 1, 1, 1, CONSTANTS["GK_LU_THREADS"], 0, int(rng.integers(1 << 30)))
-    np.testing.assert_allclose(x[0], ref, rtol=1e-12, atol=1e-12)
+    run(buf, *grid, CONSTANTS["GK_LU_THREADS"], 0, int(rng.integers(1 << 30)))
+
+
+def test_interchanges_meeting_the_same_rows(tmp_path_factory, rng):
+    """gk_lu_fwd_diag and gk_lu_swap alone on repeating pivots, against the interchanges done
+    one after another (gk_lu_swap: three blocks of columns, the last one partial)."""
+    n, k, w = 150, 20, 64
+    piv, rel = _repeating_pivots(n, k, w)
+    for kernel, r in (("gk_lu_fwd_diag", 5), ("gk_lu_swap", 2 * CONSTANTS["GK_LU_SWAP_COLS"] + 7)):
+        x = rng.standard_normal((1, n, r))
+        neg_linv = -np.linalg.inv(np.tril(rng.standard_normal((w, w)), -1) / w + np.eye(w))[None]
+        ref = x[0].copy()
+        for i in range(w):
+            ref[[k + i, k + rel[i]]] = ref[[k + rel[i], k + i]]
+        if kernel == "gk_lu_fwd_diag":
+            ref[k : k + w] = -neg_linv[0] @ ref[k : k + w]
+            grid, rows = (1, 1, 1), x
+        else:  # X is the rows k.. there
+            grid, rows = (-(-r // CONSTANTS["GK_LU_SWAP_COLS"]), 1, 1), x[:, k:]
+            rows = np.ascontiguousarray(rows)
+        _lu_launch(tmp_path_factory, rng, kernel, grid, a=rows.ctypes.data, piv=piv.ctypes.data,
+                   out=neg_linv.ctypes.data, ld=r, stride=rows[0].size, m=n - k, r=r, n=n, k=k,
+                   nb=w)  # fmt: skip
+        got = rows[0] if kernel == "gk_lu_fwd_diag" else np.concatenate([x[0, :k], rows[0]])
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12, err_msg=kernel)

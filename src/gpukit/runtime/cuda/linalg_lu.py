@@ -68,7 +68,7 @@ def plan_lu(backend, op: str, inputs, outputs, options):
         fields["r"] = x.shape[-1]
         addresses = [("a", 0, 0, 1), ("piv", 1, 0, 1)]
         for first, cnt in _chunks(count):
-            grid = (-(-fields["r"] // threads), cnt)
+            grid = (-(-fields["r"] // _C["GK_LU_SWAP_COLS"]), cnt)
             b.launch(fn, grid, threads, "gk_lu_args", {**fields, "mat0": first},
                      addresses=addresses)  # fmt: skip
         return b.build()
