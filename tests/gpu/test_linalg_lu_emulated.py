@@ -37,6 +37,7 @@ def hybrid(tmp_path_factory, rng):
     lib_dir = tmp_path_factory.getbasetemp() / "lu_emulator"
     lib_dir.mkdir(exist_ok=True)
     with hybrid_cpu(lib_dir, int(rng.integers(1 << 30))) as rt:
+        cases.poison_pool()
         yield rt
 
 
