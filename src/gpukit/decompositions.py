@@ -103,13 +103,16 @@ def _empty(like: GPUArray, shape, dtype, identity: bool = False) -> GPUArray:
     return zeros_like(like, dtype=dtype, shape=shape)
 
 
-def _cholesky(a: GPUArray, upper: bool, inverse: bool = False):
+def _cholesky(a: GPUArray, upper: bool, inverse: bool = False, check: bool = True):
     """The backend's Cholesky of contiguous stack a (raises LinAlgError where not PD); with
-    `inverse`, (factor, inverse of the lower factor)."""
+    `inverse`, (factor, inverse of the lower factor). Without `check`, the info array comes
+    last instead (read back by the caller)."""
     batch = a.shape[:-2]
     shapes = [(a.shape, a.dtype)] * (2 if inverse else 1) + [((_count(batch),), _I32)]
     options = (("upper", upper),) + ((("inverse", True),) if inverse else ())
     *made, info = _run("cholesky", [a], shapes, options)
+    if not check:
+        return (*made, info)
     _check(info, "Matrix is not positive definite")
     return tuple(made) if inverse else made[0]
 
@@ -125,13 +128,17 @@ def _blocked_cholesky(a: GPUArray, nb: int) -> GPUArray:
     time: each diagonal block by the backend (with the inverse of its factor), the panel below
     it times that inverse (conjugate-transposed; MAGMA's trsm by inverted diagonal blocks), the
     next trailing matrix A22 - L21 L21^H one product with the subtraction in its epilogue (the
-    whole square; only its lower triangle is read). Only the lower triangle of `a` is read."""
+    whole square; only its lower triangle is read). Only the lower triangle of `a` is read.
+    A step after a failed one works on NaN (the kernel's output there); the infos are read
+    back once, at the end."""
     *batch, n, _ = a.shape
     t = a.reshape(_count(batch), n, n)  # read, never written: each step makes the next one
     out = zeros_like(t)
+    failed = None  # the steps' infos summed: one read back at the end, no wait per step
     for k in range(0, n, nb):
         w = min(nb, n - k)
-        l11, l11_inv = _cholesky(ascontiguousarray(t[:, :w, :w]), False, inverse=True)
+        l11, l11_inv, info = _cholesky(ascontiguousarray(t[:, :w, :w]), False, True, False)
+        failed = info if failed is None else failed + info
         out[:, k : k + w, k : k + w] = l11
         if k + w == n:
             break
@@ -139,6 +146,7 @@ def _blocked_cholesky(a: GPUArray, nb: int) -> GPUArray:
         l21 = negative(neg_l21)
         out[:, k + w :, k : k + w] = l21
         t = product(neg_l21, _mT(l21), residual=t[:, w:, w:])
+    _check(failed, "Matrix is not positive definite")
     return out.reshape(a.shape)
 
 

@@ -95,6 +95,11 @@ def test_cholesky_not_positive_definite_raises(backend, rng, dtype):
         gk.linalg.cholesky(_dev(np.stack([good, bad])))
     with pytest.raises(np.linalg.LinAlgError):
         gk.linalg.cholesky(_dev(bad))
+    lam = np.linspace(1.0, 2.0, 150)
+    lam[140] = -1.0  # past the first blocks of the blocked path
+    big = np.stack([positive_definite(rng, 150, 10.0, dtype), hermitian(rng, 150, lam, dtype)])
+    with pytest.raises(gk.LinAlgError, match="positive definite"):
+        gk.linalg.cholesky(_dev(big))
 
 
 @pytest.mark.parametrize("dtype", REAL + COMPLEX)

@@ -88,7 +88,7 @@ def test_many_panels_with_a_remainder(hybrid, rng):
 def test_blocked_cholesky(hybrid, rng, dtype):
     """cholesky past the one-block kernel (its diagonal blocks by gk_chol_small, emulated; the
     products on the CPU), lower and upper, the triangle not read poisoned with NaN."""
-    from linalg_cases import positive_definite
+    from linalg_cases import hermitian, positive_definite
 
     for n, upper in ((100, False), (130, True)):
         a = positive_definite(rng, n, 1e3, dtype, batch=(2,))
@@ -101,6 +101,11 @@ def test_blocked_cholesky(hybrid, rng, dtype):
         f64 = f.astype(np.float64)
         r = (np.swapaxes(f64, -1, -2) @ f64 if upper else f64 @ np.swapaxes(f64, -1, -2)) - a
         assert cases.scaled_residual(r, a, dtype, n) < cases.BOUND, (n, upper)
+    lam = np.linspace(1.0, 2.0, 100)
+    lam[90] = -1.0  # met past the first diagonal block, in one matrix of the stack
+    bad = np.stack([positive_definite(rng, 100, 10.0, dtype), hermitian(rng, 100, lam, dtype)])
+    with pytest.raises(gk.LinAlgError, match="positive definite"):
+        gk.linalg.cholesky(gk.asarray(bad))
 
 
 def _cuobjdump():
