@@ -165,14 +165,15 @@ def _lu_nb(a: GPUArray) -> int:
     return a._rt.linalg_max_n("lu_panel", a.dtype) or 0
 
 
-def _blocked_lu(a: GPUArray, nb: int) -> _LU:
+def _blocked_lu(a: GPUArray, nb: int, keep: bool = True) -> _LU:
     """Right-looking blocked LU with partial pivoting of contiguous stack a (LAPACK getrf's
     structure): per panel of nb columns, the backend's panel kernel (each pivot the first row of
     largest magnitude down the whole column, the two rows swapped across the trailing matrix),
     -inv(L11) by the backend, -U12 = -inv(L11) A12 and the next trailing matrix
     A22 - L21 U12 = L21 (-U12) + A22 as products (the addition in the product's epilogue). L
     stays in elimination order: later interchanges are applied to right-hand sides as they pass
-    each panel (_lu_solve), not to the panels factored before."""
+    each panel (_lu_solve), not to the panels factored before. Without `keep` (det, slogdet)
+    the panels are not kept (steps stay empty)."""
     *batch, n, _ = a.shape
     count = _count(batch)
     t = a.reshape(count, n, n).copy()
@@ -185,13 +186,13 @@ def _blocked_lu(a: GPUArray, nb: int) -> _LU:
         w = min(nb, n - k)
         _run("lu_panel", [t, piv, diag, info, counter], [], (("k", k), ("n", n), ("nb", w)))
         (neg_linv,) = _run("lu_trinv", [t], [((count, w, w), t.dtype)], (("upper", False),))
-        panel = ascontiguousarray(t[:, :, :w])
+        panel = ascontiguousarray(t[:, :, :w]) if keep else None
         if k + w == n:
-            steps.append((panel, neg_linv, None))
+            steps += [(panel, neg_linv, None)] if keep else []
             break
         neg_u12 = neg_linv @ t[:, :w, w:]
         t = product(t[:, w:, :w], neg_u12, residual=t[:, w:, w:])
-        steps.append((panel, neg_linv, neg_u12))
+        steps += [(panel, neg_linv, neg_u12)] if keep else []
     return _LU(steps, piv, diag, info)
 
 
@@ -304,7 +305,7 @@ def det(x, /) -> GPUArray:
         return ones_like(a, shape=batch) if _count(batch) else zeros_like(a, shape=batch)
     nb = _lu_nb(a)
     if nb:
-        lu = _blocked_lu(a, nb)
+        lu = _blocked_lu(a, nb, keep=False)
         return _run("lu_det", [lu.diag, lu.piv], [(batch, a.dtype)], (("mode", "det"),))[0]
     return _run("det", [a], [(batch, a.dtype)])[0]
 
@@ -320,7 +321,7 @@ def slogdet(x, /) -> SlogdetResult:
             return SlogdetResult(zeros_like(a, shape=batch), zeros_like(a, real, batch))
         return SlogdetResult(ones_like(a, shape=batch), zeros_like(a, real, batch))
     if nb := _lu_nb(a):
-        lu = _blocked_lu(a, nb)
+        lu = _blocked_lu(a, nb, keep=False)
         sign, logabs = _run(
             "lu_det", [lu.diag, lu.piv], [(batch, a.dtype), (batch, real)], (("mode", "slogdet"),)
         )
