@@ -336,10 +336,10 @@ def _remember(key, plan):
     return plan
 
 
-def cached_plan(key, make):
-    """The plan cached under `key`, made by make() the first time."""
+def cached_plan(key, make, *args):
+    """The plan cached under `key`, made by make(*args) the first time."""
     plan = _PLANS.get(key)
-    return plan if plan is not None else _remember(key, make())
+    return plan if plan is not None else _remember(key, make(*args))
 
 
 def alignment(a: GPUArray) -> int:
