@@ -65,6 +65,14 @@
 // stream that may have work in flight at once (each raises and lowers its own word on the GPU);
 // a preemptible kernel yields while any word is non-zero, read as one 16-byte load.
 #define GK_PREEMPT_SLOTS 4
+// The preemptible GEMM checks the words every GK_PREEMPT_EVERY K slices of a tile and saves the
+// tile it stops in (fp32 accumulators, one save slot per block). Its control words: the tile
+// counter, the saved tiles not yet resumed, whether the save records are unwritten (the call's
+// first launch), the blocks started; then one record per block: (saved tile + 1 or 0, its next
+// K slice).
+#define GK_PREEMPT_EVERY 4
+#define GK_PREEMPT_CTL_WORDS 4
+#define GK_PREEMPT_RECORD_WORDS 2
 
 // kernels/gemv.cu: products of at most GK_GEMV_MAX_ROWS rows by a weight read once.
 #define GK_GEMV_THREADS 256
@@ -191,6 +199,9 @@
     X(GK_SM90_GROUP_M)           \
     X(GK_SPLITK_THREADS)         \
     X(GK_PREEMPT_SLOTS)          \
+    X(GK_PREEMPT_EVERY)          \
+    X(GK_PREEMPT_CTL_WORDS)      \
+    X(GK_PREEMPT_RECORD_WORDS)   \
     X(GK_GEMV_THREADS)           \
     X(GK_GEMV_MAX_ROWS)          \
     X(GK_GEMV_CPW_DEFAULT)       \
