@@ -77,6 +77,26 @@ __device__ inline void gk_rank_in_warp(unsigned (&slot)[ITEMS], unsigned* counts
     }
 }
 
+// gk_rank_in_warp with every item's warp match taken first: the matches do not depend on the
+// counters, so their latency overlaps instead of lengthening the chain of counter updates.
+template <int ITEMS>
+__device__ inline void gk_rank_in_warp_hoisted(unsigned (&slot)[ITEMS], unsigned* counts,
+                                               unsigned radix, int digit_bits) {
+    const unsigned lt = gk_lanemask_lt();
+    unsigned peers[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) peers[i] = gk_match(GK_SLOT_DIGIT(slot[i]), digit_bits + 1);
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        const unsigned d = GK_SLOT_DIGIT(slot[i]);
+        const unsigned before = d < radix ? counts[d] : 0u;
+        slot[i] |= (before + (unsigned)__popc(peers[i] & lt)) << 16;
+        gk_syncwarp();
+        if (d < radix && (peers[i] & lt) == 0) counts[d] = before + (unsigned)__popc(peers[i]);
+        gk_syncwarp();
+    }
+}
+
 // counts holds `warps` rows of `radix` per-warp totals. Each becomes the number of elements of
 // its digit in the warps before it; totals[d] gets the tile's count of digit d.
 __device__ inline void gk_scan_over_warps(unsigned* counts, int warps, unsigned* totals,

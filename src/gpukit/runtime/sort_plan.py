@@ -53,6 +53,8 @@ class Tuning:
     items: int  # keys per thread of a onesweep tile
     min_blocks: int  # onesweep blocks per multiprocessor the registers are capped for
     row_items: int  # keys per thread of the row sort
+    lookback: int = 16  # predecessors the onesweep look-back reads at once
+    hoist: int = 1  # 1: the ranking takes every warp match before its counter chain
 
     @property
     def tile(self) -> int:
@@ -82,6 +84,8 @@ def sort_defines(dtype, values: bool, tune: Tuning) -> tuple[str, tuple]:
         f"GK_ITEMS={tune.items}",
         f"GK_MIN_BLOCKS={tune.min_blocks}",
         f"GK_ROW_ITEMS={tune.row_items}",
+        f"GK_LOOKBACK={tune.lookback}",
+        f"GK_RANK_HOIST={tune.hoist}",
     )
 
 

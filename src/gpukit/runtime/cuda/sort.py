@@ -111,27 +111,20 @@ def _unique_first_plan(backend, x: Layout, perm: bool, equal_nan: bool):
     return _UNIQUE_FIRST[key]
 
 
-def unique(backend, x: Layout, buffer, offset: int, index: bool, inverse: bool, counts: bool,
-           equal_nan: bool, stream, quota):  # fmt: skip
-    """(values, first indices, inverse, counts, how many): buffers of the distinct values of
-    contiguous 1-D x, None where not asked. The count is read back to the host once."""
-    capture.refuse("unique (the number of values sizes the result)")
+_UNIQUE_WRITE: dict = {}
+
+
+def _unique_write_plan(backend, x: Layout, total: int, index: bool, inverse: bool, counts: bool,
+                       equal_nan: bool):  # fmt: skip
+    """Args: the sorted keys, their positions (when index or inverse) and the scanned tile
+    counts. Allocates the values, then the first indices, inverse and counts that are asked."""
+    key = (id(backend), x.dtype, x.size, total, index, inverse, counts, equal_nan)
+    found = _UNIQUE_WRITE.get(key)
+    if found is not None:
+        return found
     n = x.size
-    if n == 0:
-        made = [
-            backend.pool.allocate(0, stream, quota) if w else None
-            for w in (1, index, inverse, counts)
-        ]
-        return (*made, 0)
     perm = index or inverse
-    first = _unique_first_plan(backend, x, perm, equal_nan)(stream, quota, buffer, offset)
-    keys, *rest = first
-    order = rest[0] if perm else None
-    tile_counts = rest[-1]
     tiles = sort_plan.unique_tiles(n)
-    total = np.empty(1, _I64)
-    backend.download(total, tile_counts, 8 * tiles)
-    total = int(total[0])
     item = x.dtype.itemsize
     outputs = [total * item] + ([total * 8] if index else []) + ([n * 8] if inverse else [])
     outputs += [total * 8] if counts else []
@@ -156,8 +149,36 @@ def unique(backend, x: Layout, buffer, offset: int, index: bool, inverse: bool, 
         fn = backend.function(file, defines, "gk_unique_counts")
         b.launch(fn, backend.blocks_for(total, _BLOCK), _BLOCK, "gk_unique_args", fields,
                  addresses=addresses)  # fmt: skip
+    if len(_UNIQUE_WRITE) > 256:
+        _UNIQUE_WRITE.clear()
+    _UNIQUE_WRITE[key] = b.build()
+    return _UNIQUE_WRITE[key]
+
+
+def unique(backend, x: Layout, buffer, offset: int, index: bool, inverse: bool, counts: bool,
+           equal_nan: bool, stream, quota):  # fmt: skip
+    """(values, first indices, inverse, counts, how many): buffers of the distinct values of
+    contiguous 1-D x, None where not asked. The count is read back to the host once."""
+    capture.refuse("unique (the number of values sizes the result)")
+    n = x.size
+    if n == 0:
+        made = [
+            backend.pool.allocate(0, stream, quota) if w else None
+            for w in (1, index, inverse, counts)
+        ]
+        return (*made, 0)
+    perm = index or inverse
+    first = _unique_first_plan(backend, x, perm, equal_nan)(stream, quota, buffer, offset)
+    keys, *rest = first
+    order = rest[0] if perm else None
+    tile_counts = rest[-1]
+    tiles = sort_plan.unique_tiles(n)
+    total = np.empty(1, _I64)
+    backend.download(total, tile_counts, 8 * tiles)
+    total = int(total[0])
+    write = _unique_write_plan(backend, x, total, index, inverse, counts, equal_nan)
     args = [keys, 0] + ([order, 0] if perm else []) + [tile_counts, 0]
-    made = b.build()(stream, quota, *args)
+    made = write(stream, quota, *args)
     made = list(made) if isinstance(made, tuple) else [made]
     out = [made.pop(0)]
     out += [made.pop(0) if want else None for want in (index, inverse, counts)]
