@@ -477,7 +477,7 @@
     F(gk_i32, portions)                                                                         \
     F(gk_i32, hist_blocks) /* histogram blocks per portion */                                   \
     F(gk_i32, local_index) /* the last row pass writes value % seg_len (argsort along rows) */  \
-    F(gk_i32, unused)
+    F(gk_i32, hist_copies) /* copies of the histogram's counters, lane l counting into l % it */
 
 // Binary searches (kernels/search.cu): out[i] = the number of sorted elements before which
 // queries[i] goes (side left: elements < it; right: <= it), in NumPy's order (NaN last).
@@ -503,6 +503,7 @@
     F(gk_u64, inverse)                                                                       \
     F(gk_u64, starts)                                                                        \
     F(gk_u64, counts)                                                                        \
+    F(gk_u64, run_flags) /* u32 per warp and item: lanes whose key starts a run */           \
     F(gk_i64, n)                                                                             \
     F(gk_i64, n_unique)                                                                      \
     F(gk_i32, nan_distinct) /* every NaN starts a run (the Array API's unique_*) */          \

@@ -61,9 +61,9 @@ GK_KERNEL void gk_searchsorted(const gk_search_args a) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// unique over sorted keys, three launches: gk_unique_count (runs starting in each tile), then
-// gk_unique_scan (their running sum; the total is the only number the host reads), then
-// gk_unique_write; gk_unique_counts turns run starts into counts.
+// unique over sorted keys, three launches: gk_unique_count (runs starting in each tile, and which
+// keys start them), then gk_unique_scan (their running sum; the total is the only number the host
+// reads), then gk_unique_write; gk_unique_counts turns run starts into counts.
 
 // A tile is laid out warp by warp: warp w holds 32 * GK_UNIQUE_ITEMS consecutive keys, item i
 // of lane l being element i * 32 + l of its run, so that every load is coalesced. Bit i of the
@@ -111,11 +111,22 @@ __device__ inline gk_i64 unique_run(int warp, int lane) {
     return (gk_i64)blockIdx.x * UNIQUE_TILE + (gk_i64)warp * GK_LANES * GK_UNIQUE_ITEMS + lane;
 }
 
+// Counts the runs starting in each tile and keeps, per warp and item, the lanes whose key
+// starts one (a.run_flags), so that gk_unique_write reads no key but the distinct ones.
 GK_KERNEL void gk_unique_count(const gk_unique_args a) {
     __shared__ gk_i64 warp_sums[GK_BLOCK / GK_LANES];
     const raw_key* keys = reinterpret_cast<const raw_key*>(a.keys);
     const int lane = gk_lane(), warp = threadIdx.x / GK_LANES;
     const unsigned flags = run_starts(a, keys, unique_run(warp, lane));
+    unsigned mine = 0;
+#pragma unroll
+    for (int i = 0; i < GK_UNIQUE_ITEMS; ++i) {
+        const unsigned item_starts = gk_ballot(flags >> i & 1u);
+        if (lane == i) mine = item_starts;
+    }
+    const gk_i64 warp_id = (gk_i64)blockIdx.x * (GK_BLOCK / GK_LANES) + warp;
+    if (lane < GK_UNIQUE_ITEMS)
+        reinterpret_cast<unsigned*>(a.run_flags)[warp_id * GK_UNIQUE_ITEMS + lane] = mine;
     gk_i64 total;
     block_exclusive_sum(__popc(flags), warp_sums, &total);
     if (threadIdx.x == 0) reinterpret_cast<gk_i64*>(a.tile_counts)[blockIdx.x] = total;
@@ -144,26 +155,33 @@ GK_KERNEL void gk_unique_write(const gk_unique_args a) {
     const gk_i64* perm = reinterpret_cast<const gk_i64*>(a.perm);
     const int lane = gk_lane(), warp = threadIdx.x / GK_LANES;
     const gk_i64 run = unique_run(warp, lane);
-    const unsigned flags = run_starts(a, keys, run);
+    const gk_i64 warp_id = (gk_i64)blockIdx.x * (GK_BLOCK / GK_LANES) + warp;
+    const unsigned mine =
+        lane < GK_UNIQUE_ITEMS
+            ? reinterpret_cast<const unsigned*>(a.run_flags)[warp_id * GK_UNIQUE_ITEMS + lane]
+            : 0u;
+    unsigned starts_of_lane = 0;  // this lane's starts, item by item
+#pragma unroll
+    for (int i = 0; i < GK_UNIQUE_ITEMS; ++i) starts_of_lane += gk_shfl(mine, i) >> lane & 1u;
     // The warp's first new value's place: the tile's, then the warps' before this one.
     gk_i64 total;
-    const gk_i64 mine = block_exclusive_sum(__popc(flags), warp_sums, &total);
+    const gk_i64 before = block_exclusive_sum(starts_of_lane, warp_sums, &total);
     gk_i64 pos = reinterpret_cast<const gk_i64*>(a.tile_counts)[blockIdx.x] +
-                 gk_shfl(mine, 0);  // lane 0's share starts the warp's
+                 gk_shfl(before, 0);  // lane 0's share starts the warp's
     const unsigned lt = gk_lanemask_lt();
     for (int i = 0; i < GK_UNIQUE_ITEMS; ++i) {
         const gk_i64 e = run + (gk_i64)i * GK_LANES;
-        const unsigned item_starts = gk_ballot(flags >> i & 1u);
+        const unsigned item_starts = gk_shfl(mine, i);
+        const unsigned starts = item_starts >> lane & 1u;
         // The run of element e: the number of starts up to and including it, minus one.
         const gk_i64 at = pos + __popc(item_starts & lt);
         if (e < a.n) {
-            if (flags >> i & 1u) {
+            if (starts) {
                 if (a.values) reinterpret_cast<raw_key*>(a.values)[at] = keys[e];
                 if (a.index) reinterpret_cast<gk_i64*>(a.index)[at] = perm[e];
                 if (a.starts) reinterpret_cast<gk_i64*>(a.starts)[at] = e;
             }
-            if (a.inverse)
-                reinterpret_cast<gk_i64*>(a.inverse)[perm[e]] = at + (flags >> i & 1u) - 1;
+            if (a.inverse) reinterpret_cast<gk_i64*>(a.inverse)[perm[e]] = at + starts - 1;
         }
         pos += __popc(item_starts);
     }

@@ -22,6 +22,7 @@ PORTION_KEYS = CONSTANTS["GK_SORT_PORTION_KEYS"]  # at most this many keys per o
 SEARCH_THREADS = CONSTANTS["GK_BLOCK"]  # search.cu's blocks
 UNIQUE_TILE = SEARCH_THREADS * CONSTANTS["GK_UNIQUE_ITEMS"]
 HIST_THREADS = 256  # the sort histogram's blocks (any multiple of 32)
+HIST_SHARED = 48 * 1024  # the most shared memory the histogram's counter copies take
 MAX_ROW_WARPS = 8  # the row sort's largest block
 
 # (raw C type, kind, +inf bits) of a key dtype; kinds as in kernels/sort_common.cuh.
@@ -54,7 +55,8 @@ class Tuning:
     min_blocks: int  # onesweep blocks per multiprocessor the registers are capped for
     row_items: int  # keys per thread of the row sort
     lookback: int = 16  # predecessors the onesweep look-back reads at once
-    hoist: int = 1  # 1: the ranking takes every warp match before its counter chain
+    hoist: int = 1  # ranking: 0 warp matches, 1 the same taken first, 2 shared-memory masks
+    hist_copies: int = 8  # most copies of the histogram's counters (fewer where many passes)
 
     @property
     def tile(self) -> int:
@@ -129,6 +131,15 @@ def _destinations(passes: int, final: str | None, scratch: tuple[str, str]) -> l
         else:
             out.append(scratch[(after - 1) % 2])
     return out
+
+
+def hist_copies(passes: int, most: int) -> int:
+    """Copies of the sort histogram's counters: up to `most`, halved until they fit
+    HIST_SHARED."""
+    copies = max(1, most)
+    while copies > 1 and passes * RADIX * 4 * copies > HIST_SHARED:
+        copies //= 2
+    return copies
 
 
 def row_capacity(itemsize: int, values: bool) -> int:
@@ -239,13 +250,14 @@ def plan_sort(
         portions=portions,
         hist_blocks=hist_blocks,
     )
-    hist_args = dict(common, keys_in="keys_in")
+    copies = hist_copies(passes, tune.hist_copies)
+    hist_args = dict(common, keys_in="keys_in", hist_copies=copies)
     plan.launches.append(
         Launch(
             "gk_sort_histogram",
             (hist_blocks, portions),
             HIST_THREADS,
-            passes * RADIX * 4,
+            passes * RADIX * 4 * copies,
             hist_args,
         )
     )
