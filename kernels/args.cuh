@@ -477,7 +477,7 @@
     F(gk_i32, portions)                                                                         \
     F(gk_i32, hist_blocks) /* histogram blocks per portion */                                   \
     F(gk_i32, local_index) /* the last row pass writes value % seg_len (argsort along rows) */  \
-    F(gk_i32, hist_copies) /* copies of the histogram's counters, lane l counting into l % it */
+    F(gk_i32, unused)
 
 // Binary searches (kernels/search.cu): out[i] = the number of sorted elements before which
 // queries[i] goes (side left: elements < it; right: <= it), in NumPy's order (NaN last).

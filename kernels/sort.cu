@@ -13,8 +13,8 @@
 // Defines: GK_KEY_T (raw bits: gk_u8, gk_u16, gk_u32, gk_u64), GK_KEY_KIND and GK_KEY_INF
 // (sort_common.cuh), GK_VALUES (int64 values carried), GK_THREADS, GK_ITEMS and GK_MIN_BLOCKS
 // (the onesweep tile and blocks per SM), GK_LOOKBACK (predecessors read at once by the
-// look-back), GK_RANK_HOIST (1: warp matches taken before the counter chain; 2: lanes of a
-// digit found by shared-memory bit masks instead of matches), GK_ROW_ITEMS (keys
+// look-back), GK_RANK_MASKS (the onesweep ranks with shared-memory masks, else warp matches),
+// GK_ROW_ITEMS (keys
 // per thread of the row sort), all
 // chosen by gpukit/runtime/sort_plan.py. The digit width is GK_SORT_RADIX_BITS (geometry.cuh).
 #include "args.cuh"
@@ -45,25 +45,19 @@ __device__ inline unsigned digit_of(gk_u64 bits, int shift) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Histogram of every pass over a part of one portion (blockIdx.y), written per block. Lane l
-// counts into copy l % hist_copies of the counters (counter (pass, digit) of copy c at
-// ((pass * RADIX + digit) * hist_copies + c)): keys of one digit in a warp (a float's sign and
-// exponent byte takes a few values) then collide on one address hist_copies times less.
+// Histogram of every pass over a part of one portion (blockIdx.y), written per block.
 
-__device__ inline void count_key(unsigned* hist, raw_key k, const gk_sort_args& a, int copy) {
+__device__ inline void count_key(unsigned* hist, raw_key k, const gk_sort_args& a) {
     const gk_u64 o = ordered(k, a.key_xor);
 #pragma unroll
     for (int p = 0; p < KEY_PASSES; ++p)
-        if (p < a.key_passes) {
-            const unsigned d = digit_of(o, p * GK_SORT_RADIX_BITS);
-            atomicAdd(&hist[(p * RADIX + d) * a.hist_copies + copy], 1u);
-        }
+        if (p < a.key_passes) atomicAdd(&hist[p * RADIX + digit_of(o, p * GK_SORT_RADIX_BITS)], 1u);
 }
 
 GK_KERNEL void gk_sort_histogram(const gk_sort_args a) {
-    unsigned* hist = reinterpret_cast<unsigned*>(gk_sort_smem);  // passes * RADIX * copies
-    const int t = threadIdx.x, copy = gk_lane() % a.hist_copies;
-    for (int i = t; i < a.passes * RADIX * a.hist_copies; i += blockDim.x) hist[i] = 0;
+    unsigned* hist = reinterpret_cast<unsigned*>(gk_sort_smem);  // passes * RADIX
+    const int t = threadIdx.x;
+    for (int i = t; i < a.passes * RADIX; i += blockDim.x) hist[i] = 0;
     // The passes that follow need their look-back words and tile counters zeroed.
     const gk_i64 threads = (gk_i64)gridDim.x * gridDim.y * blockDim.x;
     const gk_i64 me = ((gk_i64)blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + t;
@@ -95,30 +89,25 @@ GK_KERNEL void gk_sort_histogram(const gk_sort_args a) {
             for (int u = 0; u < UNROLL; ++u)
                 if (v0 + u * blockDim.x < nv)
 #pragma unroll
-                    for (int j = 0; j < gk_vec16<raw_key>::N; ++j)
-                        count_key(hist, x[u].v[j], a, copy);
+                    for (int j = 0; j < gk_vec16<raw_key>::N; ++j) count_key(hist, x[u].v[j], a);
         }
         tail = lo + nv * vec;
     }
-    for (gk_i64 e = tail + t; e < hi; e += blockDim.x) count_key(hist, keys[e], a, copy);
+    for (gk_i64 e = tail + t; e < hi; e += blockDim.x) count_key(hist, keys[e], a);
 
     if (a.passes > a.key_passes && lo < hi) {  // row digits: each row adds its overlap
         for (gk_i64 r = lo / a.seg_len + t; r <= (hi - 1) / a.seg_len; r += blockDim.x) {
             const gk_i64 overlap = min(hi, (r + 1) * a.seg_len) - max(lo, r * a.seg_len);
             for (int p = a.key_passes; p < a.passes; ++p) {
                 const unsigned d = digit_of((gk_u64)r, (p - a.key_passes) * GK_SORT_RADIX_BITS);
-                atomicAdd(&hist[(p * RADIX + d) * a.hist_copies], (unsigned)overlap);
+                atomicAdd(&hist[p * RADIX + d], (unsigned)overlap);
             }
         }
     }
     __syncthreads();
     unsigned* out = reinterpret_cast<unsigned*>(a.block_counts) +
                     ((gk_i64)blockIdx.y * gridDim.x + blockIdx.x) * a.passes * RADIX;
-    for (int i = t; i < a.passes * RADIX; i += blockDim.x) {
-        unsigned sum = 0;
-        for (int c = 0; c < a.hist_copies; ++c) sum += hist[i * a.hist_copies + c];
-        out[i] = sum;
-    }
+    for (int i = t; i < a.passes * RADIX; i += blockDim.x) out[i] = hist[i];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -215,7 +204,7 @@ GK_KERNEL void __launch_bounds__(GK_THREADS, GK_MIN_BLOCKS) gk_sort_onesweep(con
         s_tile = atomicAdd(counter + a.portion, 1u);
     }
     for (int i = t; i < WARPS * RADIX; i += GK_THREADS) s_counts[i] = 0;
-#if GK_RANK_HOIST == 2
+#if GK_RANK_MASKS
     __shared__ unsigned s_masks[WARPS * (RADIX + 1)];
     for (int i = t; i < WARPS * (RADIX + 1); i += GK_THREADS) s_masks[i] = 0;
 #endif
@@ -247,10 +236,8 @@ GK_KERNEL void __launch_bounds__(GK_THREADS, GK_MIN_BLOCKS) gk_sort_onesweep(con
 #endif
         slot[i] = in ? digit_of(bits, shift) : (unsigned)RADIX;
     }
-#if GK_RANK_HOIST == 2
-    gk_rank_in_warp_or(slot, s_counts + warp * RADIX, s_masks + warp * (RADIX + 1), RADIX);
-#elif GK_RANK_HOIST
-    gk_rank_in_warp_hoisted(slot, s_counts + warp * RADIX, RADIX, GK_SORT_RADIX_BITS);
+#if GK_RANK_MASKS
+    gk_rank_in_warp_masks(slot, s_counts + warp * RADIX, s_masks + warp * (RADIX + 1), RADIX);
 #else
     gk_rank_in_warp(slot, s_counts + warp * RADIX, RADIX, GK_SORT_RADIX_BITS);
 #endif

@@ -22,7 +22,6 @@ PORTION_KEYS = CONSTANTS["GK_SORT_PORTION_KEYS"]  # at most this many keys per o
 SEARCH_THREADS = CONSTANTS["GK_BLOCK"]  # search.cu's blocks
 UNIQUE_TILE = SEARCH_THREADS * CONSTANTS["GK_UNIQUE_ITEMS"]
 HIST_THREADS = 256  # the sort histogram's blocks (any multiple of 32)
-HIST_SHARED = 48 * 1024  # the most shared memory the histogram's counter copies take
 MAX_ROW_WARPS = 8  # the row sort's largest block
 
 # (raw C type, kind, +inf bits) of a key dtype; kinds as in kernels/sort_common.cuh.
@@ -54,9 +53,8 @@ class Tuning:
     items: int  # keys per thread of a onesweep tile
     min_blocks: int  # onesweep blocks per multiprocessor the registers are capped for
     row_items: int  # keys per thread of the row sort
-    lookback: int = 16  # predecessors the onesweep look-back reads at once
-    hoist: int = 1  # ranking: 0 warp matches, 1 the same taken first, 2 shared-memory masks
-    hist_copies: int = 8  # most copies of the histogram's counters (fewer where many passes)
+    lookback: int = 1  # predecessors the onesweep look-back reads at once
+    masks: int = 1  # 1: the onesweep ranks through shared-memory masks; 0: warp matches
 
     @property
     def tile(self) -> int:
@@ -65,13 +63,14 @@ class Tuning:
 
 def tuning(itemsize: int, values: bool) -> Tuning:
     """Tile sizes by key width and whether int64 values travel with the keys. Measured on the
-    H100 for 2^26 float32 keys (notes/sort.md): more blocks per multiprocessor beat longer
-    tiles (256x16, 3 blocks: 3.72 ms; 384x23, 1 block: 5.35 ms), with values 256x15, 2 blocks
-    (6.01 ms; 384x15, 1 block: 7.10 ms). 8-byte keys: one configuration each, float64 keys
-    alone measured (5.64 ms for 2^25)."""
+    H100 for 2^26 float32 keys (notes/sort.md), ranking through shared-memory masks: keys alone
+    512x12, 2 blocks per multiprocessor, 2.62 ms (256x12/4 2.76, 256x16/3 3.02, 384x16/2 3.03,
+    256x20/2 3.77, 512x16/1 3.82); with values 256x15, 2 blocks (5.23 ms; 256x12/2 6.05 with
+    matches). 8-byte keys: the tiles measured with warp matches (float64 alone, 5.64 ms for
+    2^25), not re-measured with masks."""
     if itemsize == 8:
         return Tuning(256, 12, 2, 8) if values else Tuning(384, 12, 1, 8)
-    return Tuning(256, 15, 2, 16) if values else Tuning(256, 16, 3, 16)
+    return Tuning(256, 15, 2, 16) if values else Tuning(512, 12, 2, 16)
 
 
 def sort_defines(dtype, values: bool, tune: Tuning) -> tuple[str, tuple]:
@@ -87,7 +86,7 @@ def sort_defines(dtype, values: bool, tune: Tuning) -> tuple[str, tuple]:
         f"GK_MIN_BLOCKS={tune.min_blocks}",
         f"GK_ROW_ITEMS={tune.row_items}",
         f"GK_LOOKBACK={tune.lookback}",
-        f"GK_RANK_HOIST={tune.hoist}",
+        f"GK_RANK_MASKS={tune.masks}",
     )
 
 
@@ -131,15 +130,6 @@ def _destinations(passes: int, final: str | None, scratch: tuple[str, str]) -> l
         else:
             out.append(scratch[(after - 1) % 2])
     return out
-
-
-def hist_copies(passes: int, most: int) -> int:
-    """Copies of the sort histogram's counters: up to `most`, halved until they fit
-    HIST_SHARED."""
-    copies = max(1, most)
-    while copies > 1 and passes * RADIX * 4 * copies > HIST_SHARED:
-        copies //= 2
-    return copies
 
 
 def row_capacity(itemsize: int, values: bool) -> int:
@@ -250,14 +240,13 @@ def plan_sort(
         portions=portions,
         hist_blocks=hist_blocks,
     )
-    copies = hist_copies(passes, tune.hist_copies)
-    hist_args = dict(common, keys_in="keys_in", hist_copies=copies)
+    hist_args = dict(common, keys_in="keys_in")
     plan.launches.append(
         Launch(
             "gk_sort_histogram",
             (hist_blocks, portions),
             HIST_THREADS,
-            passes * RADIX * 4 * copies,
+            passes * RADIX * 4,
             hist_args,
         )
     )
