@@ -506,6 +506,7 @@
     F(gk_u64, inverse)                                                                       \
     F(gk_u64, starts)                                                                        \
     F(gk_u64, counts)                                                                        \
+    F(gk_u64, run_flags) /* u32 per warp and item: lanes whose key starts a run */           \
     F(gk_i64, n)                                                                             \
     F(gk_i64, n_unique)                                                                      \
     F(gk_i32, nan_distinct) /* every NaN starts a run (the Array API's unique_*) */          \
