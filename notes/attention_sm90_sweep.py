@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 import gpukit as gk
-import gpukit.array  # noqa: F401  (the module: its plan cache)
+import gpukit.array  # (the module, for its plan cache)
 from gpukit import nn
 from gpukit.runtime import kernels
 from gpukit.runtime.cuda import attention
