@@ -130,6 +130,18 @@
 #define GK_ATTN_MAX_SPLITS 1024      // key splits of one decode call, at most
 #define GK_ATTN_COMBINE_THREADS 128  // threads of gk_attn_combine, a block per output row
 
+// kernels/attention_sm90.cu (sm_90a prefill, FlashAttention-3 arrangement): a producer warpgroup
+// and GK_ATTN_SM90_ROWS / 64 consumer warpgroups of 64 query rows; by head dim (64, 128, 256
+// only): keys per tile, K/V stages, and 1 where a consumer issues the next tile's S = Q K^T before
+// its softmax (intra-warpgroup pipelining), 0 where it does not. Measured on an H100
+// (notes/attention.md): without pipelining 2-4% faster at d64 / d128 and 18-22% at d256, where
+// its two stages leave the producer no stage to fill while both are held.
+#define GK_ATTN_SM90_HEAD_DIMS 64, 128, 256
+#define GK_ATTN_SM90_ROWS 128
+#define GK_ATTN_SM90_D64 128, 4, 0
+#define GK_ATTN_SM90_D128 128, 2, 0
+#define GK_ATTN_SM90_D256 64, 2, 0
+
 // kernels/philox.cu: elements made from one group of four 32-bit words.
 #define GK_PHILOX_PER_GROUP_32 4
 #define GK_PHILOX_PER_GROUP_64 2
@@ -225,6 +237,11 @@
     X(GK_ATTN_KEYS)              \
     X(GK_ATTN_MAX_WARPS)         \
     X(GK_ATTN_PAD_BYTES)         \
+    X(GK_ATTN_SM90_HEAD_DIMS)    \
+    X(GK_ATTN_SM90_ROWS)         \
+    X(GK_ATTN_SM90_D64)          \
+    X(GK_ATTN_SM90_D128)         \
+    X(GK_ATTN_SM90_D256)         \
     X(GK_ATTN_TC_HEAD_DIMS)      \
     X(GK_ATTN_TC_PREFILL_D64)    \
     X(GK_ATTN_TC_PREFILL_D96)    \
