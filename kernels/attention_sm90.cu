@@ -1,19 +1,23 @@
 // Attention forward for Hopper (sm_90a), FlashAttention-3 arrangement, 16-bit q, k, v without a
-// mask: a block per (batch * q head, tile of GK_ATTN_SM90_ROWS query rows), the heaviest causal
-// tiles launched first. Warpgroup 0 produces: one thread loads the Q tile once and then K and V
-// tiles of kBN keys with TMA (128-byte swizzled, 64-column chunks; rows past the sequence read
-// as zeros) into a ring of kStages stages, K and V each with a `full` mbarrier, the stage with an
-// `empty` one. Each consumer warpgroup owns 64 query rows: S = Q K^T with wgmma from shared
-// memory, the online softmax in registers in log2 units (exp2, the scale folded into the
-// scores), P rounded to the element type in registers as the A operand of O += P V (V N-major
-// from shared memory). With GK_FA_PIPE the consumer issues tile t's S = Q K^T and tile t - 1's
-// P V together and runs tile t's softmax while P V is in flight. Key tiles past the causal
-// diagonal are skipped; only tiles that the diagonal or the end of the keys cut are masked. A
-// row that sees no key gives zeros. GQA: q head h reads kv head h / (hq / hkv). The output is
-// staged in the warpgroup's part of the Q tile and written in 16-byte pieces.
+// mask: a block per (tile of GK_ATTN_SM90_ROWS query rows, batch * q head), the row tiles of a
+// head next to each other (the blocks running at once share their heads' K and V in L2), the
+// heaviest causal tiles of a head first. Warpgroup 0 produces: one thread loads the Q tile once,
+// then K and V tiles of kBN keys with TMA (128-byte swizzled, 64-column chunks; rows past the
+// sequence read as zeros) into a ring of kStages stages, K and V each with a `full` and an
+// `empty` mbarrier (K goes back to the producer once S is computed, V once P V is). Each
+// consumer warpgroup owns 64 query rows: S = Q K^T with wgmma from shared memory, the online
+// softmax in registers in log2 units (exp2, the scale folded into the scores), P rounded to the
+// element type in registers as the A operand of O += P V (V N-major from shared memory). With
+// GK_FA_PIPE the consumer issues tile t's S = Q K^T and tile t - 1's P V together and runs tile
+// t's softmax while P V is in flight. With GK_FA_PINGPONG the two consumer warpgroups take turns
+// issuing their products (named barriers), so that one's softmax runs while the other's products
+// do. Key tiles past the causal diagonal are skipped; only tiles that the diagonal or the end of
+// the keys cut are masked. A row that sees no key gives zeros. GQA: q head h reads kv head
+// h / (hq / hkv). The output is staged in the warpgroup's part of the Q tile and written in
+// 16-byte pieces.
 // Defines: GK_MMA_TYPE (f16 | bf16), GK_FA_D (64 | 128 | 256, the head_dim), GK_FA_BN (keys per
-// tile: 64 or 128), GK_FA_STAGES, GK_FA_PIPE (0 | 1), GK_FA_SMEM (the dynamic shared memory the
-// launch gives).
+// tile: 64 or 128), GK_FA_STAGES, GK_FA_PIPE (0 | 1), GK_FA_PINGPONG (0 | 1), GK_FA_SMEM (the
+// dynamic shared memory the launch gives).
 #define GK_TC_D GK_FA_D
 #define GK_TC_MASK 0
 #include "attention_tc.cuh"
@@ -37,7 +41,7 @@ static_assert(kBN == 64 || kBN == 128, "GK_FA_BN: 64 or 128");
 static_assert(kRow == 128 && kBM % 64 == 0, "128-byte swizzled rows, 64-row warpgroups");
 static_assert(kQBytes + 2 * kStages * kKVBytes + GK_SM90_SMEM_EXTRA <= GK_FA_SMEM,
               "the tiles do not fit the shared memory the launch gives");
-static_assert(1024 + 8 * (1 + 3 * kStages) <= GK_SM90_SMEM_EXTRA, "barriers beyond the extra");
+static_assert(1024 + 8 * (1 + 4 * kStages) <= GK_SM90_SMEM_EXTRA, "barriers beyond the extra");
 static_assert(128 * (1 + kConsumers) == GK_SM90_THREADS, "a producer and the consumers");
 
 GK_DEV void gk_fa_ss(float (&d)[kSAcc], gk_u64 da, gk_u64 db, int accumulate) {
@@ -76,15 +80,16 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
     const unsigned q_s = base;             // chunk c of row r at q_s + c * kBM * 128 + r * 128
     const unsigned kv_s = base + kQBytes;  // stage s: K at kv_s + 2 s kKVBytes, V after it
     const unsigned bars = kv_s + 2 * kStages * kKVBytes;
-    const unsigned q_full = bars;  // then k_full[S], v_full[S], empty[S]
+    const unsigned q_full = bars;  // then k_full[S], v_full[S], k_empty[S], v_empty[S]
     auto k_full = [&](int s) { return bars + 8 * (1 + s); };
     auto v_full = [&](int s) { return bars + 8 * (1 + kStages + s); };
-    auto empty = [&](int s) { return bars + 8 * (1 + 2 * kStages + s); };
+    auto k_empty = [&](int s) { return bars + 8 * (1 + 2 * kStages + s); };
+    auto v_empty = [&](int s) { return bars + 8 * (1 + 3 * kStages + s); };
     auto k_stage = [&](int s) { return kv_s + (unsigned)s * 2 * kKVBytes; };
 
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) & 3, lane = threadIdx.x & 31;
-    const gk_i64 b = blockIdx.x / a.hq, h = blockIdx.x % a.hq, kvh = h / (a.hq / a.hkv);
-    const gk_i64 m0 = (gk_i64)(gridDim.y - 1 - blockIdx.y) * kBM;
+    const gk_i64 b = blockIdx.y / a.hq, h = blockIdx.y % a.hq, kvh = h / (a.hq / a.hkv);
+    const gk_i64 m0 = (gk_i64)(gridDim.x - 1 - blockIdx.x) * kBM;
     const gk_i64 n_keys = gk_tc_valid_keys(a, b);
     const gk_i64 shift = n_keys - a.sq;  // causal: row i sees keys j <= i + shift
     gk_i64 key_end = n_keys;             // keys any row of the block sees: [0, key_end)
@@ -99,7 +104,8 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
         for (int s = 0; s < kStages; ++s) {
             gk_mbar_init(k_full(s), 1);  // the producer's expect_tx
             gk_mbar_init(v_full(s), 1);
-            gk_mbar_init(empty(s), 4 * kConsumers);  // each consumer warp
+            gk_mbar_init(k_empty(s), 4 * kConsumers);  // each consumer warp
+            gk_mbar_init(v_empty(s), 4 * kConsumers);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -119,13 +125,14 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
             for (int t = 0; t < n_tiles; ++t) {
                 const int stage = t % kStages;
                 const unsigned phase = (unsigned)(t / kStages) & 1u;
-                gk_mbar_wait(empty(stage), phase ^ 1u);
                 const unsigned ks = k_stage(stage), vs = ks + kKVBytes;
+                gk_mbar_wait(k_empty(stage), phase ^ 1u);
                 gk_mbar_expect_tx(k_full(stage), kKVBytes);
 #pragma unroll
                 for (int c = 0; c < kChunks; ++c)
                     gk_tma_load_4d(ks + c * kBN * kRow, &map_k, k_full(stage), 64 * c, t * kBN,
                                    (int)kvh, (int)b);
+                gk_mbar_wait(v_empty(stage), phase ^ 1u);
                 gk_mbar_expect_tx(v_full(stage), kKVBytes);
 #pragma unroll
                 for (int c = 0; c < kChunks; ++c)
@@ -243,9 +250,29 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
             for (int r = 0; r < 4; ++r)
                 p[kk][r] = gk_pack2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
     };
-    auto release = [&](int stage) {
-        if (lane == 0) gk_mbar_arrive(empty(stage));
+    auto release_k = [&](int stage) {
+        if (lane == 0) gk_mbar_arrive(k_empty(stage));
     };
+    auto release_v = [&](int stage) {
+        if (lane == 0) gk_mbar_arrive(v_empty(stage));
+    };
+
+    // Turns (GK_FA_PINGPONG): warpgroup cw issues its products between waiting at barrier 3 + cw
+    // and arriving at the other's; warpgroup 1 lets warpgroup 0 go first, and warpgroup 0 takes
+    // the last arrival at the end. Both issue the same number of product groups.
+    auto turn_begin = [&]() {
+#if GK_FA_PINGPONG
+        asm volatile("bar.sync %0, 256;\n" ::"r"(3 + cw) : "memory");
+#endif
+    };
+    auto turn_end = [&]() {
+#if GK_FA_PINGPONG
+        asm volatile("bar.arrive %0, 256;\n" ::"r"(4 - cw) : "memory");
+#endif
+    };
+#if GK_FA_PINGPONG
+    if (cw == 1) asm volatile("bar.arrive 3, 256;\n" ::: "memory");
+#endif
 
     gk_mbar_wait(q_full, 0);
     float s[kSAcc], alpha[2];
@@ -253,9 +280,12 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
 #if GK_FA_PIPE
     if (n_tiles > 0) {
         gk_mbar_wait(k_full(0), 0);
+        turn_begin();
         qk(s, 0);
+        turn_end();
         gk_wgmma_wait<0>();
         gk_fa_pin(s);
+        release_k(0);
         scale_mask(s, 0);
         softmax(s, alpha);
         to_p(s, p);
@@ -263,45 +293,58 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
     for (int t = 1; t < n_tiles; ++t) {
         const int stage = t % kStages, prev = (t - 1) % kStages;
         gk_mbar_wait(k_full(stage), (unsigned)(t / kStages) & 1u);
-        qk(s, stage);
         gk_mbar_wait(v_full(prev), (unsigned)((t - 1) / kStages) & 1u);
+        turn_begin();
+        qk(s, stage);
         pv(p, prev);
+        turn_end();
         gk_wgmma_wait<1>();  // S of tile t is in; P V of tile t - 1 may still run
         gk_fa_pin(s);
+        release_k(stage);
         scale_mask(s, t);
         softmax(s, alpha);
         gk_wgmma_wait<0>();
         gk_fa_pin(o);
-        release(prev);
+        release_v(prev);
         rescale(alpha);
         to_p(s, p);
     }
     if (n_tiles > 0) {
         const int last = (n_tiles - 1) % kStages;
         gk_mbar_wait(v_full(last), (unsigned)((n_tiles - 1) / kStages) & 1u);
+        turn_begin();
         pv(p, last);
+        turn_end();
         gk_wgmma_wait<0>();
         gk_fa_pin(o);
-        release(last);
+        release_v(last);
     }
 #else
     for (int t = 0; t < n_tiles; ++t) {
         const int stage = t % kStages;
         const unsigned phase = (unsigned)(t / kStages) & 1u;
         gk_mbar_wait(k_full(stage), phase);
+        turn_begin();
         qk(s, stage);
+        turn_end();
         gk_wgmma_wait<0>();
         gk_fa_pin(s);
+        release_k(stage);
         scale_mask(s, t);
         softmax(s, alpha);
         rescale(alpha);
         to_p(s, p);
         gk_mbar_wait(v_full(stage), phase);
+        turn_begin();
         pv(p, stage);
+        turn_end();
         gk_wgmma_wait<0>();
         gk_fa_pin(o);
-        release(stage);
+        release_v(stage);
     }
+#endif
+#if GK_FA_PINGPONG
+    if (cw == 0) asm volatile("bar.sync 3, 256;\n" ::: "memory");
 #endif
 
     // Normalize and stage the rows in this warpgroup's part of the Q tile (swizzled as TMA

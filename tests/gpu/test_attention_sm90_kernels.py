@@ -36,7 +36,7 @@ def test_every_shipped_tile_fits_the_shared_memory_of_an_h100():
     for d in kernels.ATTENTION_SM90_HEAD_DIMS:
         launch = attention_geometry.sm90_prefill("bf16", 4, 32, 2048, d)
         assert launch.shared <= 227 * 1024, (d, launch.shared)
-        assert launch.grid == (128, 16, 1)
+        assert launch.grid == (16, 128, 1)  # the row tiles of a head together
 
 
 @pytest.mark.parametrize(

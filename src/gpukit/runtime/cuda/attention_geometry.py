@@ -190,11 +190,12 @@ def sm90_strides(shape, strides) -> list:
 
 
 def sm90_prefill(mma_type: str, b: int, hq: int, sq: int, head_dim: int, tiles=None) -> Launch:
-    """kernels/attention_sm90.cu: a block per (batch * q head, tile of query rows); `tiles`
-    (kernels.AttentionSm90Tiles) instead of the head dim's shipped ones."""
+    """kernels/attention_sm90.cu: a block per (tile of query rows, batch * q head), the tiles of
+    a head launched together; `tiles` (kernels.AttentionSm90Tiles) instead of the head dim's
+    shipped ones."""
     t = tiles or kernels.ATTENTION_SM90_TILES[head_dim]
     file, defines = kernels.attention_sm90(mma_type, head_dim, t)
-    grid = (b * hq, -(-sq // kernels.ATTENTION_SM90_ROWS), 1)
+    grid = (-(-sq // kernels.ATTENTION_SM90_ROWS), b * hq, 1)
     shared = kernels.attention_sm90_shared(head_dim, t)
     return Launch(file, defines, "gk_attn_sm90", grid, CONSTANTS["GK_SM90_THREADS"], shared)
 
