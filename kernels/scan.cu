@@ -1,7 +1,8 @@
 // Inclusive running sums (cumsum) along one axis. Defines: GK_IN_T, GK_ACC_T (float for 16-bit
 // floats), GK_OUT_T.
 // gk_scan_tiles: one pass over rows whose scanned axis is contiguous (or any, element by element).
-//   Tiles of GK_SCAN_THREADS * GK_SCAN_ITEMS elements are handed out in order by a ticket; a tile
+//   Tiles of GK_SCAN_THREADS * GK_SCAN_ITEMS elements are handed out in order by a ticket to a
+//   grid of GK_SCAN_BLOCKS blocks per SM, each working on two tiles at a time; a tile
 //   scans itself in registers and shared memory and publishes its sum. Its carry is the prefix of
 //   the windows (GK_SCAN_WINDOW tiles) before its own plus a fixed scan of the sums of the earlier
 //   tiles of its window. A window's prefix is the left fold prefix(k) + sum(k + 1) + ... from the
@@ -22,6 +23,7 @@ typedef GK_OUT_T out_t;
 #define GK_WARPS (GK_SCAN_THREADS / GK_LANES)
 #define GK_TILE (GK_SCAN_THREADS * GK_SCAN_ITEMS)
 static const int GK_V = gk_vec16<in_t>::N;  // elements of one 16-byte load
+#define GK_BLOCKS (sizeof(acc_t) > 4 ? GK_SCAN_BLOCKS_WIDE : GK_SCAN_BLOCKS)
 static const int GK_R = GK_SCAN_ITEMS / GK_V;
 static_assert(GK_SCAN_ITEMS % GK_V == 0, "a thread's items are whole 16-byte loads");
 
@@ -135,89 +137,127 @@ __device__ inline acc_t gk_carry_in(const gk_scan_args& a, gk_i64 row, gk_i64 q,
     return carry + in_window;
 }
 
-// Tile layout: GK_R runs of GK_T loads; thread t holds elements (r * GK_T + t) * GK_V + k.
-GK_KERNEL void __launch_bounds__(GK_T) gk_scan_tiles(const gk_scan_args a) {
-    __shared__ gk_i64 s_tile;
+typedef gk_vec16<in_t> raw_t;
+
+// Tile `tile`'s raw elements (thread t: elements (r * GK_T + t) * GK_V + k of the tile; zeros past
+// the row): 16-byte loads where the tile is whole, contiguous and aligned. Returns the tile's
+// first element and row pointers through `start`, `in` and `out`.
+__device__ inline bool gk_load_tile(const gk_scan_args& a, gk_i64 tile, int t, raw_t (&raw)[GK_R],
+                                    gk_i64& start, out_t*& out) {
+    const gk_i64 row = tile / a.tiles_per_row;
+    start = (tile % a.tiles_per_row) * GK_TILE;
+    const in_t* in = reinterpret_cast<const in_t*>(a.in) +
+                     gk_nd_offset(row, a.row_ndim, a.row_shape, a.in_row_stride);
+    out = reinterpret_cast<out_t*>(a.out) +
+          gk_nd_offset(row, a.row_ndim, a.row_shape, a.out_row_stride);
+    const bool vec = a.in_step == 1 && a.out_step == 1 && start + GK_TILE <= a.n &&
+                     gk_aligned16(in + start) && gk_aligned16(out + start);
+    if (vec) {
+        const raw_t* src = reinterpret_cast<const raw_t*>(in + start);
+        for (int r = 0; r < GK_R; ++r) raw[r] = src[r * GK_T + t];
+    } else {
+        for (int r = 0; r < GK_R; ++r) {
+            for (int k = 0; k < GK_V; ++k) {
+                const gk_i64 i = start + (gk_i64)(r * GK_T + t) * GK_V + k;
+                raw[r].v[k] = i < a.n ? in[i * a.in_step] : (in_t)0;
+            }
+        }
+    }
+    return vec;
+}
+
+// Persistent blocks (a few per SM) take tiles in ticket order, two at a time: while warp 0 looks
+// back for a tile's carry and the block stores it, the loads of the block's next tile (and the
+// ticket after it) are already in flight, so the look-back's latency is off the loads' path.
+// A block only ever waits for tiles with smaller tickets, which running blocks hold: no deadlock
+// however many blocks are resident. The carry of a tile is the same function of the data as with
+// a block per tile (gk_carry_in), so the result does not depend on the grid or the timing.
+GK_KERNEL void __launch_bounds__(GK_T, GK_BLOCKS) gk_scan_tiles(const gk_scan_args a) {
+    __shared__ gk_i64 s_first, s_next;
     __shared__ acc_t s_warp[GK_R][GK_WARPS];
     __shared__ acc_t s_carry;
     const int t = threadIdx.x, lane = t % GK_LANES, warp = t / GK_LANES;
-    if (t == 0) {
-        s_tile = (gk_i64)atomicAdd(reinterpret_cast<unsigned long long*>(a.ticket), 1ull);
-    }
+    const gk_i64 tiles = a.n_rows * a.tiles_per_row;
+    unsigned long long* ticket = reinterpret_cast<unsigned long long*>(a.ticket);
+    if (t == 0) s_first = (gk_i64)atomicAdd(ticket, 1ull);
     __syncthreads();
-    const gk_i64 tile = s_tile;
-    const gk_i64 row = tile / a.tiles_per_row;
-    const gk_i64 start = (tile % a.tiles_per_row) * GK_TILE;
-    const in_t* in = reinterpret_cast<const in_t*>(a.in) +
-                     gk_nd_offset(row, a.row_ndim, a.row_shape, a.in_row_stride);
-    out_t* out = reinterpret_cast<out_t*>(a.out) +
-                 gk_nd_offset(row, a.row_ndim, a.row_shape, a.out_row_stride);
-    const bool vec = a.in_step == 1 && a.out_step == 1 && start + GK_TILE <= a.n &&
-                     gk_aligned16(in + start) && gk_aligned16(out + start);
-    acc_t x[GK_R][GK_V];
-    if (vec) {
-        const gk_vec16<in_t>* src = reinterpret_cast<const gk_vec16<in_t>*>(in + start);
-        gk_vec16<in_t> raw[GK_R];
-        for (int r = 0; r < GK_R; ++r) raw[r] = src[r * GK_T + t];
+    gk_i64 tile = s_first, next = 0;  // next: thread 0's ticket after the prefetched tile
+    if (tile >= tiles) return;
+    if (t == 0) next = (gk_i64)atomicAdd(ticket, 1ull);
+    raw_t raw[GK_R];
+    gk_i64 start;
+    out_t* out;
+    bool vec = gk_load_tile(a, tile, t, raw, start, out);
+    while (true) {
+        acc_t x[GK_R][GK_V];
         for (int r = 0; r < GK_R; ++r) {
             for (int k = 0; k < GK_V; ++k) x[r][k] = (acc_t)raw[r].v[k];
         }
-    } else {
+        // Each run: scans within the thread, the warp (shuffles) and the block (the warps' sums).
+        acc_t inc[GK_R];
         for (int r = 0; r < GK_R; ++r) {
-            for (int k = 0; k < GK_V; ++k) {
-                const gk_i64 i = start + (gk_i64)(r * GK_T + t) * GK_V + k;
-                x[r][k] = i < a.n ? (acc_t)in[i * a.in_step] : (acc_t)0;
+            for (int k = 1; k < GK_V; ++k) x[r][k] = (acc_t)(x[r][k - 1] + x[r][k]);
+            inc[r] = x[r][GK_V - 1];
+        }
+        for (int d = 1; d < GK_LANES; d *= 2) {
+            for (int r = 0; r < GK_R; ++r) {
+                const acc_t o = gk_shfl_up(inc[r], d);
+                if (lane >= d) inc[r] = (acc_t)(o + inc[r]);
             }
         }
-    }
-    // Each run: scans within the thread, the warp (shuffles) and the block (the warps' sums).
-    acc_t inc[GK_R];
-    for (int r = 0; r < GK_R; ++r) {
-        for (int k = 1; k < GK_V; ++k) x[r][k] = (acc_t)(x[r][k - 1] + x[r][k]);
-        inc[r] = x[r][GK_V - 1];
-    }
-    for (int d = 1; d < GK_LANES; d *= 2) {
+        acc_t before[GK_R];  // the run's elements before this thread's, within the warp
         for (int r = 0; r < GK_R; ++r) {
-            const acc_t o = gk_shfl_up(inc[r], d);
-            if (lane >= d) inc[r] = (acc_t)(o + inc[r]);
+            const acc_t o = gk_shfl_up(inc[r], 1);
+            before[r] = lane == 0 ? (acc_t)0 : o;
+            if (lane == GK_LANES - 1) s_warp[r][warp] = inc[r];
         }
-    }
-    acc_t before[GK_R];  // the run's elements before this thread's, within the warp
-    for (int r = 0; r < GK_R; ++r) {
-        const acc_t o = gk_shfl_up(inc[r], 1);
-        before[r] = lane == 0 ? (acc_t)0 : o;
-        if (lane == GK_LANES - 1) s_warp[r][warp] = inc[r];
-    }
-    __syncthreads();
-    acc_t sum = (acc_t)0;  // the tile's elements before run r, then the tile's sum
-    for (int r = 0; r < GK_R; ++r) {
-        acc_t warps_before = (acc_t)0, run = (acc_t)0;
-        for (int w = 0; w < GK_WARPS; ++w) {
-            if (w < warp) warps_before = (acc_t)(warps_before + s_warp[r][w]);
-            run = (acc_t)(run + s_warp[r][w]);
-        }
-        before[r] = (acc_t)(sum + (acc_t)(warps_before + before[r]));
-        sum = (acc_t)(sum + run);
-    }
-    if (warp == 0) {
-        const acc_t carry = gk_carry_in(a, row, tile % a.tiles_per_row, sum, lane);
-        if (lane == 0) s_carry = carry;
-    }
-    __syncthreads();
-    const acc_t carry = s_carry;
-    if (vec) {
+        if (t == 0) s_next = next;
+        __syncthreads();
+        const gk_i64 following = s_next;
+        acc_t sum = (acc_t)0;  // the tile's elements before run r, then the tile's sum
         for (int r = 0; r < GK_R; ++r) {
-            acc_t y[GK_V];
-            for (int k = 0; k < GK_V; ++k) y[k] = (acc_t)(carry + (acc_t)(before[r] + x[r][k]));
-            gk_store_run(out + start + (gk_i64)(r * GK_T + t) * GK_V, y);
+            acc_t warps_before = (acc_t)0, run = (acc_t)0;
+            for (int w = 0; w < GK_WARPS; ++w) {
+                if (w < warp) warps_before = (acc_t)(warps_before + s_warp[r][w]);
+                run = (acc_t)(run + s_warp[r][w]);
+            }
+            before[r] = (acc_t)(sum + (acc_t)(warps_before + before[r]));
+            sum = (acc_t)(sum + run);
         }
-    } else {
-        for (int r = 0; r < GK_R; ++r) {
-            for (int k = 0; k < GK_V; ++k) {
-                const gk_i64 i = start + (gk_i64)(r * GK_T + t) * GK_V + k;
-                if (i < a.n) out[i * a.out_step] = (out_t)(carry + (acc_t)(before[r] + x[r][k]));
+        const gk_i64 here = start;
+        out_t* const dst = out;
+        const bool here_vec = vec;
+        if (following < tiles) {
+            vec = gk_load_tile(a, following, t, raw, start, out);
+            if (t == 0) next = (gk_i64)atomicAdd(ticket, 1ull);
+        }
+        if (warp == 0) {
+            const acc_t carry = gk_carry_in(a, tile / a.tiles_per_row, tile % a.tiles_per_row,
+                                            sum, lane);
+            if (lane == 0) s_carry = carry;
+        }
+        __syncthreads();
+        const acc_t carry = s_carry;
+        if (here_vec) {
+            for (int r = 0; r < GK_R; ++r) {
+                acc_t y[GK_V];
+                for (int k = 0; k < GK_V; ++k) {
+                    y[k] = (acc_t)(carry + (acc_t)(before[r] + x[r][k]));
+                }
+                gk_store_run(dst + here + (gk_i64)(r * GK_T + t) * GK_V, y);
+            }
+        } else {
+            for (int r = 0; r < GK_R; ++r) {
+                for (int k = 0; k < GK_V; ++k) {
+                    const gk_i64 i = here + (gk_i64)(r * GK_T + t) * GK_V + k;
+                    if (i < a.n) {
+                        dst[i * a.out_step] = (out_t)(carry + (acc_t)(before[r] + x[r][k]));
+                    }
+                }
             }
         }
+        if (following >= tiles) return;
+        tile = following;
     }
 }
 
