@@ -47,35 +47,94 @@ __device__ inline void gk_store_run(out_t* dst, const acc_t (&y)[GK_V]) {
     }
 }
 
+// Published states: a tile's sum (at a.flags, 8 bytes a tile), and a window's sum and prefix
+// (at a.win_flags, 16 bytes a window: the sum's state, then the prefix's). With 4-byte
+// accumulators a state is one 8-byte word, the flag in its high half and the value in its low
+// half, stored and read at once: no fence, so a publish never waits for the thread's loads in
+// flight (the next tile's). Wider values go to a.sums, a.win_sums and a.win_prefs, and their
+// flag is stored after a fence.
+static const bool GK_PACKED = sizeof(acc_t) == 4;
+
+__device__ inline gk_u32 gk_acc_bits(acc_t v) {
+    union {
+        acc_t v;
+        gk_u32 u;
+    } c;
+    c.u = 0;
+    c.v = v;
+    return c.u;
+}
+
+__device__ inline acc_t gk_acc_from_bits(gk_u32 u) {
+    union {
+        gk_u32 u;
+        acc_t v;
+    } c;
+    c.u = u;
+    return c.v;
+}
+
+__device__ inline void gk_publish(volatile gk_u64* state, volatile acc_t* value, int flag,
+                                  acc_t v) {
+    if constexpr (GK_PACKED) {
+        *state = ((gk_u64)flag << 32) | gk_acc_bits(v);
+    } else {
+        *value = v;
+        __threadfence();
+        *state = (gk_u64)flag;
+    }
+}
+
+// The flag of a state (GK_FLAG_NONE: not published yet) and, when published, its value in v.
+__device__ inline int gk_peek(const volatile gk_u64* state, const volatile acc_t* value, acc_t& v) {
+    const gk_u64 w = *state;
+    if constexpr (GK_PACKED) {
+        v = gk_acc_from_bits((gk_u32)w);
+        return (int)(w >> 32);
+    } else {
+        if (w != GK_FLAG_NONE) {
+            __threadfence();
+            v = *value;
+        }
+        return (int)w;
+    }
+}
+
 // The nearest earlier window of the row (windows from `first`) with a published prefix, waiting
 // for the sums of the windows in between; returns the left fold prefix(k) + sum(k + 1) + ... +
 // sum(win - 1), which is itself how prefix(win - 1) is defined: the same bits whatever k is.
 __device__ inline acc_t gk_window_lookback(const gk_scan_args& a, gk_i64 win, gk_i64 first,
                                            int lane) {
-    volatile gk_i32* flags = reinterpret_cast<volatile gk_i32*>(a.win_flags);
+    volatile gk_u64* states = reinterpret_cast<volatile gk_u64*>(a.win_flags);
     volatile acc_t* sums = reinterpret_cast<volatile acc_t*>(a.win_sums);
     volatile acc_t* prefs = reinterpret_cast<volatile acc_t*>(a.win_prefs);
     gk_i64 pos = win - 1, from;
+    acc_t carry;
     while (true) {
         const gk_i64 j = pos - lane;
-        int f = GK_FLAG_PREFIX;  // windows before `first` are never read
+        int f = GK_FLAG_PREFIX;  // windows before `first` are never chosen: `first` has a prefix
+        acc_t v = (acc_t)0;
         if (j >= first) {
-            do {
-                f = flags[j];
-            } while (f == GK_FLAG_NONE);
+            while (true) {
+                f = gk_peek(states + 2 * j + 1, prefs + j, v);
+                if (f != GK_FLAG_NONE) break;
+                f = gk_peek(states + 2 * j, sums + j, v);
+                if (f != GK_FLAG_NONE) break;
+            }
         }
         const unsigned found = gk_ballot(f == GK_FLAG_PREFIX);
         if (found) {
-            from = pos - (__ffs(found) - 1);
+            const int l = __ffs(found) - 1;
+            from = pos - l;
+            carry = gk_shfl(v, l);
             break;
         }
         pos -= GK_LANES;
     }
-    __threadfence();
-    acc_t carry = prefs[from];
     for (gk_i64 c = from + 1; c < win; c += GK_LANES) {
         const gk_i64 j = c + lane;
-        const acc_t v = j < win ? (acc_t)sums[j] : (acc_t)0;
+        acc_t v = (acc_t)0;
+        if (j < win) gk_peek(states + 2 * j, sums + j, v);  // seen published above
         const gk_i64 count = win - c;
         for (int l = 0; l < GK_LANES; ++l) {
             const acc_t w = gk_shfl(v, l);
@@ -90,9 +149,9 @@ __device__ inline acc_t gk_window_lookback(const gk_scan_args& a, gk_i64 win, gk
 // the earlier tiles of its window (a fixed scan over the window's lanes).
 __device__ inline acc_t gk_carry_in(const gk_scan_args& a, gk_i64 row, gk_i64 q, acc_t sum,
                                     int lane) {
-    volatile gk_i32* flags = reinterpret_cast<volatile gk_i32*>(a.flags);
+    volatile gk_u64* states = reinterpret_cast<volatile gk_u64*>(a.flags);
     volatile acc_t* sums = reinterpret_cast<volatile acc_t*>(a.sums);
-    volatile gk_i32* win_flags = reinterpret_cast<volatile gk_i32*>(a.win_flags);
+    volatile gk_u64* win_states = reinterpret_cast<volatile gk_u64*>(a.win_flags);
     volatile acc_t* win_sums = reinterpret_cast<volatile acc_t*>(a.win_sums);
     volatile acc_t* win_prefs = reinterpret_cast<volatile acc_t*>(a.win_prefs);
     const gk_i64 tile = row * a.tiles_per_row + q;
@@ -100,17 +159,13 @@ __device__ inline acc_t gk_carry_in(const gk_scan_args& a, gk_i64 row, gk_i64 q,
     const gk_i64 w = q / GK_SCAN_WINDOW;
     const gk_i64 first_win = row * ((a.tiles_per_row + GK_SCAN_WINDOW - 1) / GK_SCAN_WINDOW);
     const gk_i64 win = first_win + w;
-    if (lane == 0 && p < GK_SCAN_WINDOW - 1) {
-        sums[tile] = sum;
-        __threadfence();
-        flags[tile] = GK_FLAG_SUM;
-    }
+    if (lane == 0 && p < GK_SCAN_WINDOW - 1)
+        gk_publish(states + tile, sums + tile, GK_FLAG_SUM, sum);
     acc_t v = (acc_t)0;
     if (lane < p) {
-        while (flags[tile - p + lane] == GK_FLAG_NONE) {
+        const gk_i64 t = tile - p + lane;
+        while (gk_peek(states + t, sums + t, v) == GK_FLAG_NONE) {
         }
-        __threadfence();
-        v = sums[tile - p + lane];
     } else if (lane == p) {
         v = sum;
     }
@@ -124,15 +179,11 @@ __device__ inline acc_t gk_carry_in(const gk_scan_args& a, gk_i64 row, gk_i64 q,
     const bool last = p == GK_SCAN_WINDOW - 1;
     const acc_t win_sum = gk_shfl(inc, GK_SCAN_WINDOW - 1);
     if (last && w > 0 && lane == 0) {  // the window's sum first: later windows may fold it
-        win_sums[win] = win_sum;
-        __threadfence();
-        win_flags[win] = GK_FLAG_SUM;
+        gk_publish(win_states + 2 * win, win_sums + win, GK_FLAG_SUM, win_sum);
     }
     const acc_t carry = w > 0 ? gk_window_lookback(a, win, first_win, lane) : (acc_t)0;
     if (last && lane == 0) {
-        win_prefs[win] = carry + win_sum;
-        __threadfence();
-        win_flags[win] = GK_FLAG_PREFIX;
+        gk_publish(win_states + 2 * win + 1, win_prefs + win, GK_FLAG_PREFIX, carry + win_sum);
     }
     return carry + in_window;
 }
@@ -232,8 +283,8 @@ GK_KERNEL void __launch_bounds__(GK_T, GK_BLOCKS) gk_scan_tiles(const gk_scan_ar
             if (t == 0) next = (gk_i64)atomicAdd(ticket, 1ull);
         }
         if (warp == 0) {
-            const acc_t carry = gk_carry_in(a, tile / a.tiles_per_row, tile % a.tiles_per_row,
-                                            sum, lane);
+            const acc_t carry =
+                gk_carry_in(a, tile / a.tiles_per_row, tile % a.tiles_per_row, sum, lane);
             if (lane == 0) s_carry = carry;
         }
         __syncthreads();

@@ -479,10 +479,10 @@ extern "C" float gk_emu_expf(float x) { return (float)std::exp((double)x); }
     if (std::strcmp(field, #NAME) == 0) return (long)offsetof(gk_emu_layout_t, NAME);
 #define GK_EMU_OFFSET_ARRAY(T, NAME, N) GK_EMU_OFFSET(T, NAME)
 #define GK_EMU_OFFSET_MATRIX(T, NAME, R, C) GK_EMU_OFFSET(T, NAME)
-#define GK_EMU_EXPORT_LAYOUT(T, FIELDS)                                     \
-    typedef T gk_emu_layout_t;                                              \
-    extern "C" unsigned gk_emu_args_size() { return sizeof(T); }            \
-    extern "C" long gk_emu_field_offset(const char* field) {                \
-        FIELDS(GK_EMU_OFFSET, GK_EMU_OFFSET_ARRAY, GK_EMU_OFFSET_MATRIX)    \
-        return -1;                                                          \
+#define GK_EMU_EXPORT_LAYOUT(T, FIELDS)                                  \
+    typedef T gk_emu_layout_t;                                           \
+    extern "C" unsigned gk_emu_args_size() { return sizeof(T); }         \
+    extern "C" long gk_emu_field_offset(const char* field) {             \
+        FIELDS(GK_EMU_OFFSET, GK_EMU_OFFSET_ARRAY, GK_EMU_OFFSET_MATRIX) \
+        return -1;                                                       \
     }

@@ -285,9 +285,9 @@ def _scan_tiles(n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, acc_
     def pad(nbytes):
         return _ceil(nbytes, 16) * 16
 
-    flags_at = 16
-    win_flags_at = flags_at + pad(tiles * 4)
-    sums_at = win_flags_at + pad(windows * 4)  # everything before this starts at zero
+    flags_at = 16  # tile states (8 bytes) and window states (two of 8 bytes), zeroed first
+    win_flags_at = flags_at + pad(tiles * 8)
+    sums_at = win_flags_at + pad(windows * 16)  # everything before this starts at zero
     win_sums_at = sums_at + pad(tiles * acc_bytes)
     win_prefs_at = win_sums_at + pad(windows * acc_bytes)
     scratch = win_prefs_at + windows * acc_bytes
