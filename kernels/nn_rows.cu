@@ -19,9 +19,10 @@ typedef GK_ACC_T acc_t;
 #ifndef GK_VECS
 #define GK_VECS 0
 #endif
-// 16-byte loads in flight per thread while the statistics stream (a multiple of 4), and per
-// step of the output pass.
-#define GK_ROWS_BATCH 8
+// 16-byte loads in flight per thread while the statistics stream (a multiple of 4): 8 for 16-bit
+// elements (fewer registers a vector once widened); 4 for wider ones, whose 512-thread blocks
+// would fit one to an SM with 8 (measured slower). GK_ROWS_WRITE_BATCH: per step of the output.
+#define GK_ROWS_BATCH (sizeof(T) == 2 ? 8 : 4)
 #define GK_ROWS_WRITE_BATCH 2
 
 static const int GK_V = gk_vec16<T>::N;
@@ -377,7 +378,7 @@ __device__ inline void gk_row_stream(const gk_row& r, gk_i64 lo, gk_i64 hi, int 
         vec_t* vres_out = reinterpret_cast<vec_t*>(r.res_out);
         const gk_i64 v1 = hi / GK_V;
         gk_i64 v = lo / GK_V + first;
-        const int B = GK_ROWS_BATCH;
+        constexpr int B = GK_ROWS_BATCH;
         static_assert(B % 4 == 0, "loads are added four at a time");
         for (; v + (B - 1) * G < v1; v += B * G) {
             vec_t x[B];
@@ -459,7 +460,7 @@ __device__ inline void gk_row_write(const gk_row& r, gk_i64 lo, gk_i64 hi, int f
         const vec_t* vsrc = reinterpret_cast<const vec_t*>(src);
         const gk_i64 v1 = hi / GK_V;
         gk_i64 v = lo / GK_V + first;
-        const int W = GK_ROWS_WRITE_BATCH;
+        constexpr int W = GK_ROWS_WRITE_BATCH;
         for (; v + (W - 1) * G < v1; v += W * G) {
             vec_t x[W], wv[W], bv[W];
             for (int u = 0; u < W; ++u) x[u] = vsrc[v + u * G];
