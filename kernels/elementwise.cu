@@ -73,6 +73,17 @@ struct alignas(sizeof(T) * GK_VEC) gk_vec {
     T v[GK_VEC];
 };
 
+template <typename T, int IS_SCALAR>
+__device__ inline void gk_read_vec(const gk_ew_contig_args& a, int operand, gk_i64 i, comp_t* out) {
+    if (IS_SCALAR) {
+        const comp_t s = gk_read<T, 1>(a, operand, 0);
+        for (int k = 0; k < GK_VEC; ++k) out[k] = s;
+    } else {
+        const gk_vec<T> v = reinterpret_cast<const gk_vec<T>*>(a.ptr[operand])[i / GK_VEC];
+        for (int k = 0; k < GK_VEC; ++k) out[k] = gk_cast<comp_t>(v.v[k]);
+    }
+}
+
 #if GK_NIN <= 2  // the contiguous kernel serves one or two inputs
 // Whether every array operand can be read and written GK_VEC elements at a time.
 __device__ inline bool gk_vector_aligned(const gk_ew_contig_args& a) {
@@ -84,63 +95,30 @@ __device__ inline bool gk_vector_aligned(const gk_ew_contig_args& a) {
     return ok;
 }
 
-// One input's vector (nothing for a scalar), loaded a step ahead of its use.
-template <typename T, int IS_SCALAR>
-struct gk_operand {
-    gk_vec<T> v;
-    __device__ void load(const gk_ew_contig_args& a, int operand, gk_i64 vi) {
-        if (!IS_SCALAR) v = reinterpret_cast<const gk_vec<T>*>(a.ptr[operand])[vi];
-    }
-    __device__ void get(const gk_ew_contig_args& a, int operand, comp_t* out) const {
-        if (IS_SCALAR) {
-            const comp_t s = gk_read<T, 1>(a, operand, 0);
-            for (int k = 0; k < GK_VEC; ++k) out[k] = s;
-        } else {
-            for (int k = 0; k < GK_VEC; ++k) out[k] = gk_cast<comp_t>(v.v[k]);
-        }
-    }
-};
+// The result vector at element i (a multiple of GK_VEC).
+__device__ inline gk_vec<out_t> gk_vec_result(const gk_ew_contig_args& a, gk_i64 i) {
+    comp_t x[GK_VEC];
+    gk_read_vec<GK_IN0_T, GK_SCALAR0>(a, 1, i, x);
+    gk_vec<out_t> r;
+#if GK_NIN == 1
+    for (int k = 0; k < GK_VEC; ++k) r.v[k] = gk_cast<out_t>(gk_op()(x[k]));
+#else
+    comp_t y[GK_VEC];
+    gk_read_vec<GK_IN1_T, GK_SCALAR1>(a, 2, i, y);
+    for (int k = 0; k < GK_VEC; ++k) r.v[k] = gk_cast<out_t>(gk_op()(x[k], y[k]));
+#endif
+    return r;
+}
 
-// One vector per thread per step, the next step's loads issued before this step's math: a
-// thread keeps a load in flight while it computes. (Four vectors a step measured slower for
-// gelu: more registers.)
+// One vector per thread per step: four in flight measured slower for gelu (more registers) and
+// no faster for add and exp.
 GK_KERNEL void gk_ew_contig(const gk_ew_contig_args a) {
     const gk_i64 n = a.n;
     const gk_i64 step = (gk_i64)gridDim.x * blockDim.x;
     const gk_i64 first = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x;
     const gk_i64 nvec = gk_vector_aligned(a) ? n / GK_VEC : 0;
     gk_vec<out_t>* vout = reinterpret_cast<gk_vec<out_t>*>(a.ptr[0]);
-    gk_operand<GK_IN0_T, GK_SCALAR0> in0;
-#if GK_NIN > 1
-    gk_operand<GK_IN1_T, GK_SCALAR1> in1;
-#endif
-    if (first < nvec) {
-        in0.load(a, 1, first);
-#if GK_NIN > 1
-        in1.load(a, 2, first);
-#endif
-    }
-    for (gk_i64 v = first; v < nvec; v += step) {
-        comp_t x[GK_VEC];
-        in0.get(a, 1, x);
-#if GK_NIN > 1
-        comp_t y[GK_VEC];
-        in1.get(a, 2, y);
-#endif
-        if (v + step < nvec) {
-            in0.load(a, 1, v + step);
-#if GK_NIN > 1
-            in1.load(a, 2, v + step);
-#endif
-        }
-        gk_vec<out_t> r;
-#if GK_NIN == 1
-        for (int k = 0; k < GK_VEC; ++k) r.v[k] = gk_cast<out_t>(gk_op()(x[k]));
-#else
-        for (int k = 0; k < GK_VEC; ++k) r.v[k] = gk_cast<out_t>(gk_op()(x[k], y[k]));
-#endif
-        vout[v] = r;
-    }
+    for (gk_i64 v = first; v < nvec; v += step) vout[v] = gk_vec_result(a, v * GK_VEC);
     out_t* out = reinterpret_cast<out_t*>(a.ptr[0]);
     for (gk_i64 i = nvec * GK_VEC + first; i < n; i += step) out[i] = gk_apply(a, i, i, i);
 }

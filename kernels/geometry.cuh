@@ -19,13 +19,10 @@
 #define GK_RED_STATE_BYTES 32
 
 // kernels/scan.cu: tiles of GK_SCAN_THREADS * GK_SCAN_ITEMS elements, GK_SCAN_WINDOW tiles a
-// window (a warp's lanes), a grid of GK_SCAN_BLOCKS blocks per SM (the register bound of the
-// kernel; GK_SCAN_BLOCKS_WIDE for 8-byte accumulators).
+// window (a warp's lanes).
 #define GK_SCAN_THREADS 256
 #define GK_SCAN_ITEMS 16
 #define GK_SCAN_WINDOW 32
-#define GK_SCAN_BLOCKS 3
-#define GK_SCAN_BLOCKS_WIDE 2
 
 // kernels/transpose.cu: square tiles of at most GK_TRANSPOSE_TILE elements a side.
 #define GK_TRANSPOSE_TILE 64
@@ -169,8 +166,6 @@
     X(GK_SCAN_THREADS)           \
     X(GK_SCAN_ITEMS)             \
     X(GK_SCAN_WINDOW)            \
-    X(GK_SCAN_BLOCKS)            \
-    X(GK_SCAN_BLOCKS_WIDE)       \
     X(GK_TRANSPOSE_TILE)         \
     X(GK_TRANSPOSE_THREADS)      \
     X(GK_ROWS_MAX_ITEMS)         \

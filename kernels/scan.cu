@@ -1,8 +1,7 @@
 // Inclusive running sums (cumsum) along one axis. Defines: GK_IN_T, GK_ACC_T (float for 16-bit
 // floats), GK_OUT_T.
 // gk_scan_tiles: one pass over rows whose scanned axis is contiguous (or any, element by element).
-//   Tiles of GK_SCAN_THREADS * GK_SCAN_ITEMS elements are handed out in order by a ticket to a
-//   grid of GK_SCAN_BLOCKS blocks per SM, each working on two tiles at a time; a tile
+//   Tiles of GK_SCAN_THREADS * GK_SCAN_ITEMS elements are handed out in order by a ticket; a tile
 //   scans itself in registers and shared memory and publishes its sum. Its carry is the prefix of
 //   the windows (GK_SCAN_WINDOW tiles) before its own plus a fixed scan of the sums of the earlier
 //   tiles of its window. A window's prefix is the left fold prefix(k) + sum(k + 1) + ... from the
@@ -23,7 +22,6 @@ typedef GK_OUT_T out_t;
 #define GK_WARPS (GK_SCAN_THREADS / GK_LANES)
 #define GK_TILE (GK_SCAN_THREADS * GK_SCAN_ITEMS)
 static const int GK_V = gk_vec16<in_t>::N;  // elements of one 16-byte load
-#define GK_BLOCKS (sizeof(acc_t) > 4 ? GK_SCAN_BLOCKS_WIDE : GK_SCAN_BLOCKS)
 static const int GK_R = GK_SCAN_ITEMS / GK_V;
 static_assert(GK_SCAN_ITEMS % GK_V == 0, "a thread's items are whole 16-byte loads");
 
@@ -47,94 +45,35 @@ __device__ inline void gk_store_run(out_t* dst, const acc_t (&y)[GK_V]) {
     }
 }
 
-// Published states: a tile's sum (at a.flags, 8 bytes a tile), and a window's sum and prefix
-// (at a.win_flags, 16 bytes a window: the sum's state, then the prefix's). With 4-byte
-// accumulators a state is one 8-byte word, the flag in its high half and the value in its low
-// half, stored and read at once: no fence, so a publish never waits for the thread's loads in
-// flight (the next tile's). Wider values go to a.sums, a.win_sums and a.win_prefs, and their
-// flag is stored after a fence.
-static const bool GK_PACKED = sizeof(acc_t) == 4;
-
-__device__ inline gk_u32 gk_acc_bits(acc_t v) {
-    union {
-        acc_t v;
-        gk_u32 u;
-    } c;
-    c.u = 0;
-    c.v = v;
-    return c.u;
-}
-
-__device__ inline acc_t gk_acc_from_bits(gk_u32 u) {
-    union {
-        gk_u32 u;
-        acc_t v;
-    } c;
-    c.u = u;
-    return c.v;
-}
-
-__device__ inline void gk_publish(volatile gk_u64* state, volatile acc_t* value, int flag,
-                                  acc_t v) {
-    if constexpr (GK_PACKED) {
-        *state = ((gk_u64)flag << 32) | gk_acc_bits(v);
-    } else {
-        *value = v;
-        __threadfence();
-        *state = (gk_u64)flag;
-    }
-}
-
-// The flag of a state (GK_FLAG_NONE: not published yet) and, when published, its value in v.
-__device__ inline int gk_peek(const volatile gk_u64* state, const volatile acc_t* value, acc_t& v) {
-    const gk_u64 w = *state;
-    if constexpr (GK_PACKED) {
-        v = gk_acc_from_bits((gk_u32)w);
-        return (int)(w >> 32);
-    } else {
-        if (w != GK_FLAG_NONE) {
-            __threadfence();
-            v = *value;
-        }
-        return (int)w;
-    }
-}
-
 // The nearest earlier window of the row (windows from `first`) with a published prefix, waiting
 // for the sums of the windows in between; returns the left fold prefix(k) + sum(k + 1) + ... +
 // sum(win - 1), which is itself how prefix(win - 1) is defined: the same bits whatever k is.
 __device__ inline acc_t gk_window_lookback(const gk_scan_args& a, gk_i64 win, gk_i64 first,
                                            int lane) {
-    volatile gk_u64* states = reinterpret_cast<volatile gk_u64*>(a.win_flags);
+    volatile gk_i32* flags = reinterpret_cast<volatile gk_i32*>(a.win_flags);
     volatile acc_t* sums = reinterpret_cast<volatile acc_t*>(a.win_sums);
     volatile acc_t* prefs = reinterpret_cast<volatile acc_t*>(a.win_prefs);
     gk_i64 pos = win - 1, from;
-    acc_t carry;
     while (true) {
         const gk_i64 j = pos - lane;
-        int f = GK_FLAG_PREFIX;  // windows before `first` are never chosen: `first` has a prefix
-        acc_t v = (acc_t)0;
+        int f = GK_FLAG_PREFIX;  // windows before `first` are never read
         if (j >= first) {
-            while (true) {
-                f = gk_peek(states + 2 * j + 1, prefs + j, v);
-                if (f != GK_FLAG_NONE) break;
-                f = gk_peek(states + 2 * j, sums + j, v);
-                if (f != GK_FLAG_NONE) break;
-            }
+            do {
+                f = flags[j];
+            } while (f == GK_FLAG_NONE);
         }
         const unsigned found = gk_ballot(f == GK_FLAG_PREFIX);
         if (found) {
-            const int l = __ffs(found) - 1;
-            from = pos - l;
-            carry = gk_shfl(v, l);
+            from = pos - (__ffs(found) - 1);
             break;
         }
         pos -= GK_LANES;
     }
+    __threadfence();
+    acc_t carry = prefs[from];
     for (gk_i64 c = from + 1; c < win; c += GK_LANES) {
         const gk_i64 j = c + lane;
-        acc_t v = (acc_t)0;
-        if (j < win) gk_peek(states + 2 * j, sums + j, v);  // seen published above
+        const acc_t v = j < win ? (acc_t)sums[j] : (acc_t)0;
         const gk_i64 count = win - c;
         for (int l = 0; l < GK_LANES; ++l) {
             const acc_t w = gk_shfl(v, l);
@@ -149,9 +88,9 @@ __device__ inline acc_t gk_window_lookback(const gk_scan_args& a, gk_i64 win, gk
 // the earlier tiles of its window (a fixed scan over the window's lanes).
 __device__ inline acc_t gk_carry_in(const gk_scan_args& a, gk_i64 row, gk_i64 q, acc_t sum,
                                     int lane) {
-    volatile gk_u64* states = reinterpret_cast<volatile gk_u64*>(a.flags);
+    volatile gk_i32* flags = reinterpret_cast<volatile gk_i32*>(a.flags);
     volatile acc_t* sums = reinterpret_cast<volatile acc_t*>(a.sums);
-    volatile gk_u64* win_states = reinterpret_cast<volatile gk_u64*>(a.win_flags);
+    volatile gk_i32* win_flags = reinterpret_cast<volatile gk_i32*>(a.win_flags);
     volatile acc_t* win_sums = reinterpret_cast<volatile acc_t*>(a.win_sums);
     volatile acc_t* win_prefs = reinterpret_cast<volatile acc_t*>(a.win_prefs);
     const gk_i64 tile = row * a.tiles_per_row + q;
@@ -159,13 +98,17 @@ __device__ inline acc_t gk_carry_in(const gk_scan_args& a, gk_i64 row, gk_i64 q,
     const gk_i64 w = q / GK_SCAN_WINDOW;
     const gk_i64 first_win = row * ((a.tiles_per_row + GK_SCAN_WINDOW - 1) / GK_SCAN_WINDOW);
     const gk_i64 win = first_win + w;
-    if (lane == 0 && p < GK_SCAN_WINDOW - 1)
-        gk_publish(states + tile, sums + tile, GK_FLAG_SUM, sum);
+    if (lane == 0 && p < GK_SCAN_WINDOW - 1) {
+        sums[tile] = sum;
+        __threadfence();
+        flags[tile] = GK_FLAG_SUM;
+    }
     acc_t v = (acc_t)0;
     if (lane < p) {
-        const gk_i64 t = tile - p + lane;
-        while (gk_peek(states + t, sums + t, v) == GK_FLAG_NONE) {
+        while (flags[tile - p + lane] == GK_FLAG_NONE) {
         }
+        __threadfence();
+        v = sums[tile - p + lane];
     } else if (lane == p) {
         v = sum;
     }
@@ -179,136 +122,102 @@ __device__ inline acc_t gk_carry_in(const gk_scan_args& a, gk_i64 row, gk_i64 q,
     const bool last = p == GK_SCAN_WINDOW - 1;
     const acc_t win_sum = gk_shfl(inc, GK_SCAN_WINDOW - 1);
     if (last && w > 0 && lane == 0) {  // the window's sum first: later windows may fold it
-        gk_publish(win_states + 2 * win, win_sums + win, GK_FLAG_SUM, win_sum);
+        win_sums[win] = win_sum;
+        __threadfence();
+        win_flags[win] = GK_FLAG_SUM;
     }
     const acc_t carry = w > 0 ? gk_window_lookback(a, win, first_win, lane) : (acc_t)0;
     if (last && lane == 0) {
-        gk_publish(win_states + 2 * win + 1, win_prefs + win, GK_FLAG_PREFIX, carry + win_sum);
+        win_prefs[win] = carry + win_sum;
+        __threadfence();
+        win_flags[win] = GK_FLAG_PREFIX;
     }
     return carry + in_window;
 }
 
-typedef gk_vec16<in_t> raw_t;
-
-// Tile `tile`'s raw elements (thread t: elements (r * GK_T + t) * GK_V + k of the tile; zeros past
-// the row): 16-byte loads where the tile is whole, contiguous and aligned. Returns the tile's
-// first element and row pointers through `start`, `in` and `out`.
-__device__ inline bool gk_load_tile(const gk_scan_args& a, gk_i64 tile, int t, raw_t (&raw)[GK_R],
-                                    gk_i64& start, out_t*& out) {
+// Tile layout: GK_R runs of GK_T loads; thread t holds elements (r * GK_T + t) * GK_V + k.
+GK_KERNEL void __launch_bounds__(GK_T) gk_scan_tiles(const gk_scan_args a) {
+    __shared__ gk_i64 s_tile;
+    __shared__ acc_t s_warp[GK_R][GK_WARPS];
+    __shared__ acc_t s_carry;
+    const int t = threadIdx.x, lane = t % GK_LANES, warp = t / GK_LANES;
+    if (t == 0) {
+        s_tile = (gk_i64)atomicAdd(reinterpret_cast<unsigned long long*>(a.ticket), 1ull);
+    }
+    __syncthreads();
+    const gk_i64 tile = s_tile;
     const gk_i64 row = tile / a.tiles_per_row;
-    start = (tile % a.tiles_per_row) * GK_TILE;
+    const gk_i64 start = (tile % a.tiles_per_row) * GK_TILE;
     const in_t* in = reinterpret_cast<const in_t*>(a.in) +
                      gk_nd_offset(row, a.row_ndim, a.row_shape, a.in_row_stride);
-    out = reinterpret_cast<out_t*>(a.out) +
-          gk_nd_offset(row, a.row_ndim, a.row_shape, a.out_row_stride);
+    out_t* out = reinterpret_cast<out_t*>(a.out) +
+                 gk_nd_offset(row, a.row_ndim, a.row_shape, a.out_row_stride);
     const bool vec = a.in_step == 1 && a.out_step == 1 && start + GK_TILE <= a.n &&
                      gk_aligned16(in + start) && gk_aligned16(out + start);
+    acc_t x[GK_R][GK_V];
     if (vec) {
-        const raw_t* src = reinterpret_cast<const raw_t*>(in + start);
+        const gk_vec16<in_t>* src = reinterpret_cast<const gk_vec16<in_t>*>(in + start);
+        gk_vec16<in_t> raw[GK_R];
         for (int r = 0; r < GK_R; ++r) raw[r] = src[r * GK_T + t];
+        for (int r = 0; r < GK_R; ++r) {
+            for (int k = 0; k < GK_V; ++k) x[r][k] = (acc_t)raw[r].v[k];
+        }
     } else {
         for (int r = 0; r < GK_R; ++r) {
             for (int k = 0; k < GK_V; ++k) {
                 const gk_i64 i = start + (gk_i64)(r * GK_T + t) * GK_V + k;
-                raw[r].v[k] = i < a.n ? in[i * a.in_step] : (in_t)0;
+                x[r][k] = i < a.n ? (acc_t)in[i * a.in_step] : (acc_t)0;
             }
         }
     }
-    return vec;
-}
-
-// Persistent blocks (a few per SM) take tiles in ticket order, two at a time: while warp 0 looks
-// back for a tile's carry and the block stores it, the loads of the block's next tile (and the
-// ticket after it) are already in flight, so the look-back's latency is off the loads' path.
-// A block only ever waits for tiles with smaller tickets, which running blocks hold: no deadlock
-// however many blocks are resident. The carry of a tile is the same function of the data as with
-// a block per tile (gk_carry_in), so the result does not depend on the grid or the timing.
-GK_KERNEL void __launch_bounds__(GK_T, GK_BLOCKS) gk_scan_tiles(const gk_scan_args a) {
-    __shared__ gk_i64 s_first, s_next;
-    __shared__ acc_t s_warp[GK_R][GK_WARPS];
-    __shared__ acc_t s_carry;
-    const int t = threadIdx.x, lane = t % GK_LANES, warp = t / GK_LANES;
-    const gk_i64 tiles = a.n_rows * a.tiles_per_row;
-    unsigned long long* ticket = reinterpret_cast<unsigned long long*>(a.ticket);
-    if (t == 0) s_first = (gk_i64)atomicAdd(ticket, 1ull);
+    // Each run: scans within the thread, the warp (shuffles) and the block (the warps' sums).
+    acc_t inc[GK_R];
+    for (int r = 0; r < GK_R; ++r) {
+        for (int k = 1; k < GK_V; ++k) x[r][k] = (acc_t)(x[r][k - 1] + x[r][k]);
+        inc[r] = x[r][GK_V - 1];
+    }
+    for (int d = 1; d < GK_LANES; d *= 2) {
+        for (int r = 0; r < GK_R; ++r) {
+            const acc_t o = gk_shfl_up(inc[r], d);
+            if (lane >= d) inc[r] = (acc_t)(o + inc[r]);
+        }
+    }
+    acc_t before[GK_R];  // the run's elements before this thread's, within the warp
+    for (int r = 0; r < GK_R; ++r) {
+        const acc_t o = gk_shfl_up(inc[r], 1);
+        before[r] = lane == 0 ? (acc_t)0 : o;
+        if (lane == GK_LANES - 1) s_warp[r][warp] = inc[r];
+    }
     __syncthreads();
-    gk_i64 tile = s_first, next = 0;  // next: thread 0's ticket after the prefetched tile
-    if (tile >= tiles) return;
-    if (t == 0) next = (gk_i64)atomicAdd(ticket, 1ull);
-    raw_t raw[GK_R];
-    gk_i64 start;
-    out_t* out;
-    bool vec = gk_load_tile(a, tile, t, raw, start, out);
-    while (true) {
-        acc_t x[GK_R][GK_V];
-        for (int r = 0; r < GK_R; ++r) {
-            for (int k = 0; k < GK_V; ++k) x[r][k] = (acc_t)raw[r].v[k];
+    acc_t sum = (acc_t)0;  // the tile's elements before run r, then the tile's sum
+    for (int r = 0; r < GK_R; ++r) {
+        acc_t warps_before = (acc_t)0, run = (acc_t)0;
+        for (int w = 0; w < GK_WARPS; ++w) {
+            if (w < warp) warps_before = (acc_t)(warps_before + s_warp[r][w]);
+            run = (acc_t)(run + s_warp[r][w]);
         }
-        // Each run: scans within the thread, the warp (shuffles) and the block (the warps' sums).
-        acc_t inc[GK_R];
+        before[r] = (acc_t)(sum + (acc_t)(warps_before + before[r]));
+        sum = (acc_t)(sum + run);
+    }
+    if (warp == 0) {
+        const acc_t carry = gk_carry_in(a, row, tile % a.tiles_per_row, sum, lane);
+        if (lane == 0) s_carry = carry;
+    }
+    __syncthreads();
+    const acc_t carry = s_carry;
+    if (vec) {
         for (int r = 0; r < GK_R; ++r) {
-            for (int k = 1; k < GK_V; ++k) x[r][k] = (acc_t)(x[r][k - 1] + x[r][k]);
-            inc[r] = x[r][GK_V - 1];
+            acc_t y[GK_V];
+            for (int k = 0; k < GK_V; ++k) y[k] = (acc_t)(carry + (acc_t)(before[r] + x[r][k]));
+            gk_store_run(out + start + (gk_i64)(r * GK_T + t) * GK_V, y);
         }
-        for (int d = 1; d < GK_LANES; d *= 2) {
-            for (int r = 0; r < GK_R; ++r) {
-                const acc_t o = gk_shfl_up(inc[r], d);
-                if (lane >= d) inc[r] = (acc_t)(o + inc[r]);
+    } else {
+        for (int r = 0; r < GK_R; ++r) {
+            for (int k = 0; k < GK_V; ++k) {
+                const gk_i64 i = start + (gk_i64)(r * GK_T + t) * GK_V + k;
+                if (i < a.n) out[i * a.out_step] = (out_t)(carry + (acc_t)(before[r] + x[r][k]));
             }
         }
-        acc_t before[GK_R];  // the run's elements before this thread's, within the warp
-        for (int r = 0; r < GK_R; ++r) {
-            const acc_t o = gk_shfl_up(inc[r], 1);
-            before[r] = lane == 0 ? (acc_t)0 : o;
-            if (lane == GK_LANES - 1) s_warp[r][warp] = inc[r];
-        }
-        if (t == 0) s_next = next;
-        __syncthreads();
-        const gk_i64 following = s_next;
-        acc_t sum = (acc_t)0;  // the tile's elements before run r, then the tile's sum
-        for (int r = 0; r < GK_R; ++r) {
-            acc_t warps_before = (acc_t)0, run = (acc_t)0;
-            for (int w = 0; w < GK_WARPS; ++w) {
-                if (w < warp) warps_before = (acc_t)(warps_before + s_warp[r][w]);
-                run = (acc_t)(run + s_warp[r][w]);
-            }
-            before[r] = (acc_t)(sum + (acc_t)(warps_before + before[r]));
-            sum = (acc_t)(sum + run);
-        }
-        const gk_i64 here = start;
-        out_t* const dst = out;
-        const bool here_vec = vec;
-        if (following < tiles) {
-            vec = gk_load_tile(a, following, t, raw, start, out);
-            if (t == 0) next = (gk_i64)atomicAdd(ticket, 1ull);
-        }
-        if (warp == 0) {
-            const acc_t carry =
-                gk_carry_in(a, tile / a.tiles_per_row, tile % a.tiles_per_row, sum, lane);
-            if (lane == 0) s_carry = carry;
-        }
-        __syncthreads();
-        const acc_t carry = s_carry;
-        if (here_vec) {
-            for (int r = 0; r < GK_R; ++r) {
-                acc_t y[GK_V];
-                for (int k = 0; k < GK_V; ++k) {
-                    y[k] = (acc_t)(carry + (acc_t)(before[r] + x[r][k]));
-                }
-                gk_store_run(dst + here + (gk_i64)(r * GK_T + t) * GK_V, y);
-            }
-        } else {
-            for (int r = 0; r < GK_R; ++r) {
-                for (int k = 0; k < GK_V; ++k) {
-                    const gk_i64 i = here + (gk_i64)(r * GK_T + t) * GK_V + k;
-                    if (i < a.n) {
-                        dst[i * a.out_step] = (out_t)(carry + (acc_t)(before[r] + x[r][k]));
-                    }
-                }
-            }
-        }
-        if (following >= tiles) return;
-        tile = following;
     }
 }
 

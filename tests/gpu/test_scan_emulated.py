@@ -2,8 +2,9 @@
 as fibers in a random order, barriers, shared memory first filled with NaN bytes), launched by the
 plans that gpukit.runtime.cuda.reduce builds (the flags' zero fill first, packed blocks, address
 slots, the state scratch) and checked against NumPy: rows shorter than a tile, tails, several
-windows of tiles, several rows, strided and unaligned inputs, a grid smaller than the tiles (blocks
-take several tiles each), and the same bits whatever the thread order."""
+windows of tiles (the window prefixes of the look-back), several rows, strided and unaligned
+inputs, 4- and 8-byte accumulators, and the same bits whatever the thread order. (Blocks run one
+after the other here, in ticket order: the look-back's waits find what they wait for published.)"""
 
 import ctypes
 import shutil
@@ -104,7 +105,7 @@ def _check(lib_dir, rng, dtype, out_dtype, shape, axis=-1, view=lambda a: a, sm_
     else:
         assert np.array_equal(got, want)
     again, _ = _cumsum(lib_dir, seed + 1, base, v, axis, out_dtype, sm_count + 1)
-    assert again.tobytes() == got.tobytes(), "the bits depend on the thread order or the grid"
+    assert again.tobytes() == got.tobytes(), "the bits depend on the thread order"
     return got
 
 
@@ -113,8 +114,8 @@ def test_short_rows_and_tails(lib_dir, rng, n):
     _check(lib_dir, rng, np.float32, np.float32, (n,))
 
 
-def test_several_windows_with_blocks_taking_several_tiles(lib_dir, rng):
-    """More tiles than GK_SCAN_WINDOW (window prefixes), a grid of 6 blocks for 35 tiles."""
+def test_several_windows(lib_dir, rng):
+    """More tiles than GK_SCAN_WINDOW: later windows fold the earlier windows' sums."""
     _check(lib_dir, rng, np.float32, np.float32, (CONSTANTS["GK_SCAN_WINDOW"] * TILE + 3 * TILE,))
 
 

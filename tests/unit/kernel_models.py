@@ -443,11 +443,11 @@ def _scan(mem, d, name, grid, block, a):
         tile, window = C["GK_SCAN_THREADS"] * C["GK_SCAN_ITEMS"], C["GK_SCAN_WINDOW"]
         per_row = a["tiles_per_row"]
         assert block == (C["GK_SCAN_THREADS"], 1, 1) and per_row * tile >= n
+        assert grid == (n_rows * per_row, 1, 1), "a block per tile"
         tiles, windows = n_rows * per_row, n_rows * -(-per_row // window)
-        assert 1 <= grid[0] <= tiles and grid[1:] == (1, 1), "blocks take tiles by ticket"
         assert mem.load(a["ticket"], [0], np.dtype(np.uint64))[0] == 0, "the ticket starts at 0"
-        assert (mem.load(a["flags"], np.arange(tiles), np.dtype(np.uint64)) == 0).all()
-        assert (mem.load(a["win_flags"], np.arange(2 * windows), np.dtype(np.uint64)) == 0).all()
+        assert (mem.load(a["flags"], np.arange(tiles), np.dtype(np.int32)) == 0).all()
+        assert (mem.load(a["win_flags"], np.arange(windows), np.dtype(np.int32)) == 0).all()
         for field, count in (("sums", tiles), ("win_sums", windows), ("win_prefs", windows)):
             mem.store(a[field], np.arange(count), acc, np.zeros(count))  # in the scratch
         rows = np.arange(n_rows)

@@ -228,9 +228,7 @@ def plan_cumsum(
         return None
     in_step, out_step = in_strides[axis], out_strides[axis]
     if in_step == 1 or n == 1 or n_rows < _LANES:
-        return _scan_tiles(
-            n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, acc_bytes, sm_count
-        )
+        return _scan_tiles(n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, acc_bytes)
     v = _VEC_BYTES // in_itemsize
     vec = (
         v > 1
@@ -274,9 +272,7 @@ def plan_cumsum(
     )
 
 
-def _scan_tiles(n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, acc_bytes, sm_count):
-    """Blocks take tiles by ticket, so any grid covers them: one wave of GK_SCAN_BLOCKS (or, for
-    8-byte accumulators, GK_SCAN_BLOCKS_WIDE) blocks per SM, at most one block per tile."""
+def _scan_tiles(n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, acc_bytes):
     tile = _C["GK_SCAN_THREADS"] * _C["GK_SCAN_ITEMS"]
     per_row = _ceil(n, tile)
     tiles = n_rows * per_row
@@ -285,15 +281,13 @@ def _scan_tiles(n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, acc_
     def pad(nbytes):
         return _ceil(nbytes, 16) * 16
 
-    flags_at = 16  # tile states (8 bytes) and window states (two of 8 bytes), zeroed first
-    win_flags_at = flags_at + pad(tiles * 8)
-    sums_at = win_flags_at + pad(windows * 16)  # everything before this starts at zero
+    flags_at = 16
+    win_flags_at = flags_at + pad(tiles * 4)
+    sums_at = win_flags_at + pad(windows * 4)  # everything before this starts at zero
     win_sums_at = sums_at + pad(tiles * acc_bytes)
     win_prefs_at = win_sums_at + pad(windows * acc_bytes)
     scratch = win_prefs_at + windows * acc_bytes
-    per_sm = _C["GK_SCAN_BLOCKS_WIDE"] if acc_bytes > 4 else _C["GK_SCAN_BLOCKS"]
-    grid = min(tiles, max(sm_count, 1) * per_sm)
-    main = Launch("gk_scan_tiles", (grid, 1, 1), (_C["GK_SCAN_THREADS"], 1, 1))
+    main = Launch("gk_scan_tiles", (tiles, 1, 1), (_C["GK_SCAN_THREADS"], 1, 1))
     offsets = (0, flags_at, sums_at, win_flags_at, win_sums_at, win_prefs_at)
     return ScanPlan(
         main,
