@@ -105,22 +105,26 @@ def static_cache_tokens_per_s(folder: str, batch: int):
     return f"skipped: failed ({tail[0][:160]})"
 
 
-def greedy_agreement(ours, hf, prompt) -> dict:
-    """Steps of greedy decoding where gpukit's tokens equal transformers' (from the start), and
-    transformers' top-2 logit margin at the first difference."""
+def hf_greedy(hf, prompt):
+    """transformers' greedy tokens after the prompt, and its logits at every step."""
     import torch
 
-    ours_tokens = ours.generate(prompt, GREEDY_STEPS)[0, PROMPT:]
     with torch.no_grad():
-        hf_out = hf.generate(torch.from_numpy(prompt).cuda(), max_new_tokens=GREEDY_STEPS,
-                             attention_mask=torch.ones(prompt.shape, dtype=torch.long).cuda(),
-                             min_new_tokens=GREEDY_STEPS, do_sample=False, pad_token_id=0,
-                             output_scores=True, return_dict_in_generate=True)  # fmt: skip
-    hf_tokens = hf_out.sequences.cpu().numpy()[0, PROMPT:]
-    agree = int(np.argmin(np.append(ours_tokens == hf_tokens, False)))
+        out = hf.generate(torch.from_numpy(prompt).cuda(), max_new_tokens=GREEDY_STEPS,
+                          attention_mask=torch.ones(prompt.shape, dtype=torch.long).cuda(),
+                          min_new_tokens=GREEDY_STEPS, do_sample=False, pad_token_id=0,
+                          output_scores=True, return_dict_in_generate=True)  # fmt: skip
+    return out.sequences.cpu().numpy()[0, PROMPT:], out.scores
+
+
+def greedy_agreement(tokens, reference) -> dict:
+    """Steps of greedy decoding where `tokens` equal the reference's (from the start), and the
+    reference's top-2 logit margin at the first difference; reference = hf_greedy(...)."""
+    ref_tokens, scores = reference
+    agree = int(np.argmin(np.append(tokens == ref_tokens, False)))
     margin = None
     if agree < GREEDY_STEPS:
-        second, best = np.sort(hf_out.scores[agree][0].float().cpu().numpy())[-2:]
+        second, best = np.sort(scores[agree][0].float().cpu().numpy())[-2:]
         margin = float(best - second)
     return {"steps": GREEDY_STEPS, "equal": agree, "margin_at_first_diff": margin}
 
@@ -329,12 +333,24 @@ def main():
         # Greedy tokens against transformers', in bfloat16 and (the same checkpoint) float32: a
         # random model's top logits are close, and where two are within bfloat16's rounding the
         # order of the sums decides; float32 shows whether the decode itself agrees.
+        # The bar itself: transformers against transformers, the same bfloat16 weights with its
+        # eager attention instead of SDPA (two valid orders of the same sums).
         prompt = rng.integers(0, config.vocab_size, size=(1, PROMPT))
-        results["greedy"] = greedy_agreement(ours, hf, prompt)
-        del ours
+        reference = hf_greedy(hf, prompt)
+        results["greedy"] = greedy_agreement(ours.generate(prompt, GREEDY_STEPS)[0, PROMPT:],
+                                             reference)  # fmt: skip
+        hf_eager = transformers.AutoModelForCausalLM.from_pretrained(
+            folder, dtype=tdtype, attn_implementation="eager"
+        ).cuda().eval()  # fmt: skip
+        results["greedy_hf_eager_attention"] = greedy_agreement(
+            hf_greedy(hf_eager, prompt)[0], reference
+        )
+        del ours, hf_eager
         hf32 = hf.float()
         ours32 = gk.models.from_pretrained(folder, dtype="float32", progress=False)
-        results["greedy_float32"] = greedy_agreement(ours32, hf32, prompt)
+        results["greedy_float32"] = greedy_agreement(
+            ours32.generate(prompt, GREEDY_STEPS)[0, PROMPT:], hf_greedy(hf32, prompt)
+        )
         del ours32, hf32
         hf = None
         ours = gk.models.from_pretrained(folder, progress=False)
@@ -396,7 +412,11 @@ def _report(r: dict, params: int, dtype: str) -> None:
     )
     p = r["prefill_ms"]
     print(f"{'prefill 1 x 512 (ms)':34s} {fmt(p['gpukit'])} {'':>10s} {fmt(p['transformers'])}")
-    for key, label in (("greedy", "bfloat16"), ("greedy_float32", "float32")):
+    for key, label in (
+        ("greedy", "gpukit, bfloat16"),
+        ("greedy_hf_eager_attention", "transformers with eager attention, bfloat16"),
+        ("greedy_float32", "gpukit, float32"),
+    ):
         g, margin = r[key], r[key]["margin_at_first_diff"]
         there = "" if margin is None else f" (transformers' top-2 margin there: {margin:.4f})"
         print(f"greedy tokens equal to transformers' ({label}): {g['equal']}/{g['steps']}{there}")

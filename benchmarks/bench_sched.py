@@ -9,11 +9,13 @@ The service model (issue 17): critical requests arrive at a fixed rate (one per 
 0.3 ms), each a guaranteed task of a 2048^3 bf16 product (its end synchronizes), latency from
 arrival to completion; beside a best-effort flood of 8192^3 products or of a memory-bound kernel
 (1 GiB read and written per op), under a preempting scheduler (the flood's products yield between
-tiles; the memory-bound flood capped by expected duration), today's pacing and slicing, and
+tiles and between K slices of a tile; the memory-bound flood capped by expected duration),
+today's pacing and slicing, and
 torch's priority streams. Reported: critical p50/p99 against solo, the flood against solo and
 against the share of the GPU the critical work leaves free (1 - solo p50 / period), and the
 preemption latency (word raised -> the best-effort launch gone, by device events). Writes
-bench_sched.json (to $OUT when set).
+bench_sched.json (to $OUT when set). BENCH_SCHED_SECONDS, BENCH_SCHED_SERVICE_SECONDS and
+BENCH_SCHED_LATENCY_SAMPLES shorten a run (fewer samples of the same measures).
 """
 
 import collections
@@ -30,7 +32,7 @@ import gpukit as gk
 
 CRITICAL_N = 2048
 FLOOD_N = 8192
-SECONDS = 3.0
+SECONDS = float(os.environ.get("BENCH_SCHED_SECONDS", 3.0))
 FLOOD_IN_FLIGHT = 2  # matmuls the flood keeps queued (it synchronizes on older ones' events)
 # Both loops are Python threads: with the default 5 ms switch interval, the critical thread can
 # wait milliseconds for the GIL behind the flood's launches, for gpukit and torch alike.
@@ -39,10 +41,10 @@ SWITCH_INTERVAL_S = 1e-4
 
 DTYPE = "bfloat16"
 SERVICE_PERIODS_S = (1e-3, 0.3e-3)
-SERVICE_SECONDS = 2.0
+SERVICE_SECONDS = float(os.environ.get("BENCH_SCHED_SERVICE_SECONDS", 2.0))
 MEM_N = 1 << 28  # float32 elements of the memory-bound flood's operand
 CAP_US = 300.0  # the preempting scheduler's cap on best-effort work in flight (expected us)
-LATENCY_SAMPLES = 200
+LATENCY_SAMPLES = int(os.environ.get("BENCH_SCHED_LATENCY_SAMPLES", 200))
 
 
 def percentiles_us(samples):
@@ -266,6 +268,7 @@ def preemption_latency(big):
     from gpukit.array import layout
     from gpukit.runtime import runtime
     from gpukit.runtime.backend import Layout
+    from gpukit.runtime.cuda.preempt import control_words
 
     rt = runtime()
     if not rt.capabilities.preemption or not rt.preemption_available()[0]:
@@ -276,7 +279,8 @@ def preemption_latency(big):
     least, greatest = gk.Stream.priority_range()
     low, high = gk.Stream(least), gk.Stream(greatest)
     result = gk.empty((FLOOD_N, FLOOD_N), a.dtype)
-    counter = gk.empty((1,), "int32")
+    save = gk.empty((plan.save_bytes // 4,), "float32")
+    words = control_words(plan.grid)
     r = random.Random(0)
     solo = time.perf_counter()
     plan(low.handle, None, a._buf, a._offset, b._buf, b._offset)
@@ -285,10 +289,10 @@ def preemption_latency(big):
     samples = []
     for _ in range(LATENCY_SAMPLES):
         raised, gone = gk.Event(), gk.Event()
-        counter.fill(0)
+        ctl = gk.asarray(words)
         gk.synchronize()
         args = (a._buf, a._offset, b._buf, b._offset, result._buf, result._offset,
-                counter._buf, counter._offset)  # fmt: skip
+                ctl._buf, ctl._offset, save._buf, save._offset)  # fmt: skip
         plan.yielding(low.handle, None, *args)
         gone.record(low)
         spin_until = time.perf_counter() + r.uniform(0.05, 0.8) * solo
@@ -298,7 +302,7 @@ def preemption_latency(big):
         rt.raise_preemption(high.handle, 0)
         high.wait_event(gone)  # lowered once the launch has yielded (or ended)
         rt.lower_preemption(high.handle, 0)
-        plan.finishing(low.handle, None, *args)
+        plan.finishing(low.handle, None, *args)  # resumes the saved tiles
         low.synchronize()
         high.synchronize()
         us = raised.elapsed_ms(gone) * 1e3

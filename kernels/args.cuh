@@ -158,8 +158,10 @@
 // GK_GEMM_BN outputs, K tiles slices of the stage's K; strides count elements of out's type.
 // workspace (splits > 1): fp32 partials (splits, batch, m, n). a/b_batched: the operand's tensor
 // map has a batch coordinate. out(z, m, n) at z * so_z + m * so_m + n, residual likewise.
-// The preemptible form (GK_GEMM_PREEMPT) takes its tiles from the counter at next_tile and stops
-// taking them while any of the device's preemption words at preempt is raised.
+// The preemptible form (GK_GEMM_PREEMPT) takes its tiles from the counter that starts the control
+// words at next_tile (geometry.cuh's GK_PREEMPT_CTL_WORDS) and yields while any of the device's
+// preemption words at preempt is raised, saving the tile it stops in to its block's slot of save
+// (GK_GEMM_BM x GK_GEMM_BN fp32 per block).
 #define GK_GEMM_SM90_ARGS(F, A, M) \
     F(gk_u64, out)                 \
     F(gk_u64, bias)                \
@@ -167,6 +169,7 @@
     F(gk_u64, workspace)           \
     F(gk_u64, preempt)             \
     F(gk_u64, next_tile)           \
+    F(gk_u64, save)                \
     F(gk_i64, m)                   \
     F(gk_i64, n)                   \
     F(gk_i64, so_m)                \
@@ -503,6 +506,7 @@
     F(gk_u64, inverse)                                                                       \
     F(gk_u64, starts)                                                                        \
     F(gk_u64, counts)                                                                        \
+    F(gk_u64, run_flags) /* u32 per warp and item: lanes whose key starts a run */           \
     F(gk_i64, n)                                                                             \
     F(gk_i64, n_unique)                                                                      \
     F(gk_i32, nan_distinct) /* every NaN starts a run (the Array API's unique_*) */          \

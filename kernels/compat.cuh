@@ -68,10 +68,18 @@ struct gk_f16 {
 // bfloat16 (the top half of a float32), stored as bits: a plain 16-bit struct so that tensor-core
 // code can reinterpret arrays of it; arithmetic happens in float. Conversion from float rounds to
 // nearest even and keeps NaN a (quiet) NaN, as ml_dtypes does.
+// sm_80 and later round in one instruction (cvt.rn.bf16.f32: the same bits for every non-NaN
+// value); the integer form is the portable path.
 __device__ inline gk_u16 gk_f32_to_bf16_bits(float f) {
     const gk_u32 u = gk_f32_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (gk_u16)((u >> 16) | 0x0040u);
+#if !defined(GK_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    gk_u16 h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
     return (gk_u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#endif
 }
 
 __device__ inline float gk_bf16_bits_to_f32(gk_u16 h) { return gk_f32_from_bits((gk_u32)h << 16); }

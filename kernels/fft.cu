@@ -4,8 +4,10 @@
 // shared memory, results in natural order), then stores them. GK_FFT_TPR threads serve a row;
 // GK_FFT_THREADS (a multiple of 32) is the block. Inverses conjugate on the way in and out; the
 // four-step passes of a long transform twiddle their output (gk_fft_args).
-// The passes' twiddles come from a table of exp(-2 pi i k / N), k < N, that each block computes
-// once in shared memory (sincospi in the working precision, exact rational angles).
+// The passes' twiddles come from a table that each block computes once in shared memory
+// (sincospi in the working precision, exact rational angles): pass P's exp(-2 pi i jm r / (Ns R))
+// at (r - 1) Ns + jm past the passes before it, so the lanes of a warp (consecutive jm) read
+// consecutive words instead of one bank. N - R0 entries; the host reserves N.
 // Dynamic shared memory: GK_FFT_ROWS * (pitch * sizeof(gk_cpx) + GK_FFT_ROW_EXTRA_BYTES), the
 // pitch N + N / 2^GK_FFT_PAD_SHIFT + 1, plus GK_FFT_N * sizeof(gk_cpx) for the table when there is
 // more than one pass.
@@ -29,6 +31,9 @@ struct gk_radix_product<0> {
 };
 static_assert(gk_radix_product<kPasses>::value == kN, "GK_FFT_RADICES must multiply to GK_FFT_N");
 constexpr bool kTable = kPasses > 1;
+// Pass P's twiddles start at sum over passes 1..P-1 of Ns (R - 1), which telescopes to Ns - R0.
+template <int P>
+constexpr int kTableOffset = gk_radix_product<P>::value - kRadices[0];
 
 // Rows in shared memory are padded: an element every 2^GK_FFT_PAD_SHIFT, and one more per row,
 // so that the first pass's writes (a stride of its radix) and the column copies (a stride of a
@@ -56,7 +61,7 @@ GK_DEV void gk_fft_passes(gk_cpx* row, const gk_cpx* table, int lane, bool activ
 #pragma unroll
                     for (int r = 0; r < R; ++r) {
                         gk_cpx x = row[gk_pad(j + r * B)];
-                        if (Ns > 1 && r > 0) x = x * table[jm * r * (kN / (Ns * R))];
+                        if (Ns > 1 && r > 0) x = x * table[kTableOffset<P> + (r - 1) * Ns + jm];
                         v[i][r] = x;
                     }
                     gk_dft<R>(v[i]);
@@ -91,10 +96,20 @@ GK_FFT_KERNEL void __launch_bounds__(kThreads) gk_fft_rows(const gk_fft_args a) 
     long long* batch0 = out_off + kRows;
     const int t = threadIdx.x;
     if (kTable) {
-        for (int k = t; k < kN; k += kThreads) {
+        // Entry e: the pass whose span [Ns - R0, Ns R - R0) holds it, then (r, jm) in it.
+        for (int e = t; e < kN - kRadices[0]; e += kThreads) {
+            int ns = kRadices[0], radix = kRadices[kPasses > 1 ? 1 : 0];
+#pragma unroll
+            for (int p = 1; p + 1 < kPasses; ++p) {
+                if (e < ns * kRadices[p] - kRadices[0]) break;
+                ns *= kRadices[p];
+                radix = kRadices[p + 1];
+            }
+            const int local = e - (ns - kRadices[0]);
+            const int r = local / ns + 1, jm = local % ns;
             gk_real sn, cs;
-            gk_sincospi((gk_real)(-2 * k) / (gk_real)kN, &sn, &cs);
-            table[k] = gk_cx(cs, sn);
+            gk_sincospi((gk_real)(-2 * jm * r) / (gk_real)(ns * radix), &sn, &cs);
+            table[e] = gk_cx(cs, sn);
         }
     }
     const long long row0 = (long long)blockIdx.x * kRows;

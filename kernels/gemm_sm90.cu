@@ -19,12 +19,17 @@
 // bits every run) and applies the epilogue.
 //
 // Preemptible form (GK_GEMM_PREEMPT=1, for best-effort work): tiles come from the counter at
-// p.next_tile instead of a fixed stride. Before taking a tile, the producer reads the device's
-// preemption words (p.preempt); while one is raised it takes none and the block exits once its
-// tiles are stored. The counter is then the first tile not taken: every tile below it is complete,
-// and a relaunch resumes there, computing each tile whole in the same K order (the same bits as
-// one uninterrupted launch). The producer hands tile numbers to the consumers through a 2-slot
-// ring in shared memory with its own mbarriers. Split-K is not used in this form.
+// p.next_tile instead of a fixed stride, handed to the consumers through a 2-slot ring in shared
+// memory with its own mbarriers. The producer reads the device's preemption words (p.preempt)
+// before taking a tile and every GK_PREEMPT_EVERY K slices of it. Raised before a tile: it takes
+// none. Raised within one: it issues no more loads and puts a stop marker in the next stage of
+// the ring (an arrival without bytes, its position in stop_it); the consumers drain the stages
+// before it, then store their fp32 accumulators to the block's save slot (p.save) and record the
+// tile and its next K slice in the block's record of the control words. Either way the block then
+// exits. A relaunch (the same grid) first resumes its block's saved tile: accumulators loaded
+// back, the same wgmma chain continued from that K slice, so every tile is the same sequence of
+// operations in the same K order as in one uninterrupted launch (the same bits). The host is done
+// once the counter passed the last tile and no saved tile waits. Split-K is not used in this form.
 //
 // Defines: GK_GEMM_TYPE (GK_GEMM_F16 | GK_GEMM_BF16 | GK_GEMM_TF32), GK_GEMM_BM (128 | 256),
 // GK_GEMM_BN (64 | 128 | 192 | 256), GK_GEMM_STAGES, GK_GEMM_SMEM (the dynamic shared memory
@@ -63,6 +68,7 @@
 #define GK_WGMMA_AB "f16"
 #endif
 #endif
+#include "sm90.cuh"
 #include "wgmma.cuh"
 
 #define GK_BK (GK_SM90_ROW_BYTES / GK_ELEM_BYTES)  // K per stage: 64 (16-bit) or 32 (tf32)
@@ -77,73 +83,11 @@
 static_assert(GK_GEMM_STAGES * GK_STAGE_BYTES + GK_SM90_SMEM_EXTRA <= GK_GEMM_SMEM,
               "the stages do not fit the shared memory the launch gives");
 // Barriers after the 1024-byte alignment slack: full[S], empty[S], and for GK_GEMM_PREEMPT
-// tile_full[2], tile_empty[2] and the two tile-number slots.
-static_assert(1024 + 16 * GK_GEMM_STAGES + 40 <= GK_SM90_SMEM_EXTRA, "barriers beyond the extra");
+// tile_full[2], tile_empty[2], the two (tile, first K slice) slots and stop_it.
+static_assert(1024 + 16 * GK_GEMM_STAGES + 56 <= GK_SM90_SMEM_EXTRA, "barriers beyond the extra");
 static_assert(GK_GEMM_BN % 64 == 0 && GK_GEMM_BN <= 256, "BN: 64, 128, 192 or 256");
 static_assert(GK_GEMM_BM == 128 || GK_GEMM_BM == 256, "BM: 128 or 256");
 static_assert(GK_MI * GK_ACC <= 128, "accumulators beyond 128 registers per thread");
-
-// CUtensorMap: 128 opaque bytes made by the driver's cuTensorMapEncodeTiled.
-struct __align__(64) gk_tensor_map {
-    gk_u64 opaque[16];
-};
-
-__device__ __forceinline__ unsigned gk_smem_u32(const void* p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-
-__device__ __forceinline__ void gk_mbar_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-
-__device__ __forceinline__ void gk_mbar_wait(unsigned bar, unsigned parity) {
-    unsigned done;
-    do {
-        asm volatile(
-            "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-            " selp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done)
-            : "r"(bar), "r"(parity)
-            : "memory");
-    } while (!done);
-}
-
-__device__ __forceinline__ void gk_mbar_arrive(unsigned bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-
-__device__ __forceinline__ void gk_mbar_expect_tx(unsigned bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-                 : "memory");
-}
-
-// A 3-D box (inner, outer, batch) of `map` into shared memory at dst; completes on bar.
-__device__ __forceinline__ void gk_tma_load(unsigned dst, const gk_tensor_map* map, unsigned bar,
-                                            int c0, int c1, int c2) {
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-        " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
-        "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
-        : "memory");
-}
-
-// wgmma shared-memory descriptor, 128-byte swizzle. lbo: byte distance between MN chunks of an
-// MN-major operand (unused for K-major); sbo: between groups of 8 rows (1024 bytes here).
-__device__ __forceinline__ gk_u64 gk_desc(unsigned addr, unsigned lbo) {
-    return (gk_u64)((addr & 0x3FFFF) >> 4) | ((gk_u64)((lbo & 0x3FFFF) >> 4) << 16) |
-           ((gk_u64)(1024 >> 4) << 32) | (1ull << 62);
-}
-
-__device__ __forceinline__ void gk_wgmma_fence() {
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void gk_wgmma_commit() {
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-template <int N>
-__device__ __forceinline__ void gk_wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
 
 __device__ __forceinline__ void gk_wgmma(float (&d)[GK_ACC], gk_u64 da, gk_u64 db) {
 #if GK_GEMM_TYPE == GK_GEMM_TF32
@@ -203,6 +147,67 @@ __device__ __forceinline__ int gk_take_tile(const gk_gemm_sm90_args& p) {
     if (gk_preempt_raised(p)) return -1;
     const int t = (int)atomicAdd(reinterpret_cast<unsigned*>(p.next_tile), 1u);
     return t < p.total_tiles ? t : -1;
+}
+
+// The control words (geometry.cuh): counter, saved tiles waiting, records unwritten, blocks
+// started; then this block's record (saved tile + 1 or 0, its next K slice).
+#define GK_CTL_PENDING 1
+#define GK_CTL_FRESH 2
+#define GK_CTL_STARTED 3
+
+// The saved tile of this block, as (tile, next K slice), or tile -1; clears the record. In the
+// call's first launch the records hold garbage: each block writes its own empty, and the last
+// block to start says the records are written (every block has read the flag by then).
+__device__ __forceinline__ int2 gk_resume_record(const gk_gemm_sm90_args& p) {
+    int* ctl = reinterpret_cast<int*>(p.next_tile);
+    volatile int* record = ctl + GK_PREEMPT_CTL_WORDS + GK_PREEMPT_RECORD_WORDS * blockIdx.x;
+    int2 r = make_int2(-1, 0);
+    if (*(volatile int*)(ctl + GK_CTL_FRESH) == 0) {
+        const int saved = record[0];
+        if (saved > 0) {
+            r = make_int2(saved - 1, record[1]);
+            atomicSub(ctl + GK_CTL_PENDING, 1);
+        }
+    }
+    record[0] = 0;
+    __threadfence();
+    if (atomicAdd(ctl + GK_CTL_STARTED, 1) == (int)gridDim.x - 1) {
+        ctl[GK_CTL_STARTED] = 0;
+        *(volatile int*)(ctl + GK_CTL_FRESH) = 0;
+    }
+    return r;
+}
+
+// This consumer thread's accumulators in the block's save slot: element (mi, r) of thread ct
+// (0-255 over both consumer warpgroups) as float4 ((mi * GK_ACC / 4 + r / 4) * 256 + ct), so each
+// 16-byte store or load of the 256 threads covers 4 KiB in a row.
+__device__ __forceinline__ float* gk_save_slot(const gk_gemm_sm90_args& p) {
+    return reinterpret_cast<float*>(p.save) + (gk_i64)blockIdx.x * (GK_GEMM_BM * GK_GEMM_BN) +
+           4 * (threadIdx.x - 128);
+}
+
+__device__ __forceinline__ void gk_save_acc(const float (&acc)[GK_MI][GK_ACC], float* slot) {
+#pragma unroll
+    for (int mi = 0; mi < GK_MI; ++mi)
+#pragma unroll
+        for (int r = 0; r < GK_ACC; r += 4)
+            asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(
+                             slot + 4 * 256 * (mi * GK_ACC / 4 + r / 4)),
+                         "f"(acc[mi][r]), "f"(acc[mi][r + 1]), "f"(acc[mi][r + 2]),
+                         "f"(acc[mi][r + 3])
+                         : "memory");
+}
+
+__device__ __forceinline__ void gk_load_acc(float (&acc)[GK_MI][GK_ACC], const float* slot) {
+#pragma unroll
+    for (int mi = 0; mi < GK_MI; ++mi)
+#pragma unroll
+        for (int r = 0; r < GK_ACC; r += 4)
+            asm volatile("ld.global.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=f"(acc[mi][r]), "=f"(acc[mi][r + 1]), "=f"(acc[mi][r + 2]),
+                           "=f"(acc[mi][r + 3])
+                         : "l"(slot + 4 * 256 * (mi * GK_ACC / 4 + r / 4))
+                         : "memory");
 }
 #endif
 
@@ -276,6 +281,9 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
             gk_mbar_init(bars + 16 * GK_GEMM_STAGES + 8 * s, 1);           // tile_full
             gk_mbar_init(bars + 16 * GK_GEMM_STAGES + 16 + 8 * s, 2 * 4);  // tile_empty
         }
+        // stop_it (after the tile slots): no stop marker yet.
+        *reinterpret_cast<volatile int*>(gk_smem_raw + (bars + 16 * GK_GEMM_STAGES + 48 - raw)) =
+            -1;
 #endif
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -284,7 +292,12 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
 #if GK_GEMM_PREEMPT
     const unsigned tile_full = bars + 16 * GK_GEMM_STAGES, tile_empty = tile_full + 16;
     volatile int* tile_slot = reinterpret_cast<volatile int*>(gk_smem_raw + (tile_full + 32 - raw));
-// Tile j of this block: handed over in slot j & 1, in that slot's phase (j >> 1) & 1.
+    // The ring position of the stop marker (only ever written once, before its stage's arrival).
+    volatile int* stop_it = tile_slot + 4;
+    int first_k = -1;      // the tile's first K slice when it resumes a saved one, else -1
+    bool stopped = false;  // producer: the block yielded inside a tile
+// Tile j of this block: handed over in slot j & 1 (tile, first K slice), in that slot's phase
+// (j >> 1) & 1.
 #define GK_FOR_TILES(ti, who)  \
     for (int j = 0, ti;; ++j)  \
         if ((ti = who(j)) < 0) \
@@ -292,26 +305,37 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
         else
     auto produce_tile = [&](int j) {
         const int slot = j & 1;
+        int t = -1;
+        first_k = -1;
+        if (j == 0) {
+            const int2 r = gk_resume_record(p);
+            t = r.x;
+            first_k = t >= 0 ? r.y : -1;
+        }
         gk_mbar_wait(tile_empty + 8 * slot, ((unsigned)(j >> 1) & 1u) ^ 1u);
-        const int t = gk_take_tile(p);
-        tile_slot[slot] = t;
-        gk_mbar_arrive(tile_full + 8 * slot);  // releases the slot's store to the consumers
+        if (t < 0 && !stopped) t = gk_take_tile(p);
+        tile_slot[2 * slot] = t;
+        tile_slot[2 * slot + 1] = first_k;
+        gk_mbar_arrive(tile_full + 8 * slot);  // releases the slot's stores to the consumers
         return t;
     };
     auto consume_tile = [&](int j) {
         const int slot = j & 1;
         gk_mbar_wait(tile_full + 8 * slot, (unsigned)(j >> 1) & 1u);
-        const int t = tile_slot[slot];
+        const int t = tile_slot[2 * slot];
+        first_k = tile_slot[2 * slot + 1];
         __syncwarp();
         if (lane == 0) gk_mbar_arrive(tile_empty + 8 * slot);
         return t;
     };
 #define GK_PRODUCER_TILES(ti) GK_FOR_TILES(ti, produce_tile)
 #define GK_CONSUMER_TILES(ti) GK_FOR_TILES(ti, consume_tile)
+#define GK_FIRST_K(k0) (first_k >= 0 ? first_k : (k0))
 #else
     const int total = p.total_tiles;
 #define GK_PRODUCER_TILES(ti) for (int ti = blockIdx.x; ti < total; ti += gridDim.x)
 #define GK_CONSUMER_TILES(ti) for (int ti = blockIdx.x; ti < total; ti += gridDim.x)
+#define GK_FIRST_K(k0) (k0)
 #endif
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(GK_SM90_PRODUCER_REGS));
@@ -325,11 +349,23 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
                 const int k1 = min(k0 + p.k_tiles_per_split, p.k_tiles);
                 const int m0 = t.tm * GK_GEMM_BM, n0 = t.tn * GK_GEMM_BN;
                 const int za = p.a_batched ? t.z : 0, zb = p.b_batched ? t.z : 0;
-                for (int kt = k0; kt < k1; ++kt, ++it) {
+                for (int kt = GK_FIRST_K(k0); kt < k1; ++kt, ++it) {
                     const int stage = it % GK_GEMM_STAGES;
                     const unsigned phase = (unsigned)(it / GK_GEMM_STAGES) & 1u;
                     const unsigned full = bars + 8 * stage;
                     gk_mbar_wait(bars + 8 * (GK_GEMM_STAGES + stage), phase ^ 1u);
+#if GK_GEMM_PREEMPT
+                    if ((kt - GK_FIRST_K(k0)) % GK_PREEMPT_EVERY == 0 && gk_preempt_raised(p)) {
+                        // No more loads: the stage carries the stop marker instead (an arrival
+                        // without bytes completes its phase), so the consumers drain the stages
+                        // before it and never wait for one that will not come.
+                        *stop_it = it;
+                        gk_mbar_arrive(full);
+                        stopped = true;
+                        ++it;
+                        break;
+                    }
+#endif
                     gk_mbar_expect_tx(full, GK_STAGE_BYTES);
                     const unsigned sa = a_stages + stage * GK_A_STAGE;
                     const unsigned sb = b_stages + stage * GK_B_STAGE;
@@ -364,12 +400,24 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
             for (int mi = 0; mi < GK_MI; ++mi)
 #pragma unroll
                 for (int r = 0; r < GK_ACC; ++r) acc[mi][r] = 0.f;
+#if GK_GEMM_PREEMPT
+            if (first_k >= 0) gk_load_acc(acc, gk_save_slot(p));  // a saved tile resumes
+            int stop_kt = -1;
+#endif
 #if GK_GEMM_WAIT1
             int prev_stage = -1;
 #endif
-            for (int kt = k0; kt < k1; ++kt, ++it) {
+            for (int kt = GK_FIRST_K(k0); kt < k1; ++kt, ++it) {
                 const int stage = it % GK_GEMM_STAGES;
                 gk_mbar_wait(bars + 8 * stage, (unsigned)(it / GK_GEMM_STAGES) & 1u);
+#if GK_GEMM_PREEMPT
+                if (it == *stop_it) {  // the stop marker: no data in this stage
+                    if (lane == 0) gk_mbar_arrive(bars + 8 * (GK_GEMM_STAGES + stage));
+                    stop_kt = kt;
+                    ++it;
+                    break;
+                }
+#endif
                 const unsigned sa = a_stages + stage * GK_A_STAGE;
                 const unsigned sb = b_stages + stage * GK_B_STAGE;
                 gk_wgmma_fence();
@@ -412,6 +460,19 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
             gk_wgmma_wait<0>();
             if (prev_stage >= 0 && lane == 0)
                 gk_mbar_arrive(bars + 8 * (GK_GEMM_STAGES + prev_stage));
+#endif
+#if GK_GEMM_PREEMPT
+            if (stop_kt >= 0) {  // yielded: save the tile for the relaunch (the block ends next)
+                gk_save_acc(acc, gk_save_slot(p));
+                if (threadIdx.x == 128) {
+                    int* record = reinterpret_cast<int*>(p.next_tile) + GK_PREEMPT_CTL_WORDS +
+                                  GK_PREEMPT_RECORD_WORDS * blockIdx.x;
+                    record[0] = ti + 1;
+                    record[1] = stop_kt;
+                    atomicAdd(reinterpret_cast<int*>(p.next_tile) + GK_CTL_PENDING, 1);
+                }
+                continue;
+            }
 #endif
 #pragma unroll
             for (int mi = 0; mi < GK_MI; ++mi)

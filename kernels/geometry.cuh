@@ -65,6 +65,14 @@
 // stream that may have work in flight at once (each raises and lowers its own word on the GPU);
 // a preemptible kernel yields while any word is non-zero, read as one 16-byte load.
 #define GK_PREEMPT_SLOTS 4
+// The preemptible GEMM checks the words every GK_PREEMPT_EVERY K slices of a tile and saves the
+// tile it stops in (fp32 accumulators, one save slot per block). Its control words: the tile
+// counter, the saved tiles not yet resumed, whether the save records are unwritten (the call's
+// first launch), the blocks started; then one record per block: (saved tile + 1 or 0, its next
+// K slice).
+#define GK_PREEMPT_EVERY 4
+#define GK_PREEMPT_CTL_WORDS 4
+#define GK_PREEMPT_RECORD_WORDS 2
 
 // kernels/gemv.cu: products of at most GK_GEMV_MAX_ROWS rows by a weight read once.
 #define GK_GEMV_THREADS 256
@@ -121,6 +129,19 @@
 #define GK_ATTN_TC_DECODE_MAX_MT 2   // m16 row tiles of a decode block, at most (GK_DEC_MT)
 #define GK_ATTN_MAX_SPLITS 1024      // key splits of one decode call, at most
 #define GK_ATTN_COMBINE_THREADS 128  // threads of gk_attn_combine, a block per output row
+
+// kernels/attention_sm90.cu (sm_90a prefill, FlashAttention-3 arrangement): a producer warpgroup
+// and GK_ATTN_SM90_ROWS / 64 consumer warpgroups of 64 query rows; by head dim (64, 128, 256
+// only): keys per tile, K/V stages, 1 where a consumer issues the next tile's S = Q K^T before
+// its softmax (intra-warpgroup pipelining), 1 where the two consumers take turns issuing their
+// products (ping-pong). The fastest variants of the H100 sweep of 2026-11-26 (row tiles of a head
+// launched together, K and V released separately; notes/attention.md): pipelined with ping-pong
+// at every head dim.
+#define GK_ATTN_SM90_HEAD_DIMS 64, 128, 256
+#define GK_ATTN_SM90_ROWS 128
+#define GK_ATTN_SM90_D64 128, 4, 1, 1
+#define GK_ATTN_SM90_D128 128, 2, 1, 1
+#define GK_ATTN_SM90_D256 64, 2, 1, 1
 
 // kernels/philox.cu: elements made from one group of four 32-bit words.
 #define GK_PHILOX_PER_GROUP_32 4
@@ -201,6 +222,9 @@
     X(GK_SM90_GROUP_M)           \
     X(GK_SPLITK_THREADS)         \
     X(GK_PREEMPT_SLOTS)          \
+    X(GK_PREEMPT_EVERY)          \
+    X(GK_PREEMPT_CTL_WORDS)      \
+    X(GK_PREEMPT_RECORD_WORDS)   \
     X(GK_GEMV_THREADS)           \
     X(GK_GEMV_MAX_ROWS)          \
     X(GK_GEMV_CPW_DEFAULT)       \
@@ -224,6 +248,11 @@
     X(GK_ATTN_KEYS)              \
     X(GK_ATTN_MAX_WARPS)         \
     X(GK_ATTN_PAD_BYTES)         \
+    X(GK_ATTN_SM90_HEAD_DIMS)    \
+    X(GK_ATTN_SM90_ROWS)         \
+    X(GK_ATTN_SM90_D64)          \
+    X(GK_ATTN_SM90_D128)         \
+    X(GK_ATTN_SM90_D256)         \
     X(GK_ATTN_TC_HEAD_DIMS)      \
     X(GK_ATTN_TC_PREFILL_D64)    \
     X(GK_ATTN_TC_PREFILL_D96)    \

@@ -19,6 +19,11 @@ typedef GK_ACC_T acc_t;
 #ifndef GK_VECS
 #define GK_VECS 0
 #endif
+// 16-byte loads in flight per thread while the statistics stream (a multiple of 4): 8 for 16-bit
+// elements (fewer registers a vector once widened); 4 for wider ones, whose 512-thread blocks
+// would fit one to an SM with 8 (measured slower). GK_ROWS_WRITE_BATCH: per step of the output.
+#define GK_ROWS_BATCH (sizeof(T) == 2 ? 8 : 4)
+#define GK_ROWS_WRITE_BATCH 2
 
 static const int GK_V = gk_vec16<T>::N;
 typedef gk_vec16<T> vec_t;
@@ -361,8 +366,9 @@ __device__ inline S gk_group_merge(S v, int G) {
 }
 
 // Adds the elements [lo, hi) of the row that thread `first` of G serves (lo and hi multiples of
-// GK_V, or hi == n) to s, four loads in flight; with a residual, the elements are h = in +
-// residual, also written to residual_out.
+// GK_V, or hi == n) to s, GK_ROWS_BATCH 16-byte loads in flight (added four at a time, as with
+// fewer in flight: the same bits); with a residual, the elements are h = in + residual, also
+// written to residual_out.
 template <typename S>
 __device__ inline void gk_row_stream(const gk_row& r, gk_i64 lo, gk_i64 hi, int first, int G, S& s,
                                      acc_t x0) {
@@ -372,6 +378,28 @@ __device__ inline void gk_row_stream(const gk_row& r, gk_i64 lo, gk_i64 hi, int 
         vec_t* vres_out = reinterpret_cast<vec_t*>(r.res_out);
         const gk_i64 v1 = hi / GK_V;
         gk_i64 v = lo / GK_V + first;
+        constexpr int B = GK_ROWS_BATCH;
+        static_assert(B % 4 == 0, "loads are added four at a time");
+        for (; v + (B - 1) * G < v1; v += B * G) {
+            vec_t x[B];
+            for (int u = 0; u < B; ++u) x[u] = vin[v + u * G];
+            if (r.res) {
+                vec_t rv[B];
+                for (int u = 0; u < B; ++u) rv[u] = vres[v + u * G];
+                for (int u = 0; u < B; ++u) {
+                    for (int k = 0; k < GK_V; ++k)
+                        x[u].v[k] = gk_add_residual(x[u].v[k], rv[u].v[k]);
+                    vres_out[v + u * G] = x[u];
+                }
+            }
+            for (int q = 0; q < B; q += 4) {
+                acc_t xs[4 * GK_V];
+                for (int u = 0; u < 4; ++u) {
+                    for (int k = 0; k < GK_V; ++k) xs[u * GK_V + k] = (acc_t)x[q + u].v[k];
+                }
+                s.add(xs, 4 * GK_V, x0);
+            }
+        }
         for (; v + 3 * G < v1; v += 4 * G) {
             vec_t x[4];
             for (int u = 0; u < 4; ++u) x[u] = vin[v + u * G];
@@ -432,16 +460,17 @@ __device__ inline void gk_row_write(const gk_row& r, gk_i64 lo, gk_i64 hi, int f
         const vec_t* vsrc = reinterpret_cast<const vec_t*>(src);
         const gk_i64 v1 = hi / GK_V;
         gk_i64 v = lo / GK_V + first;
-        for (; v + G < v1; v += 2 * G) {
-            vec_t x[2], wv[2], bv[2];
-            for (int u = 0; u < 2; ++u) x[u] = vsrc[v + u * G];
+        constexpr int W = GK_ROWS_WRITE_BATCH;
+        for (; v + (W - 1) * G < v1; v += W * G) {
+            vec_t x[W], wv[W], bv[W];
+            for (int u = 0; u < W; ++u) x[u] = vsrc[v + u * G];
             if (r.w) {
-                for (int u = 0; u < 2; ++u) wv[u] = reinterpret_cast<const vec_t*>(r.w)[v + u * G];
+                for (int u = 0; u < W; ++u) wv[u] = reinterpret_cast<const vec_t*>(r.w)[v + u * G];
             }
             if (r.b) {
-                for (int u = 0; u < 2; ++u) bv[u] = reinterpret_cast<const vec_t*>(r.b)[v + u * G];
+                for (int u = 0; u < W; ++u) bv[u] = reinterpret_cast<const vec_t*>(r.b)[v + u * G];
             }
-            for (int u = 0; u < 2; ++u) {
+            for (int u = 0; u < W; ++u) {
                 vec_t y;
                 for (int k = 0; k < GK_V; ++k) {
                     acc_t t = gk_apply<KIND>(p, (acc_t)x[u].v[k]);

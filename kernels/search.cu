@@ -2,8 +2,7 @@
 // a sorted array with their first index, inverse and counts (unique), and histograms.
 //
 // Defines: GK_KEY_T, GK_KEY_KIND, GK_KEY_INF (the keys' raw bits and kind, sort_common.cuh).
-// Blocks of GK_BLOCK threads; unique's tiles give each thread GK_UNIQUE_ITEMS consecutive keys
-// (geometry.cuh).
+// Blocks of GK_BLOCK threads; unique's tiles give each thread GK_UNIQUE_ITEMS keys (geometry.cuh).
 #include "args.cuh"
 #include "sort_common.cuh"
 
@@ -62,15 +61,30 @@ GK_KERNEL void gk_searchsorted(const gk_search_args a) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// unique over sorted keys, three launches: gk_unique_count (runs starting in each tile), then
-// gk_unique_scan (their running sum; the total is the only number the host reads), then
-// gk_unique_write; gk_unique_counts turns run starts into counts.
+// unique over sorted keys, three launches: gk_unique_count (runs starting in each tile, and which
+// keys start them), then gk_unique_scan (their running sum; the total is the only number the host
+// reads), then gk_unique_write; gk_unique_counts turns run starts into counts.
 
-__device__ inline bool starts_run(const gk_unique_args& a, const raw_key* keys, gk_i64 i) {
-    if (i == 0) return true;
-    const raw_key k = ordered(keys[i]);
-    if (GK_KEY_KIND == GK_KEY_FLOAT && a.nan_distinct && k == (raw_key) ~(raw_key)0) return true;
-    return k != ordered(keys[i - 1]);
+// A tile is laid out warp by warp: warp w holds 32 * GK_UNIQUE_ITEMS consecutive keys, item i
+// of lane l being element i * 32 + l of its run, so that every load is coalesced. Bit i of the
+// result: whether this lane's item i starts a run (its neighbour comes by shuffle).
+__device__ inline unsigned run_starts(const gk_unique_args& a, const raw_key* keys, gk_i64 run) {
+    const int lane = gk_lane();
+    const raw_key nan = (raw_key) ~(raw_key)0;
+    gk_u64 carry = run > lane && run - lane - 1 < a.n ? (gk_u64)ordered(keys[run - lane - 1]) : 0;
+    unsigned flags = 0;
+#pragma unroll
+    for (int i = 0; i < GK_UNIQUE_ITEMS; ++i) {
+        const gk_i64 e = run + (gk_i64)i * GK_LANES;
+        const gk_u64 k = e < a.n ? (gk_u64)ordered(keys[e]) : 0;
+        const gk_u64 up = gk_shfl(k, lane == 0 ? GK_LANES - 1 : lane - 1);
+        const gk_u64 prev = lane == 0 ? carry : up;
+        carry = up;  // lane 0 gets the last lane's key of this item
+        bool start = e == 0 || k != prev;
+        if (GK_KEY_KIND == GK_KEY_FLOAT && a.nan_distinct && k == (gk_u64)nan) start = true;
+        if (e < a.n && start) flags |= 1u << i;
+    }
+    return flags;
 }
 
 // Exclusive running sum of v over the block; *total gets the sum.
@@ -93,16 +107,28 @@ __device__ inline gk_i64 block_exclusive_sum(gk_i64 v, gk_i64* warp_sums, gk_i64
     return before + incl - v;
 }
 
+__device__ inline gk_i64 unique_run(int warp, int lane) {
+    return (gk_i64)blockIdx.x * UNIQUE_TILE + (gk_i64)warp * GK_LANES * GK_UNIQUE_ITEMS + lane;
+}
+
+// Counts the runs starting in each tile and keeps, per warp and item, the lanes whose key
+// starts one (a.run_flags), so that gk_unique_write reads no key but the distinct ones.
 GK_KERNEL void gk_unique_count(const gk_unique_args a) {
     __shared__ gk_i64 warp_sums[GK_BLOCK / GK_LANES];
     const raw_key* keys = reinterpret_cast<const raw_key*>(a.keys);
-    const gk_i64 first = ((gk_i64)blockIdx.x * GK_BLOCK + threadIdx.x) * GK_UNIQUE_ITEMS;
-    gk_i64 mine = 0;
+    const int lane = gk_lane(), warp = threadIdx.x / GK_LANES;
+    const unsigned flags = run_starts(a, keys, unique_run(warp, lane));
+    unsigned mine = 0;
 #pragma unroll
-    for (int j = 0; j < GK_UNIQUE_ITEMS; ++j)
-        if (first + j < a.n) mine += starts_run(a, keys, first + j);
+    for (int i = 0; i < GK_UNIQUE_ITEMS; ++i) {
+        const unsigned item_starts = gk_ballot(flags >> i & 1u);
+        if (lane == i) mine = item_starts;
+    }
+    const gk_i64 warp_id = (gk_i64)blockIdx.x * (GK_BLOCK / GK_LANES) + warp;
+    if (lane < GK_UNIQUE_ITEMS)
+        reinterpret_cast<unsigned*>(a.run_flags)[warp_id * GK_UNIQUE_ITEMS + lane] = mine;
     gk_i64 total;
-    block_exclusive_sum(mine, warp_sums, &total);
+    block_exclusive_sum(__popc(flags), warp_sums, &total);
     if (threadIdx.x == 0) reinterpret_cast<gk_i64*>(a.tile_counts)[blockIdx.x] = total;
 }
 
@@ -127,24 +153,37 @@ GK_KERNEL void gk_unique_write(const gk_unique_args a) {
     __shared__ gk_i64 warp_sums[GK_BLOCK / GK_LANES];
     const raw_key* keys = reinterpret_cast<const raw_key*>(a.keys);
     const gk_i64* perm = reinterpret_cast<const gk_i64*>(a.perm);
-    const gk_i64 first = ((gk_i64)blockIdx.x * GK_BLOCK + threadIdx.x) * GK_UNIQUE_ITEMS;
-    unsigned flags = 0;
+    const int lane = gk_lane(), warp = threadIdx.x / GK_LANES;
+    const gk_i64 run = unique_run(warp, lane);
+    const gk_i64 warp_id = (gk_i64)blockIdx.x * (GK_BLOCK / GK_LANES) + warp;
+    const unsigned mine =
+        lane < GK_UNIQUE_ITEMS
+            ? reinterpret_cast<const unsigned*>(a.run_flags)[warp_id * GK_UNIQUE_ITEMS + lane]
+            : 0u;
+    unsigned starts_of_lane = 0;  // this lane's starts, item by item
 #pragma unroll
-    for (int j = 0; j < GK_UNIQUE_ITEMS; ++j)
-        if (first + j < a.n && starts_run(a, keys, first + j)) flags |= 1u << j;
+    for (int i = 0; i < GK_UNIQUE_ITEMS; ++i) starts_of_lane += gk_shfl(mine, i) >> lane & 1u;
+    // The warp's first new value's place: the tile's, then the warps' before this one.
     gk_i64 total;
+    const gk_i64 before = block_exclusive_sum(starts_of_lane, warp_sums, &total);
     gk_i64 pos = reinterpret_cast<const gk_i64*>(a.tile_counts)[blockIdx.x] +
-                 block_exclusive_sum(__popc(flags), warp_sums, &total);
-    // pos: this thread's first new value's place; the run of element e is pos - 1 after e's flag
-    for (int j = 0; j < GK_UNIQUE_ITEMS && first + j < a.n; ++j) {
-        const gk_i64 e = first + j;
-        if (flags >> j & 1u) {
-            if (a.values) reinterpret_cast<raw_key*>(a.values)[pos] = keys[e];
-            if (a.index) reinterpret_cast<gk_i64*>(a.index)[pos] = perm[e];
-            if (a.starts) reinterpret_cast<gk_i64*>(a.starts)[pos] = e;
-            ++pos;
+                 gk_shfl(before, 0);  // lane 0's share starts the warp's
+    const unsigned lt = gk_lanemask_lt();
+    for (int i = 0; i < GK_UNIQUE_ITEMS; ++i) {
+        const gk_i64 e = run + (gk_i64)i * GK_LANES;
+        const unsigned item_starts = gk_shfl(mine, i);
+        const unsigned starts = item_starts >> lane & 1u;
+        // The run of element e: the number of starts up to and including it, minus one.
+        const gk_i64 at = pos + __popc(item_starts & lt);
+        if (e < a.n) {
+            if (starts) {
+                if (a.values) reinterpret_cast<raw_key*>(a.values)[at] = keys[e];
+                if (a.index) reinterpret_cast<gk_i64*>(a.index)[at] = perm[e];
+                if (a.starts) reinterpret_cast<gk_i64*>(a.starts)[at] = e;
+            }
+            if (a.inverse) reinterpret_cast<gk_i64*>(a.inverse)[perm[e]] = at + starts - 1;
         }
-        if (a.inverse) reinterpret_cast<gk_i64*>(a.inverse)[perm[e]] = pos - 1;
+        pos += __popc(item_starts);
     }
 }
 

@@ -12,7 +12,10 @@
 //
 // Defines: GK_KEY_T (raw bits: gk_u8, gk_u16, gk_u32, gk_u64), GK_KEY_KIND and GK_KEY_INF
 // (sort_common.cuh), GK_VALUES (int64 values carried), GK_THREADS, GK_ITEMS and GK_MIN_BLOCKS
-// (the onesweep tile and blocks per SM), GK_ROW_ITEMS (keys per thread of the row sort), all
+// (the onesweep tile and blocks per SM), GK_LOOKBACK (predecessors read at once by the
+// look-back), GK_RANK_MASKS (the onesweep ranks with shared-memory masks, else warp matches),
+// GK_ROW_ITEMS (keys
+// per thread of the row sort), all
 // chosen by gpukit/runtime/sort_plan.py. The digit width is GK_SORT_RADIX_BITS (geometry.cuh).
 #include "args.cuh"
 #include "sort_common.cuh"
@@ -145,23 +148,44 @@ GK_KERNEL void gk_sort_scan(const gk_sort_args a) {
 // ---------------------------------------------------------------------------------------------
 // One pass over one portion.
 
+// A tile's digit count goes out as soon as the tile is ranked (tile 0's as inclusive at once).
+__device__ inline void publish(const gk_sort_args& a, gk_i64 tile, unsigned count, int d) {
+    volatile unsigned* status = reinterpret_cast<volatile unsigned*>(a.status) +
+                                (gk_i64)a.portion * a.portion_tiles * RADIX + d;
+    const unsigned flag = tile == 0 ? 2u + (unsigned)(a.pass & 1) : FLAG_AGGREGATE;
+    status[tile * RADIX] = flag << 30 | count;
+}
+
+// The number of keys of digit d in the portion's tiles before `tile`; publishes this tile's
+// inclusive count. The predecessors are read GK_LOOKBACK at a time (independent loads), nearest
+// first, summed up to the first inclusive one; an unpublished one is read again.
 __device__ inline unsigned look_back(const gk_sort_args& a, gk_i64 tile, unsigned count, int d) {
+    if (tile == 0) return 0;
     volatile unsigned* status = reinterpret_cast<volatile unsigned*>(a.status) +
                                 (gk_i64)a.portion * a.portion_tiles * RADIX + d;
     const unsigned inclusive = 2u + (unsigned)(a.pass & 1);
-    if (tile == 0) {
-        status[0] = inclusive << 30 | count;
-        return 0;
-    }
-    status[tile * RADIX] = FLAG_AGGREGATE << 30 | count;
     unsigned before = 0;
-    for (gk_i64 q = tile - 1;;) {
-        const unsigned w = status[q * RADIX];
-        const unsigned flag = w >> 30;
-        if (flag != FLAG_AGGREGATE && flag != inclusive) continue;  // not yet published this pass
-        before += w & COUNT_MASK;
-        if (flag == inclusive) break;
-        --q;
+    for (gk_i64 q = tile - 1;;) {  // tile 0 is inclusive, so q stays >= 0
+        unsigned w[GK_LOOKBACK];
+#pragma unroll
+        for (int k = 0; k < GK_LOOKBACK; ++k) w[k] = q - k >= 0 ? status[(q - k) * RADIX] : 0u;
+        bool found = false, blocked = false;
+        int taken = 0;
+#pragma unroll
+        for (int k = 0; k < GK_LOOKBACK; ++k) {
+            const unsigned flag = w[k] >> 30;
+            if (!found && !blocked) {
+                if (flag == FLAG_AGGREGATE || flag == inclusive) {
+                    before += w[k] & COUNT_MASK;
+                    ++taken;
+                    found = flag == inclusive;
+                } else {
+                    blocked = true;  // not yet published this pass
+                }
+            }
+        }
+        if (found) break;
+        q -= taken;
     }
     status[tile * RADIX] = inclusive << 30 | (before + count);
     return before;
@@ -180,6 +204,13 @@ GK_KERNEL void __launch_bounds__(GK_THREADS, GK_MIN_BLOCKS) gk_sort_onesweep(con
         s_tile = atomicAdd(counter + a.portion, 1u);
     }
     for (int i = t; i < WARPS * RADIX; i += GK_THREADS) s_counts[i] = 0;
+#if GK_RANK_MASKS
+    __shared__ unsigned s_masks[WARPS * (RADIX + 1)];
+    for (int i = t; i < WARPS * (RADIX + 1); i += GK_THREADS) s_masks[i] = 0;
+#endif
+    gk_i64* starts = reinterpret_cast<gk_i64*>(a.digit_starts) +
+                     ((gk_i64)a.pass * a.portions + a.portion) * RADIX + t;
+    const gk_i64 start = t < RADIX ? *starts : 0;  // read while the tile loads
     __syncthreads();
     const gk_i64 tile = s_tile;
     const gk_i64 tile_start = ((gk_i64)a.portion * a.portion_tiles + tile) * TILE;
@@ -205,22 +236,20 @@ GK_KERNEL void __launch_bounds__(GK_THREADS, GK_MIN_BLOCKS) gk_sort_onesweep(con
 #endif
         slot[i] = in ? digit_of(bits, shift) : (unsigned)RADIX;
     }
+#if GK_RANK_MASKS
+    gk_rank_in_warp_masks(slot, s_counts + warp * RADIX, s_masks + warp * (RADIX + 1), RADIX);
+#else
     gk_rank_in_warp(slot, s_counts + warp * RADIX, RADIX, GK_SORT_RADIX_BITS);
+#endif
     __syncthreads();
     gk_scan_over_warps(s_counts, WARPS, s_first, RADIX);
     __syncthreads();
-    if (t < RADIX) {
-        const unsigned count = s_first[t];
-        gk_i64* starts = reinterpret_cast<gk_i64*>(a.digit_starts) +
-                         ((gk_i64)a.pass * a.portions + a.portion) * RADIX + t;
-        s_out[t] = *starts + look_back(a, tile, count, t);
-        // The next portion (the next launch) starts where this one's runs end.
-        if (tile == gridDim.x - 1 && a.portion + 1 < a.portions) starts[RADIX] = s_out[t] + count;
-    }
+    const unsigned count = t < RADIX ? s_first[t] : 0u;
+    if (t < RADIX) publish(a, tile, count, t);
     __syncthreads();
+    // The tile's own order, while the predecessors' counts arrive.
     gk_scan_digits(s_first, RADIX);
     __syncthreads();
-    if (t < RADIX) s_out[t] -= s_first[t];
 #pragma unroll
     for (int i = 0; i < GK_ITEMS; ++i) {
         const unsigned d = GK_SLOT_DIGIT(slot[i]);
@@ -235,12 +264,27 @@ GK_KERNEL void __launch_bounds__(GK_THREADS, GK_MIN_BLOCKS) gk_sort_onesweep(con
     raw_key* keys_out = reinterpret_cast<raw_key*>(a.keys_out);
 #if GK_VALUES
     gk_i64* s_vals = reinterpret_cast<gk_i64*>(gk_sort_smem);
-    gk_i64* vals_out = reinterpret_cast<gk_i64*>(a.vals_out);
     if (row_pass) {
 #pragma unroll
         for (int i = 0; i < GK_ITEMS; ++i)
             if (GK_SLOT_DIGIT(slot[i]) < RADIX) s_vals[GK_SLOT_POS(slot[i])] = vals[i];
-        __syncthreads();
+    } else
+#endif
+    {
+#pragma unroll
+        for (int i = 0; i < GK_ITEMS; ++i)
+            if (GK_SLOT_DIGIT(slot[i]) < RADIX) s_keys[GK_SLOT_POS(slot[i])] = keys[i];
+    }
+    if (t < RADIX) {
+        const gk_i64 out = start + look_back(a, tile, count, t);
+        // The next portion (the next launch) starts where this one's runs end.
+        if (tile == gridDim.x - 1 && a.portion + 1 < a.portions) starts[RADIX] = out + count;
+        s_out[t] = out - s_first[t];
+    }
+    __syncthreads();
+#if GK_VALUES
+    gk_i64* vals_out = reinterpret_cast<gk_i64*>(a.vals_out);
+    if (row_pass) {
 #pragma unroll
         for (int k = 0; k < GK_ITEMS; ++k) {
             const int j = t + k * GK_THREADS;
@@ -268,10 +312,6 @@ GK_KERNEL void __launch_bounds__(GK_THREADS, GK_MIN_BLOCKS) gk_sort_onesweep(con
         return;
     }
 #endif
-#pragma unroll
-    for (int i = 0; i < GK_ITEMS; ++i)
-        if (GK_SLOT_DIGIT(slot[i]) < RADIX) s_keys[GK_SLOT_POS(slot[i])] = keys[i];
-    __syncthreads();
 #pragma unroll
     for (int k = 0; k < GK_ITEMS; ++k) {
         const int j = t + k * GK_THREADS;

@@ -43,6 +43,9 @@ install() {
     key=$(find CMakeLists.txt pyproject.toml cmake native kernels -type f | sort | xargs cat | sha1sum)
     [ "$(cat "$build/source-key" 2>/dev/null)" == "$key" ] || rm -rf "$build"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+    # pip --target keeps a package already there ("Specify --upgrade to force replacement"): on a
+    # machine still warm from an earlier call, that call's gpukit would be the one tested.
+    rm -rf "$site"
     python3 -m pip install --quiet --no-build-isolation --no-deps --no-index --target "$site" \
         -C cmake.define.GPUKIT_CORE_PREBUILT="$PWD/.gpu/_core.abi3.so" \
         -C build-dir="$build" . >"$out/build.log" 2>&1 \

@@ -28,7 +28,8 @@ class GPUArray:
     """An array in memory from the gpukit pool. Views share the buffer (`_buf`) at an offset."""
 
     # shape, dtype and strides are read-only properties over these slots (a layout that does not
-    # fit the buffer would read past it). _readonly (unset: False) marks broadcast views.
+    # fit the buffer would read past it). _readonly marks broadcast views; every constructor sets
+    # it, so the hot paths read it as a plain slot.
     __slots__ = (
         "__weakref__",
         "_buf",
@@ -46,6 +47,7 @@ class GPUArray:
     def __init__(self, buf, shape, dtype, strides=None, offset=0, rt=None):
         self._buf = buf
         self._desc = None
+        self._readonly = False
         self._offset = offset
         self._rt = rt if rt is not None else runtime()
         self._shape = tuple(shape)
@@ -86,10 +88,10 @@ class GPUArray:
     def readonly(self) -> bool:
         """Whether writes are refused: broadcast views (one element of memory stands for many,
         so a write would race with itself on the GPU) and views of them, as in NumPy."""
-        return getattr(self, "_readonly", False)
+        return self._readonly
 
     def check_writable(self) -> None:
-        if getattr(self, "_readonly", False):
+        if self._readonly:
             raise ValueError("assignment destination is read-only (a broadcast view)")
 
     @property
@@ -184,8 +186,7 @@ class GPUArray:
     def _view(self, shape, strides, offset=None) -> GPUArray:
         off = self._offset if offset is None else offset
         view = GPUArray(self._buf, shape, self.dtype, strides, off, self._rt)
-        if getattr(self, "_readonly", False):
-            view._readonly = True
+        view._readonly = self._readonly
         return view
 
     def _basic_getitem(self, key) -> GPUArray:
@@ -193,8 +194,7 @@ class GPUArray:
         a = _new_array(GPUArray)
         a._buf, a._desc, a._offset, a._rt = self._buf, None, self._offset + offset, self._rt
         a._shape, a._dtype, a._strides = shape, self.dtype, strides
-        if getattr(self, "_readonly", False):
-            a._readonly = True
+        a._readonly = self._readonly
         return a
 
     def reshape(self, *shape) -> GPUArray:
@@ -336,10 +336,10 @@ def _remember(key, plan):
     return plan
 
 
-def cached_plan(key, make):
-    """The plan cached under `key`, made by make() the first time."""
+def cached_plan(key, make, *args):
+    """The plan cached under `key`, made by make(*args) the first time."""
     plan = _PLANS.get(key)
-    return plan if plan is not None else _remember(key, make())
+    return plan if plan is not None else _remember(key, make(*args))
 
 
 def alignment(a: GPUArray) -> int:
@@ -449,7 +449,7 @@ def _wrap(buf, shape, dtype, strides, rt, desc=None) -> GPUArray:
     """A GPUArray over a whole new buffer, without __init__'s checks (hot path)."""
     a = _new_array(GPUArray)
     a._buf, a._offset, a._rt, a._shape, a._dtype, a._strides = buf, 0, rt, shape, dtype, strides
-    a._desc = desc
+    a._desc, a._readonly = desc, False
     return a
 
 

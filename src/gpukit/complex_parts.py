@@ -18,8 +18,7 @@ def _part(x: GPUArray, index: int) -> GPUArray:
     """A view of the real (0) or imaginary (1) parts of complex `x`."""
     part = dtypes.real_of(x.dtype)
     view = GPUArray(x._buf, x.shape, part, x.strides, x._offset + index * part.itemsize, x._rt)
-    if x.readonly:
-        view._readonly = True
+    view._readonly = x._readonly
     return view
 
 

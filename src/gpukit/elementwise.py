@@ -191,7 +191,7 @@ def _operator(name: str):
         else:
             buf = entry[0](rt.thread.stream, _quota.quota, a._buf, a._offset, b)
         out = _new(GPUArray)
-        out._buf, out._offset, out._rt, out._desc = buf, 0, rt, entry[5]
+        out._buf, out._offset, out._rt, out._desc, out._readonly = buf, 0, rt, entry[5], False
         out._shape, out._dtype, out._strides = entry[1], entry[2], entry[3]
         return out
 

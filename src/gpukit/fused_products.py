@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from .array import GPUArray, alignment, cached_plan, layout, wrap
+from .array import GPUArray, alignment, cached_plan, describe, layout, wrap
 from .base import dtypes, shapes
 from .runtime.backend import Layout
 from .runtime.quota import local as _quota
@@ -28,32 +28,13 @@ def product(a: GPUArray, b: GPUArray, bias=None, row_block=None, activation=None
     preemptible = rt.capabilities.preemption and row_block is None and _core.preemptible()
     if row_block is None and not preemptible:
         row_block = paced_rows or None
-    key = ["matmul", rt, row_block, preemptible, bool(tf32), activation]
+    # Descs are interned (runtime, dtype, shape, strides): the key hashes and compares cheaply.
+    key = ["matmul", row_block, preemptible, bool(tf32), activation]
     for x in (a, b, bias, residual):
-        key += (None,) if x is None else (x.dtype, x.shape, x.strides, alignment(x))
-
-    def make_plan():  # everything but the call, once per key
-        shape = shapes.matmul_shape(a.shape, b.shape)
-        dtype = dtypes.ufunc_result("matmul", a.dtype, b.dtype)
-        strides = shapes.contiguous_strides(shape, dtype.itemsize)
-        use_tf32 = bool(tf32) and dtype == _FLOAT32
-        layouts = (
-            layout(a),
-            layout(b),
-            Layout(dtype, shape, strides),
-            None if bias is None else layout(bias),
-        )
-        res = None if residual is None else layout(residual)
-        result = (shape, dtype, strides)
-        if preemptible:
-            plan = rt.plan_preemptible_matmul(*layouts, activation, res)
-            if plan is not None:
-                return plan, 0, result  # it yields by itself: no expected duration to cap
-        plan = rt.plan_matmul(*layouts, row_block, activation, res, use_tf32)
-        expected = rt.matmul_expected_ns(*layouts[:3]) if rt.capabilities.launch_pacing else 0
-        return plan, expected // max(getattr(plan, "launches", 1), 1), result
-
-    plan, expected, (shape, dtype, strides) = cached_plan(tuple(key), make_plan)
+        key += (None,) if x is None else (x._desc or describe(x), alignment(x))
+    plan, expected, (shape, dtype, strides) = cached_plan(
+        tuple(key), _plan_product, a, b, bias, residual, row_block, activation, preemptible, tf32
+    )
     args = [a._buf, a._offset, b._buf, b._offset]
     for x in (bias, residual):
         if x is not None:
@@ -67,3 +48,28 @@ def product(a: GPUArray, b: GPUArray, bias=None, row_block=None, activation=None
     else:
         out = plan(rt.thread.stream, _quota.quota, *args)
     return wrap(out, shape, dtype, strides, rt)
+
+
+def _plan_product(a, b, bias, residual, row_block, activation, preemptible, tf32):
+    """(plan, expected ns per launch, (shape, dtype, strides) of the result) of a product: what
+    product makes once per kind of call."""
+    rt = a._rt
+    shape = shapes.matmul_shape(a.shape, b.shape)
+    dtype = dtypes.ufunc_result("matmul", a.dtype, b.dtype)
+    strides = shapes.contiguous_strides(shape, dtype.itemsize)
+    tf32 = bool(tf32) and dtype == _FLOAT32
+    layouts = (
+        layout(a),
+        layout(b),
+        Layout(dtype, shape, strides),
+        None if bias is None else layout(bias),
+    )
+    res = None if residual is None else layout(residual)
+    result = (shape, dtype, strides)
+    if preemptible:
+        plan = rt.plan_preemptible_matmul(*layouts, activation, res)
+        if plan is not None:
+            return plan, 0, result  # it yields by itself: no expected duration to cap
+    plan = rt.plan_matmul(*layouts, row_block, activation, res, tf32)
+    expected = rt.matmul_expected_ns(*layouts[:3]) if rt.capabilities.launch_pacing else 0
+    return plan, expected // max(getattr(plan, "launches", 1), 1), result

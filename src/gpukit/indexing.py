@@ -219,18 +219,18 @@ def _gather(adv, indices, check: bool, values: GPUArray | None = None):
 
 def getitem(a: GPUArray, key) -> GPUArray:
     """a[key] for any key: a view for basic indexing, a new array for advanced indexing."""
-    if type(key) is slice and a.shape:  # the common view, computed here
-        n, step_bytes = a.shape[0], a.strides[0]
-        start, stop, step = key.indices(n)
+    shape = a._shape
+    if type(key) is slice and shape:  # the common view, computed here from the slots
+        strides = a._strides
+        step_bytes = strides[0]
+        start, stop, step = key.indices(shape[0])
         count = len(range(start, stop, step))
         v = _new(GPUArray)
         # An empty slice moves nothing (its start can be -1: a[::-1] of size 0).
-        offset = a._offset + start * step_bytes if count else a._offset
-        v._buf, v._desc, v._offset, v._rt = a._buf, None, offset, a._rt
-        v._shape, v._dtype = (count, *a.shape[1:]), a.dtype
-        v._strides = (step_bytes * step if count > 1 else step_bytes, *a.strides[1:])
-        if getattr(a, "_readonly", False):
-            v._readonly = True
+        v._offset = a._offset + start * step_bytes if count else a._offset
+        v._buf, v._desc, v._rt, v._dtype, v._readonly = a._buf, None, a._rt, a._dtype, a._readonly
+        v._shape = (count, *shape[1:])
+        v._strides = (step_bytes * step if count > 1 else step_bytes, *strides[1:])
         return v
     if is_basic(key):
         return a._basic_getitem(key)

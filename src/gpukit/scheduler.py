@@ -19,8 +19,9 @@ and pacing live in Rust (gpukit._core); on the CPU backend all but streams and p
 
 Preemption (`preempt=True`): each guaranteed task holds one of the device's preemption words,
 raised on its stream before its work and lowered after it, by the GPU itself (stream memory
-operations); best-effort products run in their preemptible form, which stops taking tiles while a
-word is raised and is relaunched, its thread waiting on the host until no guaranteed task runs
+operations); best-effort products run in their preemptible form, which while a word is raised
+takes no more tiles and stops those it holds within a few K slices, saving their accumulators,
+and is relaunched, its thread waiting on the host until no guaranteed task runs
 (runtime/cuda/preempt.py), with the same bits as one uninterrupted launch. `cap_us` bounds the
 expected duration of best-effort kernels queued while guaranteed work runs (for kernels that
 cannot yield). `green_sms` runs best-effort tasks on streams of a green context of that many

@@ -10,6 +10,7 @@ from conftest import random_array
 
 import gpukit as gk
 from gpukit import nn
+from gpukit.runtime import open_backend
 
 HALF = ["float16", "bfloat16"]
 
@@ -59,6 +60,11 @@ PREFILL = {
     "d120_padded": (1, 2, 1, 20, 70, 120, True, False),
     "d48_padded_sq_over_skv": (1, 3, 1, 40, 33, 48, True, False),
     "one_query_one_key": (1, 2, 2, 1, 1, 128, False, False),
+    # Several key tiles and query-row blocks (on sm_90a: kernels/attention_sm90.cu's pipeline).
+    "d128_causal_long": (2, 4, 2, 300, 300, 128, True, False),
+    "d64_full_long_gqa": (1, 4, 1, 257, 515, 64, False, False),
+    "d256_causal_sq_under_skv": (1, 2, 1, 200, 333, 256, True, True),
+    "d128_causal_sq_over_skv": (1, 2, 2, 300, 100, 128, True, False),
 }
 
 
@@ -92,6 +98,37 @@ def test_attention_tc_masks(backend, rng, dtype, d):
     # A scale of either sign.
     got = nn.scaled_dot_product_attention(q, k, v, scale=-0.2)
     _check(got, attention_f64(qr, kr, vr, scale=-0.2), dtype)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_attention_tc_prefill_device_length(backend, rng, dtype, d):
+    """Prefill rows against a cache whose valid keys come from the device, one count per batch
+    entry (causal rows align to each count; a count of 0 gives zeros)."""
+    b, hq, hkv, sq, skv = 3, 4, 2, 140, 400
+    (q, k, v), (qr, kr, vr) = _inputs(rng, dtype, b, hq, hkv, sq, skv, d)
+    lengths = [390, 141, 0]
+    n = gk.asarray(np.array(lengths, np.int32))
+    _poison((b, hq, sq, d), dtype)
+    got = nn.scaled_dot_product_attention(q, k, v, is_causal=True, kv_length=n, scale=0.05)
+    want = attention_f64(qr, kr, vr, causal=True, kv_length=np.array(lengths), scale=0.05)
+    _check(got, want, dtype)
+
+
+def test_attention_prefill_takes_the_sm90_kernel_on_hopper(backend, rng):
+    """On an sm_90 GPU with an sm_90a compiler, unmasked prefill with head_dim 64 / 128 / 256
+    runs kernels/attention_sm90.cu (and masked calls the sm_80 kernel)."""
+    if backend != "cuda":
+        pytest.skip("a CUDA GPU's choice")
+    rt = open_backend("cuda")
+    if not rt.sm90a:
+        pytest.skip("no sm_90 GPU with an sm_90a compiler")
+    (q, k, v), _ = _inputs(rng, "bfloat16", 1, 2, 2, 130, 130, 128)
+    nn.scaled_dot_product_attention(q, k, v, is_causal=True)
+    files = {key[0] for key in rt._functions}
+    assert "attention_sm90.cu" in files
+    nn.scaled_dot_product_attention(q, k, v, mask=gk.ones((130, 130), "bool"))
+    assert "attention_tc.cu" in {key[0] for key in rt._functions}
 
 
 # (batch, hq, hkv, sq, skv, head_dim, causal, kv_length): decode shapes (few rows per kv head)

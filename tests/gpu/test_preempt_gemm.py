@@ -1,8 +1,10 @@
 """Preemptible best-effort products on the GPU (issue 17; skipped without a GPU that has them):
-a best-effort product of a preempting scheduler, interrupted by guaranteed tasks that start at
-random points (their preemption word raised and lowered on the GPU), gives the bits of the same
-product run without interruption, with its output memory poisoned first; and a best-effort
-product queued while a word is raised waits for it and then completes."""
+a preemptible product stopped again and again at random points (mid-tile: its tiles' fp32
+accumulators saved and resumed by the next launch) gives the bits of the plain kernel, with its
+output and save area poisoned first; a best-effort product of a preempting scheduler,
+interrupted by guaranteed tasks that start at random points (their preemption word raised and
+lowered on the GPU), gives the bits of the same product run without interruption; and a
+best-effort product queued while a word is raised waits for it and then completes."""
 
 import random
 import threading
@@ -13,6 +15,10 @@ import pytest
 from conftest import random_array
 
 import gpukit as gk
+from gpukit.array import layout
+from gpukit.runtime import runtime
+from gpukit.runtime.backend import Layout
+from gpukit.runtime.cuda import preempt
 
 
 @pytest.fixture
@@ -26,6 +32,93 @@ def preempting():
             pytest.skip(str(e))
         yield s
         s.shutdown()
+
+
+@pytest.fixture
+def cuda_runtime():
+    if "cuda" not in gk.available_backends():
+        pytest.skip("no CUDA GPU here")
+    with gk.use_backend("cuda"):
+        rt = runtime()
+        ok, why = rt.preemption_available()
+        if not ok:
+            pytest.skip(why)
+        yield rt
+
+
+def _spin(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def _preempted_again_and_again(rt, plan, a, b, out, r, budget):
+    """Runs the preemptible product into `out`, each launch preempted (its word raised on a
+    high-priority stream) after a random 0-`budget` s, until it is done: (launches, tiles that
+    were saved mid-way)."""
+    least, greatest = gk.Stream.priority_range()
+    low, high = gk.Stream(least), gk.Stream(greatest)
+    ctl = gk.asarray(preempt.control_words(plan.grid))
+    save = gk.full((plan.save_bytes // 4,), np.nan, dtype="float32")
+    args = (a._buf, a._offset, b._buf, b._offset, out._buf, out._offset, ctl._buf, ctl._offset,
+            save._buf, save._offset)  # fmt: skip
+    gk.synchronize()
+    launches = saved = 0
+    while True:
+        plan.yielding(low.handle, None, *args)
+        _spin(r.uniform(0, budget))
+        rt.raise_preemption(high.handle, 0)
+        low.synchronize()
+        rt.lower_preemption(high.handle, 0)
+        high.synchronize()
+        taken, waiting = (int(v) for v in ctl.to_numpy()[:2])
+        launches += 1
+        saved += waiting
+        if taken >= plan.tiles and waiting == 0:
+            return launches, saved
+        assert launches < 1000, "the product makes no progress"
+
+
+@pytest.mark.parametrize(
+    "dtype, shape, a_m_major",
+    # Tails in m, n and k; the second, M-major a and N-major b (TMA needs their leading
+    # dimensions in 16-byte steps, else the product takes another kernel) on 128x128 tiles.
+    [("bfloat16", (4096, 6144, 8192), False), ("float16", (3000, 2984, 4104), True)],
+)
+def test_products_stopped_mid_tile_again_and_again_have_the_plain_kernels_bits(
+    cuda_runtime, rng, dtype, shape, a_m_major
+):
+    rt = cuda_runtime
+    m, n, k = shape
+    if a_m_major:  # a.T of a row-major matrix: the kernel's M-major operand path
+        a = gk.asarray(random_array(rng, (k, m), dtype)).T
+    else:
+        a = gk.asarray(random_array(rng, (m, k), dtype))
+    b = gk.asarray(random_array(rng, (k, n), dtype))
+    item = np.dtype(a.dtype).itemsize
+    out_layout = Layout(a.dtype, (m, n), (n * item, item))
+    plan = rt.plan_preemptible_matmul(layout(a), layout(b), out_layout, None)
+    assert plan is not None
+    # This many tiles: the plain kernel takes the same tile and does not split K.
+    assert plan.tiles > plan.grid
+    ref = gk.matmul(a, b).to_numpy()  # the plain kernel, no scheduler
+    a64, b64 = a.to_numpy().astype(np.float64), b.to_numpy().astype(np.float64)
+    exact = a64 @ b64
+    err = np.abs(ref.astype(np.float64) - exact).max() / np.abs(exact).max()
+    assert err < 2e-2, err
+    r = random.Random(int(rng.integers(1 << 30)))
+    gk.synchronize()
+    start = time.perf_counter()
+    gk.matmul(a, b)
+    gk.synchronize()
+    solo = time.perf_counter() - start
+    saved = 0
+    for _ in range(5):
+        out = gk.full((m, n), np.nan, dtype=a.dtype)
+        launches, s = _preempted_again_and_again(rt, plan, a, b, out, r, min(solo, 2e-3) / 3)
+        saved += s
+        assert out.to_numpy().tobytes() == ref.tobytes(), (launches, s)
+    assert saved > 0, "no launch stopped inside a tile"
 
 
 def _poisoned_product(a, b):

@@ -3,6 +3,8 @@ The float32, float64, bool, bfloat16 and int16 instances are among
 runtime.kernels.representative_instances, which tests/gpu/test_jit.py compiles for every
 architecture and for AMD."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -25,3 +27,18 @@ def test_sorting_instances_compile(name):
         image = j.build_builtin(*P.sort_defines(dtype, values, P.tuning(dtype.itemsize, values)))
         assert image[:4] == b"\x7fELF"
     assert j.build_builtin(*P.search_defines(dtype))[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("masks, lookback", [(0, 1), (1, 8)])
+def test_onesweep_ranking_and_look_back_variants_compile(masks, lookback):
+    """The tuning knobs the defaults leave off (warp-match ranking, a look-back window) still
+    compile, for keys alone and with values."""
+    try:
+        compiler = jit.open_compiler("nvrtc")[0]
+    except BackendUnavailableError as e:
+        pytest.skip(str(e))
+    j = jit.Jit(compiler, ["--gpu-architecture=sm_90"])
+    for values in (False, True):
+        tune = dataclasses.replace(P.tuning(4, values), masks=masks, lookback=lookback)
+        image = j.build_builtin(*P.sort_defines(np.dtype("float32"), values, tune))
+        assert image[:4] == b"\x7fELF"

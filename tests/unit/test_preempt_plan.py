@@ -1,7 +1,7 @@
 """The preemptible form of best-effort products on CUDA without a GPU (issue 17): the plans
 runtime/cuda/preempt.py builds for a stand-in sm_90 device (the kernel's preemptible build, K
 never split, the words each launch watches, the counter and output slots, the tiles), and the
-launches and counter reads of one call."""
+launches and control-word reads of one call."""
 
 import numpy as np
 import pytest
@@ -44,13 +44,21 @@ def test_each_launch_is_the_preemptible_gemm_watching_its_words(built):  # noqa:
         assert _field(blob, "gk_gemm_sm90_args", "splits", 0x130) == 1
         total = _field(blob, "gk_gemm_sm90_args", "total_tiles", 0x130)
         assert plan.tiles == total
-        assert grid[0] == min(total, 132)
+        assert grid[0] == plan.grid == min(total, 132)
+        # One save slot of fp32 accumulators per block, of the tile the launch takes.
+        bm = int(next(d for d in defines if d.startswith("GK_GEMM_BM=")).split("=")[1])
+        bn = int(next(d for d in defines if d.startswith("GK_GEMM_BN=")).split("=")[1])
+        assert plan.save_bytes == plan.grid * bm * bn * 4
         watched.append(_field(blob, "gk_gemm_sm90_args", "preempt", 0x130))
         addresses = {
             o - 0x130: (arg, align) for kind, o, arg, _, align in slots if kind == "address"
         }
-        # The caller's a, b, then the output and the tile counter.
-        assert addresses == {s.offset("out"): (2, 4), s.offset("next_tile"): (3, 4)}
+        # The caller's a, b, then the output, the control words and the save area.
+        assert addresses == {
+            s.offset("out"): (2, 4),
+            s.offset("next_tile"): (3, 4),
+            s.offset("save"): (4, 16),
+        }
     # The yielding launches watch the words; the last one watches words never raised.
     assert watched == [WORDS, WORDS + 4 * C["GK_PREEMPT_SLOTS"]]
 
@@ -65,7 +73,7 @@ def test_epilogue_args_come_before_the_output_and_counter(built):  # noqa: F811
     s = arg_struct("gk_gemm_sm90_args")
     addresses = {o - 0x130: arg for kind, o, arg, *_ in slots if kind == "address"}
     assert addresses == {s.offset("bias"): 2, s.offset("residual"): 3, s.offset("out"): 4,
-                         s.offset("next_tile"): 5}  # fmt: skip
+                         s.offset("next_tile"): 5, s.offset("save"): 6}  # fmt: skip
     assert _field(blob, "gk_gemm_sm90_args", "sr_m", 0x130) == 768
 
 
@@ -96,7 +104,7 @@ def test_products_without_a_preemptible_form_say_so(built):  # noqa: F811
 
 class Recorder:
     """A backend whose device and pool record what a preemptible call does; each read of the
-    tile counter gives the next of `taken`."""
+    control words gives the next (tiles taken, saved tiles waiting) of `taken`."""
 
     def __init__(self, taken=()):
         self.log = []
@@ -109,8 +117,8 @@ class Recorder:
                 rec.log.append(("write", stream, address, value))
 
             def copy_to_host(self, dst, address, stream):
-                rec.log.append(("read", stream, address))
-                dst[:] = np.frombuffer(np.uint32(taken.pop(0)).tobytes(), np.uint8)
+                rec.log.append(("read", stream, address, dst.nbytes))
+                dst[:] = np.frombuffer(np.array(taken.pop(0), np.uint32).tobytes(), np.uint8)
 
         class Pool:
             def allocate(self, nbytes, stream, quota):
@@ -123,30 +131,47 @@ class Recorder:
         return [0xC0FFEE00 for _ in buffers]
 
 
-def _run(taken, tiles=40, relaunches=2):
+def _run(taken, tiles=40, relaunches=2, grid=5):
     rec = Recorder(taken)
 
     def launch(tag):
         return lambda stream, quota, *args: rec.log.append((tag, stream, args))
 
-    plan = preempt.PreemptiblePlan(rec, launch("yield"), launch("finish"), 96, tiles, relaunches)
+    plan = preempt.PreemptiblePlan(rec, launch("yield"), launch("finish"), 96, tiles, grid,
+                                   grid * 128 * 256 * 4, relaunches)  # fmt: skip
     assert plan(77, None, "A", 0, "B", 0) == "buffer1"
-    assert rec.log[:3] == [("allocate", 96), ("allocate", 4), ("write", 77, 0xC0FFEE00, 0)]
-    return rec.log[3:]
+    ctl_words = C["GK_PREEMPT_CTL_WORDS"] + C["GK_PREEMPT_RECORD_WORDS"] * grid
+    assert rec.log[:3] == [("allocate", 96), ("allocate", 4 * ctl_words),
+                           ("allocate", grid * 128 * 256 * 4)]  # fmt: skip
+    # Counter 0, no saved tile, records unwritten, no block started.
+    words = enumerate([0, 0, 1, 0])
+    assert rec.log[3:7] == [("write", 77, 0xC0FFEE00 + 4 * i, v) for i, v in words]
+    return rec.log[7:]
 
 
-ARGS = ("A", 0, "B", 0, "buffer1", 0, "buffer2", 0)
-YIELD_AND_READ = [("yield", 77, ARGS), ("read", 77, 0xC0FFEE00)]
+ARGS = ("A", 0, "B", 0, "buffer1", 0, "buffer2", 0, "buffer3", 0)
+YIELD_AND_READ = [("yield", 77, ARGS), ("read", 77, 0xC0FFEE00, 8)]
+
+
+def test_the_control_words_a_call_starts_from():
+    words = preempt.control_words(3)
+    assert words.dtype == np.int32 and words.tolist() == [0, 0, 1, 0] + [0] * 6
 
 
 def test_a_product_not_preempted_is_one_launch():
-    assert _run([40]) == YIELD_AND_READ
-    assert _run([41]) == YIELD_AND_READ  # launches past the last tile take none
+    assert _run([(40, 0)]) == YIELD_AND_READ
+    assert _run([(41, 0)]) == YIELD_AND_READ  # launches past the last tile take none
 
 
 def test_each_preemption_relaunches_then_the_last_launch_finishes():
-    assert _run([7, 40]) == YIELD_AND_READ * 2
-    assert _run([7, 19, 39]) == YIELD_AND_READ * 3 + [("finish", 77, ARGS)]
+    assert _run([(7, 2), (40, 0)]) == YIELD_AND_READ * 2
+    assert _run([(7, 1), (19, 3), (39, 0)]) == YIELD_AND_READ * 3 + [("finish", 77, ARGS)]
+
+
+def test_saved_tiles_keep_relaunching_after_the_last_tile_is_taken():
+    # Every tile taken, but tiles stopped mid-way wait in their blocks' save slots.
+    assert _run([(40, 3), (40, 1), (40, 0)], relaunches=3) == YIELD_AND_READ * 3
+    assert _run([(40, 3), (40, 1)], relaunches=1) == YIELD_AND_READ * 2 + [("finish", 77, ARGS)]
 
 
 def test_a_word_beyond_the_device_is_refused():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import operator
 
-from ..array import GPUArray, desc_of, describe, layout
+from ..array import GPUArray, desc_of, describe, layout, wrap
 from ..base import shapes as _shapes
 from ..runtime.quota import local as _quota
 from ._checks import float_array, real, residual_like, vector_like
@@ -49,17 +49,10 @@ def _rows(kind: str, x: GPUArray, axis: int, weight=None, bias=None, eps=0.0, re
     if residual is not None:  # the plan returns (out, h)
         args += (residual._buf, residual._offset)
         bufs = plan(rt.thread.stream, _quota.quota, *args, eps)
-        return tuple(_result(buf, shape, dtype, strides, desc, rt) for buf in bufs)
+        return tuple(wrap(buf, shape, dtype, strides, rt, desc) for buf in bufs)
     out = _new(GPUArray)
     out._buf = plan(rt.thread.stream, _quota.quota, *args, eps)
-    out._offset, out._rt, out._desc = 0, rt, desc
-    out._shape, out._dtype, out._strides = shape, dtype, strides
-    return out
-
-
-def _result(buf, shape, dtype, strides, desc, rt) -> GPUArray:
-    out = _new(GPUArray)
-    out._buf, out._offset, out._rt, out._desc = buf, 0, rt, desc
+    out._offset, out._rt, out._desc, out._readonly = 0, rt, desc, False
     out._shape, out._dtype, out._strides = shape, dtype, strides
     return out
 

@@ -444,6 +444,48 @@ def attention_tc_prefill(mma_type: str, head_dim_class: int, mask: str) -> tuple
     return "attention_tc.cu", defines
 
 
+@dataclass(frozen=True)
+class AttentionSm90Tiles:
+    """kernels/attention_sm90.cu's blocks for one head dim: `keys` keys per K/V tile through
+    `stages` TMA stages; `pipe`: consumers overlap a tile's softmax with the previous tile's P V;
+    `pingpong`: the two consumer warpgroups take turns issuing their products."""
+
+    keys: int
+    stages: int
+    pipe: bool
+    pingpong: bool
+
+
+ATTENTION_SM90_HEAD_DIMS = tuple(CONSTANTS["GK_ATTN_SM90_HEAD_DIMS"])
+ATTENTION_SM90_ROWS = CONSTANTS["GK_ATTN_SM90_ROWS"]
+ATTENTION_SM90_TILES = {
+    d: AttentionSm90Tiles(*CONSTANTS[f"GK_ATTN_SM90_D{d}"]) for d in ATTENTION_SM90_HEAD_DIMS
+}
+
+
+def attention_sm90_shared(head_dim: int, tiles: AttentionSm90Tiles) -> int:
+    """Dynamic shared memory of an sm_90a prefill block: the Q tile, the K and V stages, the
+    alignment slack and the mbarriers."""
+    stage = tiles.keys * head_dim * 2
+    q = ATTENTION_SM90_ROWS * head_dim * 2
+    return q + 2 * tiles.stages * stage + CONSTANTS["GK_SM90_SMEM_EXTRA"]
+
+
+def attention_sm90(mma_type: str, head_dim: int, tiles=None) -> tuple[str, tuple]:
+    """The sm_90a prefill (wgmma + TMA, no mask) over `mma_type` ("f16" or "bf16") for head_dim
+    64, 128 or 256, in the shipped tiles of that head dim unless `tiles` says otherwise."""
+    t = tiles or ATTENTION_SM90_TILES[head_dim]
+    return "attention_sm90.cu", (
+        f"GK_MMA_TYPE={mma_type}",
+        f"GK_FA_D={head_dim}",
+        f"GK_FA_BN={t.keys}",
+        f"GK_FA_STAGES={t.stages}",
+        f"GK_FA_PIPE={int(t.pipe)}",
+        f"GK_FA_PINGPONG={int(t.pingpong)}",
+        f"GK_FA_SMEM={attention_sm90_shared(head_dim, t)}",
+    )
+
+
 def attention_decode_holds(head_dim_class: int, m_tiles: int) -> bool:
     """Whether the decode kernel exists for `m_tiles` m16 row tiles of this class: each warp's
     ring must hold the warp's partial state (floats) for the merge (its static_assert)."""
@@ -516,6 +558,7 @@ KERNEL_NAMES = {
     "attention.cu": ("gk_attention", "gk_attention_combine"),
     "attention_tc.cu": ("gk_attn_tc",),
     "attention_decode.cu": ("gk_attn_decode", "gk_attn_combine"),
+    "attention_sm90.cu": ("gk_attn_sm90",),
     "qkv_cache.cu": ("gk_qkv_cache",),
     "sample.cu": ("gk_sample",),
     "sort.cu": ("gk_sort_histogram", "gk_sort_scan", "gk_sort_onesweep", "gk_sort_rows"),
@@ -556,10 +599,11 @@ CUDA_MIN_ARCH = {
     "gemm_sm90.cu": 90,
     "attention_tc.cu": 80,
     "attention_decode.cu": 80,
+    "attention_sm90.cu": 90,
 }
 # Files built for sm_90a alone (wgmma, setmaxnreg: no other architecture runs them), by a JIT of
 # their own on sm_90 devices; their instances are sm90a_instances(), not representative ones.
-SM90A_FILES = ("gemm_sm90.cu",)
+SM90A_FILES = ("gemm_sm90.cu", "attention_sm90.cu")
 
 
 def source(file: str, defines: tuple, sources: dict) -> str:
@@ -843,4 +887,5 @@ def sm90a_instances() -> list[tuple[str, tuple]]:
         gemm_sm90("float16", 128, 128, True, False, False, (True, None, False)),
         gemm_sm90("bfloat16", 128, 256, False, True, False, NO_EPILOGUE, preempt=True),
         gemm_sm90("bfloat16", 128, 256, False, False, False, NO_EPILOGUE, preempt=True),
+        *(attention_sm90(t, d) for t in ("bf16", "f16") for d in ATTENTION_SM90_HEAD_DIMS),
     ]

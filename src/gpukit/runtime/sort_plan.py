@@ -53,6 +53,8 @@ class Tuning:
     items: int  # keys per thread of a onesweep tile
     min_blocks: int  # onesweep blocks per multiprocessor the registers are capped for
     row_items: int  # keys per thread of the row sort
+    lookback: int = 1  # predecessors the onesweep look-back reads at once
+    masks: int = 1  # 1: the onesweep ranks through shared-memory masks; 0: warp matches
 
     @property
     def tile(self) -> int:
@@ -61,13 +63,14 @@ class Tuning:
 
 def tuning(itemsize: int, values: bool) -> Tuning:
     """Tile sizes by key width and whether int64 values travel with the keys. Measured on the
-    H100 for 2^26 float32 keys (notes/sort.md): more blocks per multiprocessor beat longer
-    tiles (256x16, 3 blocks: 3.72 ms; 384x23, 1 block: 5.35 ms), with values 256x15, 2 blocks
-    (6.01 ms; 384x15, 1 block: 7.10 ms). 8-byte keys: one configuration each, float64 keys
-    alone measured (5.64 ms for 2^25)."""
+    H100 for 2^26 float32 keys (notes/sort.md), ranking through shared-memory masks: keys alone
+    512x12, 2 blocks per multiprocessor, 2.62 ms (256x12/4 2.76, 256x16/3 3.02, 384x16/2 3.03,
+    256x20/2 3.77, 512x16/1 3.82); with values 256x15, 2 blocks (5.23 ms; 256x12/2 6.05 with
+    matches). 8-byte keys: the tiles measured with warp matches (float64 alone, 5.64 ms for
+    2^25), not re-measured with masks."""
     if itemsize == 8:
         return Tuning(256, 12, 2, 8) if values else Tuning(384, 12, 1, 8)
-    return Tuning(256, 15, 2, 16) if values else Tuning(256, 16, 3, 16)
+    return Tuning(256, 15, 2, 16) if values else Tuning(512, 12, 2, 16)
 
 
 def sort_defines(dtype, values: bool, tune: Tuning) -> tuple[str, tuple]:
@@ -82,6 +85,8 @@ def sort_defines(dtype, values: bool, tune: Tuning) -> tuple[str, tuple]:
         f"GK_ITEMS={tune.items}",
         f"GK_MIN_BLOCKS={tune.min_blocks}",
         f"GK_ROW_ITEMS={tune.row_items}",
+        f"GK_LOOKBACK={tune.lookback}",
+        f"GK_RANK_MASKS={tune.masks}",
     )
 
 

@@ -145,6 +145,7 @@ class EmulatedCuda(ABC):
         self.pool = self.cpu.pool
         self.device = SimpleNamespace(compute_capability=(9, 0), max_shared_per_block_optin=shared)
         self.sm_count = sm_count
+        self.sm90a = False  # the emulator runs no wgmma or TMA: the sm_90a kernels are not offered
         self.functions, self.shared_allowed, self.launched = [], {}, []
         self.lib_dir, self.seed = lib_dir, seed
         self.table = LaunchTable(self._launch)

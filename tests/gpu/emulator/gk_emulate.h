@@ -50,7 +50,8 @@ extern "C" char __stop_gk_emu_shared[];
 namespace gkemu {
 
 enum class St { Run, Warp, Bar, Done };
-enum class Op { Shfl, Ldsm, LdsmT, Mma, SyncWarp };
+enum class Op { Shfl, ShflAny, Ballot, Ldsm, LdsmT, Mma, SyncWarp };
+enum class ShflMode { Xor, Idx, Up };
 
 struct Copy {
     unsigned dst;
@@ -67,6 +68,8 @@ struct Thread {
     unsigned in_u[6];
     float in_f[4];
     int in_i;
+    ShflMode mode;
+    uint64_t in_w, out_w;  // ShflAny: a value of up to 8 bytes; Ballot: the predicate
     unsigned out_u[4];
     float out_f[4];
     std::vector<Copy> pending;
@@ -173,6 +176,21 @@ inline void run_warp_op(int w) {
             case Op::Shfl: {
                 const int src = l ^ t.in_i;
                 t.out_f[0] = lanes[src].in_f[0];
+                break;
+            }
+            case Op::ShflAny: {  // width 32: lanes of another warp are never read
+                int src = l;
+                if (t.mode == ShflMode::Xor) src = l ^ t.in_i;
+                if (t.mode == ShflMode::Idx) src = t.in_i & 31;
+                if (t.mode == ShflMode::Up && l >= t.in_i) src = l - t.in_i;
+                if (src < 0 || src > 31) fail("shuffle lane out of range");
+                t.out_w = lanes[src].in_w;
+                break;
+            }
+            case Op::Ballot: {
+                uint64_t bits = 0;
+                for (int j = 0; j < 32; ++j) bits |= (uint64_t)(lanes[j].in_w != 0) << j;
+                t.out_w = bits << (t.tid.x & 32);  // a 64-lane wavefront's view of this half
                 break;
             }
             case Op::Ldsm:
@@ -410,21 +428,44 @@ inline unsigned atomicAdd(unsigned* p, unsigned v) {
     *p = old + v;
     return old;
 }
-// AMD wavefront collectives: none of the kernels run here calls them.
+// AMD wavefront collectives of width 32 (warp.cuh's portable helpers): a 32-thread warp here is
+// one half of a wavefront.
 template <typename T>
-T __shfl_xor(T, int, int) {
-    gkemu::fail("__shfl_xor is not emulated");
+T gk_emu_shfl(T v, gkemu::ShflMode mode, int arg) {
+    static_assert(sizeof(T) <= 8, "shuffled values are at most 8 bytes");
+    gkemu::Thread* t = gkemu::cur;
+    t->op = gkemu::Op::ShflAny;
+    t->mode = mode;
+    t->in_i = arg;
+    t->in_w = 0;
+    std::memcpy(&t->in_w, &v, sizeof(T));
+    gkemu::yield(gkemu::St::Warp);
+    T r;
+    std::memcpy(&r, &t->out_w, sizeof(T));
+    return r;
 }
 template <typename T>
-T __shfl(T, int, int) {
-    gkemu::fail("__shfl is not emulated");
+T __shfl_xor(T v, int mask, int) {
+    return gk_emu_shfl(v, gkemu::ShflMode::Xor, mask);
 }
 template <typename T>
-T __shfl_up(T, int, int) {
-    gkemu::fail("__shfl_up is not emulated");
+T __shfl(T v, int src, int) {
+    return gk_emu_shfl(v, gkemu::ShflMode::Idx, src);
 }
-inline unsigned long long __ballot(int) { gkemu::fail("__ballot is not emulated"); }
-inline void __builtin_amdgcn_wave_barrier() { gkemu::fail("wave barriers are not emulated"); }
+template <typename T>
+T __shfl_up(T v, int delta, int) {
+    return gk_emu_shfl(v, gkemu::ShflMode::Up, delta);
+}
+inline unsigned long long __ballot(int p) {
+    gkemu::cur->op = gkemu::Op::Ballot;
+    gkemu::cur->in_w = p != 0;
+    gkemu::yield(gkemu::St::Warp);
+    return gkemu::cur->out_w;
+}
+inline void __builtin_amdgcn_wave_barrier() { gk_sync_warp(); }
+// Blocks run one after the other and fibers switch only at collectives: memory is always in order.
+inline void __threadfence() {}
+inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
 
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
@@ -439,10 +480,10 @@ extern "C" float gk_emu_expf(float x) { return (float)std::exp((double)x); }
     if (std::strcmp(field, #NAME) == 0) return (long)offsetof(gk_emu_layout_t, NAME);
 #define GK_EMU_OFFSET_ARRAY(T, NAME, N) GK_EMU_OFFSET(T, NAME)
 #define GK_EMU_OFFSET_MATRIX(T, NAME, R, C) GK_EMU_OFFSET(T, NAME)
-#define GK_EMU_EXPORT_LAYOUT(T, FIELDS)                                     \
-    typedef T gk_emu_layout_t;                                              \
-    extern "C" unsigned gk_emu_args_size() { return sizeof(T); }            \
-    extern "C" long gk_emu_field_offset(const char* field) {                \
-        FIELDS(GK_EMU_OFFSET, GK_EMU_OFFSET_ARRAY, GK_EMU_OFFSET_MATRIX)    \
-        return -1;                                                          \
+#define GK_EMU_EXPORT_LAYOUT(T, FIELDS)                                  \
+    typedef T gk_emu_layout_t;                                           \
+    extern "C" unsigned gk_emu_args_size() { return sizeof(T); }         \
+    extern "C" long gk_emu_field_offset(const char* field) {             \
+        FIELDS(GK_EMU_OFFSET, GK_EMU_OFFSET_ARRAY, GK_EMU_OFFSET_MATRIX) \
+        return -1;                                                       \
     }

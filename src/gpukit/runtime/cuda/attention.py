@@ -1,5 +1,6 @@
 """Attention plans on CUDA: float16 / bfloat16 on tensor cores (sm_80+; kernels/attention_tc.cu
-for prefill, kernels/attention_decode.cu + its combine pass for decode, launch geometry in
+for prefill, on sm_90a kernels/attention_sm90.cu for unmasked prefill with head_dim 64 / 128 /
+256, kernels/attention_decode.cu + its combine pass for decode, launch geometry in
 attention_geometry.py), everything else on CUDA cores (kernels/attention.cu)."""
 
 from __future__ import annotations
@@ -8,9 +9,10 @@ import math
 
 import numpy as np
 
+from ... import _native
 from ...base import strides
 from .. import kernels
-from ..args import CONSTANTS
+from ..args import CONSTANTS, arg_struct
 from ..backend import Layout
 from . import attention_geometry as geometry
 from .plans import PlanBuilder
@@ -56,6 +58,10 @@ def _plan_tensor_cores(backend, q, k, v, mask, kv_length, out, causal, scale):
         return None
     kind = _mask_kind(mask)
     limit = backend.device.max_shared_per_block_optin
+    if backend.sm90a and not geometry.use_decode(hq, hkv, sq, d, limit):
+        plan = _plan_sm90(backend, q, k, v, kv_length, out, causal, scale, mma, kind, limit)
+        if plan is not None:
+            return plan
     p = geometry.tensor_core_attention(mma, b, hq, hkv, sq, skv, d, kind, backend.sm_count, limit)
     if p is None:
         return None
@@ -104,6 +110,80 @@ def _plan_tensor_cores(backend, q, k, v, mask, kv_length, out, causal, scale):
             backend.allow_shared(fn, launch.shared)
         builder.launch(fn, launch.grid, launch.block, "gk_attn_tc_args", fields,
                        shared=launch.shared, addresses=addresses)  # fmt: skip
+    return builder.build()
+
+
+def _fields(q, k, kv_length, qkv_strides, causal, scale) -> dict:
+    """gk_attn_tc_args' fields of an unmasked prefill call without key splits."""
+    b, hq, sq, d = q.shape
+    len_stride = 0
+    if kv_length is not None and kv_length.size > 1:
+        len_stride = strides.element_strides(kv_length, kv_length.shape)[-1]
+    return {
+        "batch": b,
+        "hq": hq,
+        "hkv": k.shape[1],
+        "sq": sq,
+        "skv": k.shape[2],
+        "d": d,
+        "q_stride": qkv_strides[0],
+        "k_stride": qkv_strides[1],
+        "v_stride": qkv_strides[2],
+        "mask_stride": [0] * 4,
+        "kv_len_stride": len_stride,
+        "keys_per_split": 0,
+        "scale_log2": float(scale) * _LOG2E,
+        "causal": int(causal),
+        "kv_len_size": 0 if kv_length is None else kv_length.dtype.itemsize,
+        "n_splits": 1,
+    }
+
+
+def sm90_params(backend, fn) -> tuple[int, int, int, int]:
+    """Byte offsets of gk_attn_sm90's parameters (the tensor maps of q, k, v, the argument
+    block) in its parameter buffer as the driver reports them, checked against their sizes."""
+    params = backend.param_layout(fn, 4)
+    size = arg_struct("gk_attn_tc_args").size
+    tma = _native.TENSOR_MAP_BYTES
+    if [s for _, s in params] != [tma, tma, tma, size]:
+        raise RuntimeError(
+            f"gk_attn_sm90's parameters are {params} (offset, size): expected three {tma}-byte "
+            f"tensor maps and the {size}-byte gk_attn_tc_args"
+        )
+    return tuple(o for o, _ in params)
+
+
+def _plan_sm90(backend, q, k, v, kv_length, out, causal, scale, mma, kind, limit):
+    """The unmasked prefill on kernels/attention_sm90.cu (wgmma fed by TMA), or None where it
+    does not serve the call (a mask, another head_dim, operands TMA cannot address)."""
+    b, hq, sq, d = q.shape
+    qkv_strides = [list(strides.element_strides(x, x.shape)) for x in (q, k, v)]
+    checked = [
+        geometry.sm90_strides(x.shape, s) for x, s in zip((q, k, v), qkv_strides, strict=True)
+    ]
+    aligned = min(x.align for x in (q, k, v)) >= 16
+    if not geometry.sm90_serves(d, kind, checked, aligned):
+        return None
+    launch = geometry.sm90_prefill(mma, b, hq, sq, d)
+    if launch.shared > limit or max(launch.grid[1:]) > geometry.MAX_GRID_YZ:
+        return None
+    builder = PlanBuilder(backend, _arguments(None, kv_length), outputs=[_nbytes(out)])
+    addresses = [("out", builder.output(0), 0, 16)]
+    if kv_length is not None:
+        addresses.append(("kv_len", 3, 0, kv_length.dtype.itemsize))
+    fn = backend.function(launch.file, launch.defines, launch.kernel)
+    backend.allow_shared(fn, launch.shared)
+    at_q, at_k, at_v, at_args = sm90_params(backend, fn)
+    rows = (kernels.ATTENTION_SM90_ROWS, *[kernels.ATTENTION_SM90_TILES[d].keys] * 2)
+    tensor_maps = [
+        (at, arg, 0, geometry.sm90_map(x.dtype.name, x.shape, s, r).descriptor())
+        for arg, (at, x, s, r) in enumerate(
+            zip((at_q, at_k, at_v), (q, k, v), qkv_strides, rows, strict=True)
+        )
+    ]
+    fields = _fields(q, k, kv_length, qkv_strides, causal, scale)
+    builder.launch(fn, launch.grid, launch.block, "gk_attn_tc_args", fields, shared=launch.shared,
+                   addresses=addresses, at=at_args, tensor_maps=tensor_maps)  # fmt: skip
     return builder.build()
 
 

@@ -1,5 +1,6 @@
 """Launch geometry of the tensor-core attention kernels (kernels/attention_tc.cu for prefill,
-kernels/attention_decode.cu for few query rows against many keys): which kernel serves a call,
+kernels/attention_sm90.cu for unmasked prefill on sm_90a, kernels/attention_decode.cu for few
+query rows against many keys): which kernel serves a call, the TMA tensor maps of the sm_90a one,
 its instance, grid, block and shared memory, the key splits and the split workspace. Pure
 functions of shapes and device facts; the tile configurations are kernels/geometry.cuh's (through
 gpukit.runtime.kernels)."""
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 
 from .. import kernels
 from ..args import CONSTANTS
+from .gemm_plan import TensorMap, tma_dtype
 
 MAX_GRID_YZ = 65535  # blocks along y (and z) of one launch
 _MAX_SPLITS = CONSTANTS["GK_ATTN_MAX_SPLITS"]
@@ -150,6 +152,52 @@ def tensor_core_attention(
     if max(p.main.grid[1:]) > MAX_GRID_YZ:
         return None
     return p
+
+
+def sm90_serves(head_dim: int, mask: str, strides: list, aligned: bool) -> bool:
+    """Whether kernels/attention_sm90.cu takes a prefill call: no mask, head_dim 64, 128 or 256,
+    and q, k, v that TMA can address (see tma_addressable)."""
+    if mask != "none" or head_dim not in kernels.ATTENTION_SM90_HEAD_DIMS:
+        return False
+    return aligned and all(tma_addressable(s) for s in strides)
+
+
+def tma_addressable(strides) -> bool:
+    """Whether a (batch, heads, seq, d) operand of these element strides is a TMA tensor of
+    16-bit elements: d contiguous, every other stride positive and 16-byte aligned, under
+    2^40 bytes (extent-1 axes are given legal strides by sm90_map, so pass them as 8)."""
+    *outer, col = strides
+    return col == 1 and all(x > 0 and (2 * x) % 16 == 0 and 2 * x < 1 << 40 for x in outer)
+
+
+def sm90_map(dtype: str, shape, strides, box_rows: int) -> TensorMap:
+    """The 4-D tensor map (d, seq, heads, batch) of a (batch, heads, seq, d) operand of element
+    `strides`, read as boxes of 64 columns (the 128-byte swizzle span) by `box_rows` rows."""
+    b, h, n, d = shape
+    sb, sh, sn = (2 * x for x in strides[:3])
+    # An axis of extent 1 is never stepped along: give it any legal stride.
+    sn = sn if n > 1 else -(-2 * d // 16) * 16
+    sh = sh if h > 1 else n * sn
+    sb = sb if b > 1 else h * sh
+    return TensorMap(tma_dtype(dtype), (d, n, h, b), (sn, sh, sb), (64, box_rows, 1, 1))
+
+
+def sm90_strides(shape, strides) -> list:
+    """The element strides that sm90_serves checks: an extent-1 axis's replaced by 8."""
+    return [
+        x if n > 1 or i == 3 else 8 for i, (n, x) in enumerate(zip(shape, strides, strict=True))
+    ]
+
+
+def sm90_prefill(mma_type: str, b: int, hq: int, sq: int, head_dim: int, tiles=None) -> Launch:
+    """kernels/attention_sm90.cu: a block per (tile of query rows, batch * q head), the tiles of
+    a head launched together; `tiles` (kernels.AttentionSm90Tiles) instead of the head dim's
+    shipped ones."""
+    t = tiles or kernels.ATTENTION_SM90_TILES[head_dim]
+    file, defines = kernels.attention_sm90(mma_type, head_dim, t)
+    grid = (-(-sq // kernels.ATTENTION_SM90_ROWS), b * hq, 1)
+    shared = kernels.attention_sm90_shared(head_dim, t)
+    return Launch(file, defines, "gk_attn_sm90", grid, CONSTANTS["GK_SM90_THREADS"], shared)
 
 
 def loadable_strides(strides: list) -> bool:

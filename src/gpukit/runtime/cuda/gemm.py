@@ -103,11 +103,12 @@ def _single_block(backend, fn, struct: str) -> None:
 
 
 def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilogue,
-              row_block, preempt=None) -> int:  # fmt: skip
+              row_block, preempt=None) -> gemm_plan.Sm90Plan:  # fmt: skip
     """out = epilogue(a @ b) on the sm_90a GEMM. Row slices share the whole product's tile and
     split of K (the same bits as one launch) and start where TMA can address a. `preempt`:
-    (address of the preemption words to watch, argument number of the tile counter) for the
-    preemptible form: one launch, K never split. Returns the whole product's output tiles."""
+    (address of the preemption words to watch, argument numbers of the control words and of the
+    save area) for the preemptible form: one launch, K never split. Returns the whole product's
+    plan (its tiles, grid and tile shape)."""
     backend = builder.backend
     item = gemm_plan.item_bytes(p.dtype)
     a_mat, b_mat = p.matrices()
@@ -158,6 +159,7 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
         if preempt is not None:
             fields["preempt"] = preempt[0]
             addresses.append(("next_tile", preempt[1], 0, 4))
+            addresses.append(("save", preempt[2], 0, 16))
         tensor_maps = [
             (at_a, args.a, r0 * p.sa[0] * item, plan.map_a.descriptor()),
             (at_b, args.b, 0, plan.map_b.descriptor()),
@@ -172,7 +174,7 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
             blocks = min(-(-p.batch * rows * p.n // threads), backend.sm_count * 16)
             builder.launch(reduce, blocks, threads, "gk_gemm_sm90_args", fields,
                            addresses=addresses)  # fmt: skip
-    return whole.total_tiles
+    return whole
 
 
 # --- GEMV -----------------------------------------------------------------------------------------

@@ -39,6 +39,11 @@ _TMA_DTYPE = {"float16": 6, "bfloat16": 9, "float32": 7, "tf32": 11}
 _TMA_MODES = (0, 3, 2, 0)
 
 
+def tma_dtype(dtype: str) -> int:
+    """cuda.h's CUtensorMapDataType code of a 16-bit float dtype name (or "tf32")."""
+    return _TMA_DTYPE[dtype]
+
+
 def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 

@@ -1,21 +1,24 @@
 """Preemptible best-effort products (issue 17). A best-effort task of a scheduler with preemption
 on runs its sm_90a products in their preemptible form (kernels/gemm_sm90.cu, GK_GEMM_PREEMPT):
 tiles come from a counter, and while guaranteed work has raised one of the device's preemption
-words (on the GPU, by stream memory operations around its work) the kernel takes no more tiles
-and ends. One call:
+words (on the GPU, by stream memory operations around its work) the kernel takes no more tiles,
+stops the tiles it holds within GK_PREEMPT_EVERY K slices, saves their fp32 accumulators (one save
+slot per block) and ends. One call:
 
-    counter = 0
+    control words = (counter 0, saved 0, records unwritten, started 0)
     up to RELAUNCHES + 1 times: wait on the host until no guaranteed task runs; launch (yields
-        when a word is raised); wait for it; done once the counter passed the last tile
+        when a word is raised; each block first resumes the tile it saved); wait for it; done
+        once the counter passed the last tile and no saved tile waits
     otherwise: wait on the host likewise; launch watching words that are never raised (finishes)
 
 The waits are on the host, never on the GPU: a stream waiting there for a word (cuStreamWaitValue)
 is invisible to the driver's ordering, which may queue the guaranteed stream's work behind it on
 one hardware queue, so the word would never be lowered (seen as hangs of 3 processes in 6 on the
-H100). A launch after the last tile was taken takes none and ends at once. Each tile is computed
-whole in the same K order whichever launch takes it, so the result has the bits of one
-uninterrupted launch. Past RELAUNCHES preemptions the rest of the product runs without yielding
-(the pacer's cap on best-effort work in flight still applies to it)."""
+H100). Every launch has the same grid, so block b finds its saved tile in save slot b. A tile
+resumed from its saved accumulators continues the same wgmma chain from the K slice it stopped
+at, so every tile is the same sequence of operations, in the same K order, as in one
+uninterrupted launch: the same bits. Past RELAUNCHES preemptions the rest of the product runs
+without yielding (the pacer's cap on best-effort work in flight still applies to it)."""
 
 from __future__ import annotations
 
@@ -31,37 +34,55 @@ from .plans import PlanBuilder
 
 SLOTS = CONSTANTS["GK_PREEMPT_SLOTS"]
 WORD = 4  # bytes of a preemption word (a 32-bit stream memory operation)
-RELAUNCHES = 3
+# Each preemption costs a relaunch (~25 us of launch, the saved tiles' accumulators back); past
+# this many the rest runs without yielding, so a best-effort product always ends.
+RELAUNCHES = 32
+CTL_WORDS = CONSTANTS["GK_PREEMPT_CTL_WORDS"]
+RECORD_WORDS = CONSTANTS["GK_PREEMPT_RECORD_WORDS"]
+FRESH = 2  # the control word saying that the save records are not yet written
+
+
+def control_words(grid: int) -> np.ndarray:
+    """The control words a call starts from (kernels/geometry.cuh): counter 0, no saved tile,
+    records unwritten (the first launch writes them), no block started."""
+    words = np.zeros(CTL_WORDS + RECORD_WORDS * grid, np.int32)
+    words[FRESH] = 1
+    return words
 
 
 class PreemptiblePlan:
     """Called like a gpukit._core.Plan: (stream, quota, *args) -> the output buffer."""
 
-    def __init__(self, backend, yielding, finishing, out_bytes: int, tiles: int, relaunches: int):
+    def __init__(self, backend, yielding, finishing, out_bytes: int, tiles: int, grid: int,
+                 save_bytes: int, relaunches: int):  # fmt: skip
         self.backend = backend
         self.yielding = yielding
         self.finishing = finishing
         self.out_bytes = out_bytes
         self.tiles = tiles
+        self.grid = grid
+        self.save_bytes = save_bytes  # one tile of fp32 accumulators per block
         self.relaunches = relaunches
 
     def __call__(self, stream: int, quota, *args):
         b = self.backend
         out = b.pool.allocate(self.out_bytes, stream, quota)
-        counter = b.pool.allocate(WORD, stream, quota)
-        (address,) = b.addresses((counter,), (0,), stream)
-        b.device.write_value(stream, address, 0)
-        call = (stream, quota, *args, out, 0, counter, 0)
-        taken = np.zeros(1, np.uint32)
+        ctl = b.pool.allocate(WORD * (CTL_WORDS + RECORD_WORDS * self.grid), stream, quota)
+        save = b.pool.allocate(self.save_bytes, stream, quota)
+        (address,) = b.addresses((ctl,), (0,), stream)
+        for i, value in enumerate(control_words(self.grid)[:CTL_WORDS]):
+            b.device.write_value(stream, address + WORD * i, int(value))
+        call = (stream, quota, *args, out, 0, ctl, 0, save, 0)
+        state = np.zeros(2, np.uint32)  # tiles taken, saved tiles waiting
         for _ in range(self.relaunches + 1):
             _core.wait_guaranteed_idle()
             self.yielding(*call)
-            b.device.copy_to_host(taken.view(np.uint8), address, stream)  # waits for the launch
-            if taken[0] >= self.tiles:
+            b.device.copy_to_host(state.view(np.uint8), address, stream)  # waits for the launch
+            if state[0] >= self.tiles and state[1] == 0:
                 return out
         _core.wait_guaranteed_idle()
         self.finishing(*call)
-        return out  # the counter is freed on this stream: reused only after these launches
+        return out  # ctl and save are freed on this stream: reused only after these launches
 
 
 def words(backend) -> int:
@@ -114,12 +135,15 @@ def plan_preemptible_matmul(backend, a: Layout, b: Layout, out: Layout, bias, ac
     base = words(backend)
     plans = []
     for watched in (base, base + WORD * SLOTS):  # the words, then ones never raised
-        arguments = "aa" + "a" * (bias is not None) + "a" * (residual is not None) + "aa"
+        # a, b, [bias], [residual], then the output, the control words and the save area.
+        arguments = "aa" + "a" * (bias is not None) + "a" * (residual is not None) + "aaa"
         builder = PlanBuilder(backend, arguments)
         n = len(arguments)
-        args = gemm.Args(0, 1, n - 2, 2 if bias is not None else None, None)
+        args = gemm.Args(0, 1, n - 3, 2 if bias is not None else None, None)
         if residual is not None:
-            args = args._replace(residual=n - 3)
-        tiles = gemm.emit_sm90(builder, p, args, epi, None, preempt=(watched, n - 1))
+            args = args._replace(residual=n - 4)
+        whole = gemm.emit_sm90(builder, p, args, epi, None, preempt=(watched, n - 2, n - 1))
         plans.append(builder.build())
-    return PreemptiblePlan(backend, *plans, out.size * out.dtype.itemsize, tiles, relaunches)
+    save_bytes = whole.grid * whole.bm * whole.bn * 4
+    return PreemptiblePlan(backend, *plans, out.size * out.dtype.itemsize, whole.total_tiles,
+                           whole.grid, save_bytes, relaunches)  # fmt: skip

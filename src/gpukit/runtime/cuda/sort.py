@@ -81,8 +81,9 @@ _UNIQUE_FIRST: dict = {}
 
 
 def _unique_first_plan(backend, x: Layout, perm: bool, equal_nan: bool):
-    """Args: x (contiguous, 1-D). Allocates the sorted keys, their positions (with `perm`) and
-    the scanned run counts per tile (the total last)."""
+    """Args: x (contiguous, 1-D). Allocates the sorted keys, their positions (with `perm`), the
+    scanned run counts per tile (the total last) and the run-start flags (a word per warp and
+    item)."""
     key = (id(backend), x.dtype, x.size, perm, equal_nan)
     found = _UNIQUE_FIRST.get(key)
     if found is not None:
@@ -91,14 +92,16 @@ def _unique_first_plan(backend, x: Layout, perm: bool, equal_nan: bool):
     tiles = sort_plan.unique_tiles(n)
     sp = sort_plan.plan_sort(1, n, x.dtype, want_index=perm, sm_count=backend.sm_count)
     outputs = [n * x.dtype.itemsize] + ([n * 8] if perm else []) + [(tiles + 1) * 8]
+    outputs.append(tiles * sort_plan.UNIQUE_TILE // 32 * 4)
     b, bind = _builder(backend, "a", outputs, sp)
     bind.update(keys_in=0, keys_out=b.output(0))
     if perm:
         bind["vals_out"] = b.output(1)
     emit_sort(backend, b, sp, bind)
-    counts = b.output(len(outputs) - 1)
+    counts, flags = b.output(len(outputs) - 2), b.output(len(outputs) - 1)
     file, defines = sort_plan.search_defines(x.dtype)
     addresses = [("keys", b.output(0), 0, 1), ("tile_counts", counts, 0, 1)]
+    addresses.append(("run_flags", flags, 0, 1))
     if perm:
         addresses.append(("perm", b.output(1), 0, 1))
     fields = {"n": n, "nan_distinct": int(not equal_nan)}
@@ -111,33 +114,28 @@ def _unique_first_plan(backend, x: Layout, perm: bool, equal_nan: bool):
     return _UNIQUE_FIRST[key]
 
 
-def unique(backend, x: Layout, buffer, offset: int, index: bool, inverse: bool, counts: bool,
-           equal_nan: bool, stream, quota):  # fmt: skip
-    """(values, first indices, inverse, counts, how many): buffers of the distinct values of
-    contiguous 1-D x, None where not asked. The count is read back to the host once."""
-    capture.refuse("unique (the number of values sizes the result)")
+_UNIQUE_WRITE: dict = {}
+
+
+def _unique_write_plan(backend, x: Layout, total: int, index: bool, inverse: bool, counts: bool,
+                       equal_nan: bool):  # fmt: skip
+    """Args: the sorted keys, their positions (when index or inverse), the scanned tile counts
+    and the run-start flags. Allocates the values, then the first indices, inverse and counts
+    that are asked."""
+    key = (id(backend), x.dtype, x.size, total, index, inverse, counts, equal_nan)
+    found = _UNIQUE_WRITE.get(key)
+    if found is not None:
+        return found
     n = x.size
-    if n == 0:
-        made = [
-            backend.pool.allocate(0, stream, quota) if w else None
-            for w in (1, index, inverse, counts)
-        ]
-        return (*made, 0)
     perm = index or inverse
-    first = _unique_first_plan(backend, x, perm, equal_nan)(stream, quota, buffer, offset)
-    keys, *rest = first
-    order = rest[0] if perm else None
-    tile_counts = rest[-1]
     tiles = sort_plan.unique_tiles(n)
-    total = np.empty(1, _I64)
-    backend.download(total, tile_counts, 8 * tiles)
-    total = int(total[0])
     item = x.dtype.itemsize
     outputs = [total * item] + ([total * 8] if index else []) + ([n * 8] if inverse else [])
     outputs += [total * 8] if counts else []
-    b = PlanBuilder(backend, "aaa" if perm else "aa", outputs=outputs,
+    b = PlanBuilder(backend, "aaaa" if perm else "aaa", outputs=outputs,
                     scratch=[total * 8] if counts else [])  # fmt: skip
     addresses = [("keys", 0, 0, 1), ("tile_counts", 2 if perm else 1, 0, 1)]
+    addresses.append(("run_flags", 3 if perm else 2, 0, 1))
     addresses.append(("values", b.output(0), 0, 1))
     if perm:
         addresses.append(("perm", 1, 0, 1))
@@ -156,8 +154,36 @@ def unique(backend, x: Layout, buffer, offset: int, index: bool, inverse: bool, 
         fn = backend.function(file, defines, "gk_unique_counts")
         b.launch(fn, backend.blocks_for(total, _BLOCK), _BLOCK, "gk_unique_args", fields,
                  addresses=addresses)  # fmt: skip
-    args = [keys, 0] + ([order, 0] if perm else []) + [tile_counts, 0]
-    made = b.build()(stream, quota, *args)
+    if len(_UNIQUE_WRITE) > 256:
+        _UNIQUE_WRITE.clear()
+    _UNIQUE_WRITE[key] = b.build()
+    return _UNIQUE_WRITE[key]
+
+
+def unique(backend, x: Layout, buffer, offset: int, index: bool, inverse: bool, counts: bool,
+           equal_nan: bool, stream, quota):  # fmt: skip
+    """(values, first indices, inverse, counts, how many): buffers of the distinct values of
+    contiguous 1-D x, None where not asked. The count is read back to the host once."""
+    capture.refuse("unique (the number of values sizes the result)")
+    n = x.size
+    if n == 0:
+        made = [
+            backend.pool.allocate(0, stream, quota) if w else None
+            for w in (1, index, inverse, counts)
+        ]
+        return (*made, 0)
+    perm = index or inverse
+    first = _unique_first_plan(backend, x, perm, equal_nan)(stream, quota, buffer, offset)
+    keys, *rest = first
+    order = rest[0] if perm else None
+    tile_counts, run_flags = rest[-2], rest[-1]
+    tiles = sort_plan.unique_tiles(n)
+    total = np.empty(1, _I64)
+    backend.download(total, tile_counts, 8 * tiles)
+    total = int(total[0])
+    write = _unique_write_plan(backend, x, total, index, inverse, counts, equal_nan)
+    args = [keys, 0] + ([order, 0] if perm else []) + [tile_counts, 0, run_flags, 0]
+    made = write(stream, quota, *args)
     made = list(made) if isinstance(made, tuple) else [made]
     out = [made.pop(0)]
     out += [made.pop(0) if want else None for want in (index, inverse, counts)]
