@@ -417,7 +417,6 @@ using std::fmaxf;
 
 // What kernels built on compat.cuh's portable path (-DGK_HIP) use.
 inline void __syncthreads() { gkemu::yield(gkemu::St::Bar); }
-inline void __threadfence() {}  // blocks run one after the other: every write is seen
 inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
     const unsigned long long old = *p;
     *p = old + v;
