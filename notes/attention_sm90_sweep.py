@@ -11,7 +11,6 @@ usage: PYTHONPATH=/tmp/gpukit-site python3 notes/attention_sm90_sweep.py
 import json
 import os
 import sys
-import time
 
 import numpy as np
 import torch
@@ -21,6 +20,9 @@ import gpukit.array  # (the module, for its plan cache)
 from gpukit import nn
 from gpukit.runtime import kernels
 from gpukit.runtime.cuda import attention
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
+from bench_attention import seconds_per_call
 
 T = kernels.AttentionSm90Tiles
 # (keys, stages, pipe, pingpong); call 2 (notes/attention.md) also timed "mma.sync" and the
@@ -40,23 +42,6 @@ ROWS = [
 ]
 
 
-def seconds(step, sync, budget=0.15):
-    step()
-    sync()
-    start = time.perf_counter()
-    step()
-    sync()
-    iters = int(min(2000, max(3, budget / 3 / max(time.perf_counter() - start, 1e-6))))
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for _ in range(iters):
-            step()
-        sync()
-        best = min(best, (time.perf_counter() - start) / iters)
-    return best
-
-
 def main():
     shipped = dict(kernels.ATTENTION_SM90_TILES)
     plan_sm90 = attention._plan_sm90
@@ -68,7 +53,7 @@ def main():
         tq, tk, tv = (torch.from_numpy(x).cuda().to(tdt) for x in host)
         sdpa = torch.nn.functional.scaled_dot_product_attention
         ref = sdpa(tq.float(), tk.float(), tv.float(), is_causal=causal)
-        t_torch = seconds(
+        t_torch = seconds_per_call(
             lambda a=(tq, tk, tv), c=causal: torch.nn.functional.scaled_dot_product_attention(
                 *a, is_causal=c
             ),
@@ -93,7 +78,7 @@ def main():
                 out = nn.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 got = torch.from_numpy(out.to_numpy().astype(np.float32)).cuda()
                 err = float((got - ref).norm() / ref.norm())
-                t = seconds(
+                t = seconds_per_call(
                     lambda a=(q, k, v), c=causal: nn.scaled_dot_product_attention(*a, is_causal=c),
                     gk.synchronize,
                 )

@@ -121,17 +121,10 @@ class EmulatedCuda(emulation.EmulatedCuda):
         so = emu.build(1 if file == "attention_tc.cu" else 2, defines, self.lib_dir)
         emu.run(so, args, int(name == "gk_attn_combine"), grid, block[0], shared, self.seed)
 
-    def put(self, x):
+    def put_with_layout(self, x):
         """(buffer, Layout) of a copy of x in the CPU backend's memory."""
         x = np.ascontiguousarray(x)
-        buf = self.pool.allocate(x.nbytes, 0)
-        self.cpu.upload(x, buf, 0)
-        return buf, Layout(x.dtype, x.shape, x.strides, 16)
-
-    def get(self, buf, layout):
-        host = np.empty(layout.shape, layout.dtype)
-        self.cpu.download(host, buf, 0)
-        return host
+        return self.put(x), Layout(x.dtype, x.shape, x.strides, 16)
 
 
 def _plan_case(lib_dir, rng, dt, b, hq, hkv, sq, skv, d, causal, mask, lengths, seq_major):
@@ -141,7 +134,7 @@ def _plan_case(lib_dir, rng, dt, b, hq, hkv, sq, skv, d, causal, mask, lengths, 
     host, args, layouts = [], [], []
     for shape in ((b, hq, sq, d), (b, hkv, skv, d), (b, hkv, skv, d)):
         stored = rng.standard_normal(tuple(shape[i] for i in order)).astype(dtype)
-        buf, lay = cuda.put(stored)
+        buf, lay = cuda.put_with_layout(stored)
         view = stored.transpose(order)
         host.append(view)
         args += [buf, 0]
@@ -155,18 +148,18 @@ def _plan_case(lib_dir, rng, dt, b, hq, hkv, sq, skv, d, causal, mask, lengths, 
         m[:, :3] = -np.inf
     lm = ln = None
     if m is not None:
-        buf, lm = cuda.put(m)
+        buf, lm = cuda.put_with_layout(m)
         args += [buf, 0]
     n = None if lengths is None else np.array(lengths, np.int32 if len(lengths) > 1 else np.int64)
     if n is not None:
-        buf, ln = cuda.put(n)
+        buf, ln = cuda.put_with_layout(n)
         args += [buf, 0]
     out = Layout(dtype, (b, hq, sq, d), contiguous_strides((b, hq, sq, d), dtype.itemsize))
     # Poisoned: a block the pool hands back for out starts as NaNs where nothing writes.
-    cuda.put(np.full((b, hq, sq, d), np.nan, dtype))
+    cuda.put_with_layout(np.full((b, hq, sq, d), np.nan, dtype))
     scale = 1 / math.sqrt(d)
     plan = cuda_attention.plan_attention(cuda, *layouts, lm, ln, out, causal, scale)
-    got = cuda.get(plan(0, None, *args), out).astype(np.float64)
+    got = cuda.get(plan(0, None, *args), out.shape, out.dtype).astype(np.float64)
     assert cuda.table.error is None, cuda.table.error
     want = attention_f64(*host, m, causal, scale, n)
     assert not np.isnan(got).any()

@@ -62,17 +62,6 @@ class EmulatedCuda(emulation.EmulatedCuda):
         else:
             _host_copy(file, defines, name, args, nbytes)
 
-    def put(self, x):
-        buf = self.pool.allocate(max(x.nbytes, 1), 0)
-        if x.nbytes:
-            self.cpu.upload(np.ascontiguousarray(x), buf, 0)
-        return buf
-
-    def get(self, buf, shape, dtype):
-        host = np.empty(shape, dtype)
-        self.cpu.download(host, buf, 0)
-        return host
-
 
 # complex64 copies move as 8-byte words (emit_copy moves bits by width); complex128 as itself
 _COPY_BYTES = {"GK_OUT_T=gk_u64": 8, "GK_OUT_T=gk_c64": 8, "GK_OUT_T=gk_c128": 16}

@@ -55,17 +55,6 @@ class EmulatedCuda(emulation.EmulatedCuda):
         (dst,) = struct.unpack_from(f"<{s.fields['ptr'][0]}", blob, s.fields["ptr"][1])
         ctypes.memset(dst, 0, n)  # the fill zeroes bytes (uint8)
 
-    def put(self, x):
-        buf = self.pool.allocate(max(x.nbytes, 1), 0)
-        if x.nbytes:
-            self.cpu.upload(np.ascontiguousarray(x), buf, 0)
-        return buf
-
-    def get(self, buf, shape, dtype):
-        host = np.empty(shape, dtype)
-        self.cpu.download(host, buf, 0)
-        return host
-
 
 def _cumsum(lib_dir, seed, base, view, axis, out_dtype, sm_count=2):
     """cumsum(view, axis) by the plan, where view is a view of base's memory; returns (result,

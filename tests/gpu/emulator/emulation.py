@@ -14,6 +14,8 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
+
 from gpukit.runtime import open_backend
 
 HERE = Path(__file__).resolve().parent
@@ -162,6 +164,18 @@ class EmulatedCuda(ABC):
     def run_kernel(self, file, defines, name, grid, block, shared, args, nbytes):
         """Runs kernel `name` of kernels/`file` built with `defines` (args: the packed block's
         address, nbytes long); raises if it cannot."""
+
+    def put(self, x):
+        """A buffer of the CPU backend's memory holding a copy of x (at least one byte)."""
+        buf = self.pool.allocate(max(x.nbytes, 1), 0)
+        if x.nbytes:
+            self.cpu.upload(np.ascontiguousarray(x), buf, 0)
+        return buf
+
+    def get(self, buf, shape, dtype):
+        host = np.empty(shape, dtype)
+        self.cpu.download(host, buf, 0)
+        return host
 
     def _launch(self, fn, grid, block, shared, args, nbytes):
         file, defines, name = self.functions[fn - 1]
