@@ -580,6 +580,28 @@
     F(gk_i32, mode)  /* lu: GK_LA_SOLVE, _INV, _DET, _SLOGDET; eigh: vectors; chol: inverse */ \
     F(gk_i32, upper) /* cholesky: read and write the upper triangle; eigh: read it */
 
+// kernels/linalg_lu.cu: the blocked LU's steps over a stack of trailing matrices T (or rows X of
+// right-hand sides) at `a`, row stride ld, matrix stride `stride` (elements); piv and diag: per
+// matrix n entries (the whole matrix's pivot rows and U's diagonal, T's first row being row k).
+#define GK_LU_ARGS(F, A, M)                                                                    \
+    F(gk_u64, a)                                                                               \
+    F(gk_u64, piv)     /* int32 count x n: the row swapped with row i at step i (absolute) */  \
+    F(gk_u64, diag)    /* count x n: U's diagonal (the pivots) */                              \
+    F(gk_u64, info)    /* int32 per matrix: 1 once a pivot is exactly zero */                  \
+    F(gk_u64, counter) /* u32 per matrix: blocks of the launch done (zero between launches) */ \
+    F(gk_u64, out)     /* panel: each block's best |value| (scratch); trinv, det: result */    \
+    F(gk_u64, out2)    /* panel: each block's best row (scratch); slogdet: log|det| */         \
+    F(gk_i64, ld)                                                                              \
+    F(gk_i64, stride)                                                                          \
+    F(gk_i32, m) /* rows of T or X */                                                          \
+    F(gk_i32, r) /* columns of X (swap) */                                                     \
+    F(gk_i32, n)                                                                               \
+    F(gk_i32, k)                                                                               \
+    F(gk_i32, nb)   /* the panel's width */                                                    \
+    F(gk_i32, col)  /* panel: this launch's column (nb: the last column's multipliers only) */ \
+    F(gk_i32, mode) /* trinv: 0 -inverse of unit-lower L11, 1 inverse of U11; det modes */     \
+    F(gk_i32, mat0) /* the launch's first matrix (blockIdx.y counts from it) */
+
 // Every argument block: (struct name, field list).
 #define GK_ARG_STRUCTS(S)                   \
     S(gk_ew_args, GK_EW_ARGS)               \
@@ -609,7 +631,8 @@
     S(gk_sample_params, GK_SAMPLE_PARAMS)   \
     S(gk_fft_args, GK_FFT_ARGS)             \
     S(gk_fft_aux_args, GK_FFT_AUX_ARGS)     \
-    S(gk_linalg_args, GK_LINALG_ARGS)
+    S(gk_linalg_args, GK_LINALG_ARGS)       \
+    S(gk_lu_args, GK_LU_ARGS)
 
 #define GK_ARG_FIELD(T, NAME) T NAME;
 #define GK_ARG_ARRAY(T, NAME, COUNT) T NAME[COUNT];

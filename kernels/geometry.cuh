@@ -172,6 +172,16 @@
 // gk_eigh_jacobi: matrices of at most GK_LA_JACOBI_N rows, at most GK_LA_SWEEPS sweeps.
 #define GK_LA_JACOBI_N 32
 #define GK_LA_SWEEPS 30
+// kernels/linalg_lu.cu: the blocked LU (n > GK_LA_MAX_N) factors panels of GK_LU_NB columns
+// (GK_LU_NB <= GK_LA_MAX_N: the diagonal blocks are inverted in shared memory), each column's
+// step a launch of blocks of GK_LU_THREADS threads over GK_LU_ROWS rows each.
+#define GK_LU_NB 64
+#define GK_LU_THREADS 256
+#define GK_LU_ROWS 64
+// Solves of at most GK_LU_RHS right-hand sides substitute panel by panel in one plan
+// (gk_lu_fwd_*, gk_lu_bwd); more go through the products.
+#define GK_LU_RHS 16
+#define GK_LU_SWAP_COLS 32  // gk_lu_swap: columns of the right-hand sides per block
 
 // Every constant above, for gpukit._native.constants() (a list of several values becomes a tuple).
 #define GK_CONSTANTS(X)          \
@@ -271,4 +281,9 @@
     X(GK_LA_DET)                 \
     X(GK_LA_SLOGDET)             \
     X(GK_LA_JACOBI_N)            \
-    X(GK_LA_SWEEPS)
+    X(GK_LA_SWEEPS)              \
+    X(GK_LU_NB)                  \
+    X(GK_LU_THREADS)             \
+    X(GK_LU_ROWS)                \
+    X(GK_LU_RHS)                 \
+    X(GK_LU_SWAP_COLS)

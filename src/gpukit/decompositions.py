@@ -17,9 +17,9 @@ from . import reductions as _red
 from .array import GPUArray, cached_plan, layout, wrap
 from .base import shapes as _shapes
 from .creation import eye, ones_like, zeros_like
-from .elementwise import absolute, conjugate, greater, reciprocal, where
+from .elementwise import absolute, conjugate, greater, negative, reciprocal, where
 from .errors import LinAlgError
-from .matrices import tril
+from .fused_products import product
 from .runtime.backend import Layout
 from .runtime.quota import local as _quota
 from .views import ascontiguousarray, broadcast_to, expand_dims
@@ -31,6 +31,7 @@ SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 
 _F64 = np.dtype("float64")
 _I32 = np.dtype("int32")
+_U32 = np.dtype("uint32")
 _SUPPORTED = tuple(np.dtype(t) for t in ("float32", "float64", "complex64", "complex128"))
 
 
@@ -84,7 +85,7 @@ def _run(op: str, inputs, outputs, options=()) -> list[GPUArray]:
     for x in inputs:
         args += (x._buf, x._offset)
     made = plan(rt.thread.stream, _quota.quota, *args)
-    made = made if isinstance(made, tuple) else (made,)
+    made = made if isinstance(made, tuple) else () if made is None else (made,)
     return [wrap(m, o.shape, o.dtype, o.strides, rt) for m, o in zip(made, outs, strict=True)]
 
 
@@ -102,13 +103,16 @@ def _empty(like: GPUArray, shape, dtype, identity: bool = False) -> GPUArray:
     return zeros_like(like, dtype=dtype, shape=shape)
 
 
-def _cholesky(a: GPUArray, upper: bool, inverse: bool = False):
+def _cholesky(a: GPUArray, upper: bool, inverse: bool = False, check: bool = True):
     """The backend's Cholesky of contiguous stack a (raises LinAlgError where not PD); with
-    `inverse`, (factor, inverse of the lower factor)."""
+    `inverse`, (factor, inverse of the lower factor). Without `check`, the info array comes
+    last instead (read back by the caller)."""
     batch = a.shape[:-2]
     shapes = [(a.shape, a.dtype)] * (2 if inverse else 1) + [((_count(batch),), _I32)]
     options = (("upper", upper),) + ((("inverse", True),) if inverse else ())
     *made, info = _run("cholesky", [a], shapes, options)
+    if not check:
+        return (*made, info)
     _check(info, "Matrix is not positive definite")
     return tuple(made) if inverse else made[0]
 
@@ -122,20 +126,109 @@ def _inv(a: GPUArray) -> GPUArray:
 def _blocked_cholesky(a: GPUArray, nb: int) -> GPUArray:
     """Right-looking blocked Cholesky (lower) for a backend that factors at most nb x nb at a
     time: each diagonal block by the backend (with the inverse of its factor), the panel below
-    it times that inverse (transposed; MAGMA's trsm by inverted diagonal blocks), the trailing
-    matrix updated by one product per step. Only the lower triangle of `a` is read."""
-    n = a.shape[-1]
-    w = a.copy()
+    it times that inverse (conjugate-transposed; MAGMA's trsm by inverted diagonal blocks), the
+    next trailing matrix A22 - L21 L21^H one product with the subtraction in its epilogue (the
+    whole square; only its lower triangle is read). Only the lower triangle of `a` is read.
+    A step after a failed one works on NaN (the kernel's output there); the infos are read
+    back once, at the end."""
+    *batch, n, _ = a.shape
+    t = a.reshape(_count(batch), n, n)  # read, never written: each step makes the next one
+    out = zeros_like(t)
+    failed = None  # the steps' infos summed: one read back at the end, no wait per step
     for k in range(0, n, nb):
-        e = min(k + nb, n)
-        l11, l11_inv = _cholesky(ascontiguousarray(w[..., k:e, k:e]), False, inverse=True)
-        w[..., k:e, k:e] = l11
-        if e == n:
+        w = min(nb, n - k)
+        l11, l11_inv, info = _cholesky(ascontiguousarray(t[:, :w, :w]), False, True, False)
+        failed = info if failed is None else failed + info
+        out[:, k : k + w, k : k + w] = l11
+        if k + w == n:
             break
-        l21 = w[..., e:, k:e] @ _mT(l11_inv)
-        w[..., e:, k:e] = l21
-        w[..., e:, e:] = w[..., e:, e:] - l21 @ _mT(l21)
-    return ascontiguousarray(tril(w))
+        neg_l21 = t[:, w:, :w] @ negative(_mT(l11_inv))
+        l21 = negative(neg_l21)
+        out[:, k + w :, k : k + w] = l21
+        t = product(neg_l21, _mT(l21), residual=t[:, w:, w:])
+    _check(failed, "Matrix is not positive definite")
+    return out.reshape(a.shape)
+
+
+# A blocked LU: per panel (its L11\\U11 over L21, count x rows x width), -inv(L11) and -U12
+# (None for the last panel); the pivots (the row swapped with row i at step i), U's diagonal and
+# an int32 per matrix set when a pivot was exactly zero.
+_LU = namedtuple("_LU", ["steps", "piv", "diag", "info"])
+
+
+def _lu_nb(a: GPUArray) -> int:
+    """The blocked LU's panel width for stack a on its backend; 0 where the backend factors a
+    in one piece (or refuses it)."""
+    small = a._rt.linalg_max_n("solve", a.dtype)
+    if small is None or a.shape[-1] <= small:
+        return 0
+    return a._rt.linalg_max_n("lu_panel", a.dtype) or 0
+
+
+def _blocked_lu(a: GPUArray, nb: int, keep: bool = True) -> _LU:
+    """Right-looking blocked LU with partial pivoting of contiguous stack a (LAPACK getrf's
+    structure): per panel of nb columns, the backend's panel kernel (each pivot the first row of
+    largest magnitude down the whole column, the two rows swapped across the trailing matrix),
+    -inv(L11) by the backend, -U12 = -inv(L11) A12 and the next trailing matrix
+    A22 - L21 U12 = L21 (-U12) + A22 as products (the addition in the product's epilogue). L
+    stays in elimination order: later interchanges are applied to right-hand sides as they pass
+    each panel (_lu_solve), not to the panels factored before. Without `keep` (det, slogdet)
+    the panels are not kept (steps stay empty)."""
+    *batch, n, _ = a.shape
+    count = _count(batch)
+    t = a.reshape(count, n, n).copy()
+    piv = zeros_like(t, _I32, (count, n))
+    diag = zeros_like(t, shape=(count, n))
+    info = zeros_like(t, _I32, (count,))
+    counter = zeros_like(t, _U32, (count,))
+    steps = []
+    for k in range(0, n, nb):
+        w = min(nb, n - k)
+        _run("lu_panel", [t, piv, diag, info, counter], [], (("k", k), ("n", n), ("nb", w)))
+        (neg_linv,) = _run("lu_trinv", [t], [((count, w, w), t.dtype)], (("upper", False),))
+        panel = ascontiguousarray(t[:, :, :w]) if keep else None
+        if k + w == n:
+            steps += [(panel, neg_linv, None)] if keep else []
+            break
+        neg_u12 = neg_linv @ t[:, :w, w:]
+        t = product(t[:, w:, :w], neg_u12, residual=t[:, w:, w:])
+        steps += [(panel, neg_linv, neg_u12)] if keep else []
+    return _LU(steps, piv, diag, info)
+
+
+def _lu_solve(lu: _LU, b: GPUArray) -> GPUArray:
+    """X with A X = b (b: count x n x r, contiguous) from A's blocked LU. A few columns: the
+    backend's substitution kernels in one plan; more: forward substitution panel by panel
+    (the panel's interchanges on the rows still to come, y = inv(L11) b1, the rows below less
+    L21 y as a product), then back substitution (x1 = inv(U11) (y - U12 x2))."""
+    count, n, r = b.shape
+    if r <= (b._rt.linalg_max_n("lu_solve", b.dtype) or 0):  # few: the backend's substitution
+        x = b.copy()
+        inputs = [x, lu.piv]
+        for step in lu.steps:
+            inputs += [s for s in step if s is not None]
+        widths = tuple(step[1].shape[-1] for step in lu.steps)
+        _run("lu_solve", inputs, [], (("n", n), ("widths", widths)))
+        return x
+    rest, ys, k = b.copy(), [], 0
+    for panel, neg_linv, neg_u12 in lu.steps:
+        w = neg_linv.shape[-1]
+        _run("lu_swap", [rest, lu.piv], [], (("k", k), ("n", n), ("nb", w)))
+        neg_y = neg_linv @ rest[:, :w]
+        ys.append(negative(neg_y))
+        if neg_u12 is not None:
+            rest = product(panel[:, w:], neg_y, residual=rest[:, w:])
+        k += w
+    x = zeros_like(b)
+    e = n
+    for (panel, _, neg_u12), y in reversed(list(zip(lu.steps, ys, strict=True))):
+        w = y.shape[-2]
+        (u_inv,) = _run("lu_trinv", [panel], [((count, w, w), b.dtype)], (("upper", True),))
+        if neg_u12 is not None:
+            y = product(neg_u12, x[:, e:], residual=y)
+        x[:, e - w : e] = u_inv @ y
+        e -= w
+    return x
 
 
 def cholesky(x, /, *, upper: bool = False) -> GPUArray:
@@ -173,8 +266,14 @@ def solve(a, b) -> GPUArray:
     a = ascontiguousarray(broadcast_to(a, (*batch, n, n)))
     bm = ascontiguousarray(broadcast_to(bm.astype(dtype, copy=False), (*batch, n, k)))
     shape = (*batch, n, k)
+    nb = _lu_nb(a)
     if a.size == 0 or bm.size == 0:
         x = _empty(a, shape, dtype)
+    elif nb:
+        count = _count(batch)
+        lu = _blocked_lu(a, nb)
+        _check(lu.info, "Singular matrix")
+        x = _lu_solve(lu, bm.reshape(count, n, k)).reshape(shape)
     else:
         x, info = _run("solve", [a, bm], [(shape, dtype), ((_count(batch),), _I32)])
         _check(info, "Singular matrix")
@@ -186,7 +285,16 @@ def inv(x, /) -> GPUArray:
     a = _stack("inv", x)
     if a.size == 0:
         return _empty(a, a.shape, a.dtype)
-    return _inv(a)
+    nb = _lu_nb(a)
+    if not nb:
+        return _inv(a)
+    *batch, n, _ = a.shape
+    lu = _blocked_lu(a, nb)
+    _check(lu.info, "Singular matrix")
+    i = ascontiguousarray(
+        broadcast_to(eye(n, dtype=a.dtype).to_device(a.device), (_count(batch), n, n))
+    )
+    return _lu_solve(lu, i).reshape(a.shape)
 
 
 def det(x, /) -> GPUArray:
@@ -195,6 +303,10 @@ def det(x, /) -> GPUArray:
     batch = a.shape[:-2]
     if a.size == 0:
         return ones_like(a, shape=batch) if _count(batch) else zeros_like(a, shape=batch)
+    nb = _lu_nb(a)
+    if nb:
+        lu = _blocked_lu(a, nb, keep=False)
+        return _run("lu_det", [lu.diag, lu.piv], [(batch, a.dtype)], (("mode", "det"),))[0]
     return _run("det", [a], [(batch, a.dtype)])[0]
 
 
@@ -208,7 +320,13 @@ def slogdet(x, /) -> SlogdetResult:
         if not _count(batch):
             return SlogdetResult(zeros_like(a, shape=batch), zeros_like(a, real, batch))
         return SlogdetResult(ones_like(a, shape=batch), zeros_like(a, real, batch))
-    sign, logabs = _run("slogdet", [a], [(batch, a.dtype), (batch, real)])
+    if nb := _lu_nb(a):
+        lu = _blocked_lu(a, nb, keep=False)
+        sign, logabs = _run(
+            "lu_det", [lu.diag, lu.piv], [(batch, a.dtype), (batch, real)], (("mode", "slogdet"),)
+        )
+    else:
+        sign, logabs = _run("slogdet", [a], [(batch, a.dtype), (batch, real)])
     return SlogdetResult(sign, logabs)
 
 

@@ -38,7 +38,8 @@ def runs(backend, op: str, dtype="float64", n: int = 1) -> bool:
         return False
     if op == "eigh":
         return n <= CUDA_JACOBI_N
-    blocked = op == "cholesky"  # larger ones are factored in blocks over the small kernels
+    # larger ones are factored in blocks (over the small Cholesky kernel; the LU's panel kernel)
+    blocked = op in ("cholesky", "solve", "inv", "det", "slogdet")
     return op in CUDA_OPS and (n <= CUDA_MAX_N or blocked)
 
 
@@ -94,6 +95,11 @@ def test_cholesky_not_positive_definite_raises(backend, rng, dtype):
         gk.linalg.cholesky(_dev(np.stack([good, bad])))
     with pytest.raises(np.linalg.LinAlgError):
         gk.linalg.cholesky(_dev(bad))
+    lam = np.linspace(1.0, 2.0, 150)
+    lam[140] = -1.0  # past the first blocks of the blocked path
+    big = np.stack([positive_definite(rng, 150, 10.0, dtype), hermitian(rng, 150, lam, dtype)])
+    with pytest.raises(gk.LinAlgError, match="positive definite"):
+        gk.linalg.cholesky(_dev(big))
 
 
 @pytest.mark.parametrize("dtype", REAL + COMPLEX)
@@ -339,8 +345,8 @@ def test_blocked_cholesky_driver(backend, rng, dtype):
 def test_cuda_refuses_what_it_has_no_kernels_for(backend, rng):
     if backend == "cpu":
         pytest.skip("the cpu backend has every factorization")
-    with pytest.raises(NotImplementedError, match="65 x 65"):
-        gk.linalg.solve(_dev(conditioned(rng, 65, 10.0, "float64")), gk.ones((65, 1)))
+    with pytest.raises(NotImplementedError, match="33 x 33"):
+        gk.linalg.eigh(_dev(positive_definite(rng, 33, 10.0, "float64")))
     with pytest.raises(NotImplementedError, match="complex128"):
         gk.linalg.inv(_dev(np.eye(3, dtype=np.complex128)))
     with pytest.raises(NotImplementedError, match=r"linalg\.qr"):

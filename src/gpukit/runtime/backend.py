@@ -145,7 +145,9 @@ class Backend(Protocol):
     def plan_fft(self, src: Layout, kind: str, n: int, inverse: bool, scale: float): ...
     # linear algebra (gpukit.linalg): `op` one of cholesky solve inv det slogdet qr eigh svd on
     # contiguous stacks of matrices; `outputs`: the contiguous Layouts the plan allocates (an
-    # int32 info per matrix last where the op can fail); `options`: (name, value) pairs.
+    # int32 info per matrix last where the op can fail); `options`: (name, value) pairs. A
+    # backend whose linalg_max_n("solve") is a number also plans the blocked LU's steps
+    # (decompositions._blocked_lu: lu_panel, lu_trinv, lu_swap in place on their inputs, lu_det).
     def plan_linalg(self, op: str, inputs: tuple, outputs: tuple, options: tuple): ...
     # The largest n of the n x n matrices plan_linalg(op) takes for `dtype` (None: any; 0: none):
     # the front end factors larger ones in blocks where it has a blocked algorithm.

@@ -518,6 +518,11 @@ def linalg_small(dtype) -> tuple[str, tuple]:
     return "linalg_small.cu", (f"GK_T={'double' if np.dtype(dtype).itemsize == 8 else 'float'}",)
 
 
+def linalg_lu(dtype) -> tuple[str, tuple]:
+    """The blocked LU's panel, diagonal-block inverse, row swap and determinant kernels."""
+    return "linalg_lu.cu", (f"GK_T={'double' if np.dtype(dtype).itemsize == 8 else 'float'}",)
+
+
 KERNEL_NAMES = {
     "elementwise.cu": ("gk_ew_contig", "gk_ew_strided"),
     "reduce.cu": (
@@ -584,6 +589,7 @@ KERNEL_NAMES = {
         "gk_fft_chirp_post",
     ),
     "linalg_small.cu": ("gk_chol_small", "gk_lu_small", "gk_eigh_jacobi"),
+    "linalg_lu.cu": ("gk_lu_panel", "gk_lu_trinv", "gk_lu_swap", "gk_lu_det"),
 }
 
 
@@ -785,6 +791,8 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         attention_tc_decode("f16", 256, "additive", 1),
         linalg_small(f32),
         linalg_small(f64),
+        linalg_lu(f32),
+        linalg_lu(f64),
         *_complex_and_newer_instances(),
         *_fft_instances(),
     ]

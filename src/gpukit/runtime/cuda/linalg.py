@@ -1,9 +1,11 @@
 """Linear algebra on CUDA: stacks of float32 / float64 matrices, one block per matrix in
 shared memory (kernels/linalg_small.cu): cholesky, and LU with partial pivoting for solve, inv,
-det and slogdet, up to GK_LA_MAX_N rows (the front end factors larger matrices for cholesky in
-blocks over these and the GEMM); eigh by cyclic Jacobi up to GK_LA_JACOBI_N rows. Larger
-matrices for the LU ops and eigh, complex dtypes, qr and svd have no CUDA kernels yet: those
-are refused with NotImplementedError naming what is missing."""
+det and slogdet, up to GK_LA_MAX_N rows; eigh by cyclic Jacobi up to GK_LA_JACOBI_N rows.
+Larger matrices are factored by the front end in blocks over the GEMM: cholesky over the
+one-block kernel, the LU over the blocked LU's kernels ("lu_*" ops, linalg_lu.py,
+kernels/linalg_lu.cu; linalg_max_n("lu_panel") is its panel width). Larger eigh, complex
+dtypes, qr and svd have no CUDA kernels yet: those are refused with NotImplementedError naming
+what is missing."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 
 from .. import kernels
 from ..args import CONSTANTS
+from . import linalg_lu
 from .plans import PlanBuilder
 
 _C = CONSTANTS
@@ -26,15 +29,19 @@ _REAL = (np.dtype("float32"), np.dtype("float64"))
 def _refuse(backend, op: str, why: str):
     return NotImplementedError(
         f"linalg.{op} is not implemented on the {backend.name} backend {why} (gpukit's CUDA "
-        f"kernels cover cholesky, solve, inv, det and slogdet of float32/float64 matrices up to "
-        f"{_C['GK_LA_MAX_N']} x {_C['GK_LA_MAX_N']} (cholesky of any size, in blocks) and eigh "
-        f"up to {_C['GK_LA_JACOBI_N']} x {_C['GK_LA_JACOBI_N']}); the cpu backend computes it"
+        f"kernels cover cholesky, solve, inv, det and slogdet of float32/float64 matrices of "
+        f"any size (past {_C['GK_LA_MAX_N']} x {_C['GK_LA_MAX_N']} in blocks) and eigh up to "
+        f"{_C['GK_LA_JACOBI_N']} x {_C['GK_LA_JACOBI_N']}); the cpu backend computes it"
     )
 
 
 def _max_n(op: str, dtype) -> int:
     if np.dtype(dtype) not in _REAL:
         return 0
+    if op == "lu_panel":
+        return _C["GK_LU_NB"]
+    if op == "lu_solve":  # right-hand sides, not rows
+        return _C["GK_LU_RHS"]
     if op == "eigh":
         return _C["GK_LA_JACOBI_N"]
     return _C["GK_LA_MAX_N"] if op == "cholesky" or op in _MODES else 0
@@ -47,6 +54,8 @@ def linalg_max_n(backend, op: str, dtype) -> int:
 
 def plan_linalg(backend, op: str, inputs, outputs, options):
     """gpukit.runtime.backend.Backend.plan_linalg on CUDA (see the module's docstring)."""
+    if op in linalg_lu.OPS:
+        return linalg_lu.plan_lu(backend, op, inputs, outputs, options)
     if op != "cholesky" and op != "eigh" and op not in _MODES:
         raise _refuse(backend, op, "yet")
     a = inputs[0]

@@ -1,0 +1,374 @@
+// The blocked LU with partial pivoting (n > GK_LA_MAX_N; LAPACK getrf's structure), the kernels
+// between the products the front end runs through gpukit's matmul (decompositions.py):
+// gk_lu_panel factors the first nb columns of a stack of trailing matrices T in place, one launch
+// per column; gk_lu_trinv inverts a panel's diagonal block (the unit-lower L11, negated, or U11);
+// gk_lu_swap applies a panel's row interchanges to right-hand sides; gk_lu_det multiplies U's
+// diagonal. Every reduction has a fixed shape (no float atomics): the same bits on every run.
+//
+// Defines: GK_T (float or double).
+#include "args.cuh"
+#include "compat.cuh"
+
+typedef GK_T la_t;
+
+#define LU_LD (GK_LU_NB + 1)  // padded row: a column walk does not hit one bank
+// Elements of a panel step's update per thread: a block's rows times the panel's columns.
+#define LU_UPDATE (GK_LU_ROWS * GK_LU_NB / GK_LU_THREADS)
+#define LU_SWAP 8  // columns of the pivot swap per thread and round trip
+static_assert(LU_UPDATE * GK_LU_THREADS == GK_LU_ROWS * GK_LU_NB, "whole update per thread");
+
+__device__ inline la_t lu_abs(la_t x) { return x < (la_t)0 ? -x : x; }
+
+// Whether candidate (v, i) beats (bv, bi): a larger |value|, or as large at an earlier row (row
+// -1: no candidate; NaN never wins). A total order, so any reduction tree picks the same row:
+// the first row of largest magnitude.
+__device__ inline bool lu_better(la_t v, int i, la_t bv, int bi) {
+    if (i < 0) return false;
+    if (bi < 0) return true;
+    return v > bv || (v == bv && i < bi);
+}
+
+// The block's best (v, i) over its threads' candidates, in sv[0], si[0].
+__device__ inline void lu_block_best(la_t* sv, int* si, la_t v, int i) {
+    sv[threadIdx.x] = v;
+    si[threadIdx.x] = i;
+    __syncthreads();
+    for (int half = GK_LU_THREADS / 2; half > 0; half /= 2) {
+        if ((int)threadIdx.x < half) {
+            const int o = threadIdx.x + half;
+            if (lu_better(sv[o], si[o], sv[threadIdx.x], si[threadIdx.x])) {
+                sv[threadIdx.x] = sv[o];
+                si[threadIdx.x] = si[o];
+            }
+        }
+        __syncthreads();
+    }
+}
+
+// Step `col` of the factorization of T's first nb columns (grid: (blocks of GK_LU_ROWS rows,
+// matrices)). First the multipliers of column col - 1 (divided by its pivot) and its rank-1
+// update of columns col..nb-1, each block over its rows; then each block's best pivot candidate
+// in column col. The last block to finish picks the pivot among the blocks' candidates, records
+// it (piv, diag, info) and swaps the two rows across all of T's columns, so that the next
+// launch finds the pivot row in place. A zero pivot leaves its column (LAPACK's getrf goes on).
+GK_KERNEL void gk_lu_panel(const gk_lu_args args) {
+    __shared__ la_t sv[GK_LU_THREADS];
+    __shared__ int si[GK_LU_THREADS];
+    __shared__ la_t prow[GK_LU_NB], lrow[GK_LU_ROWS];  // the pivot row, the block's multipliers
+    __shared__ int last;
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
+    const gk_i64 ld = args.ld;
+    const int j = args.col, nb = args.nb, m = args.m;
+    la_t* t = reinterpret_cast<la_t*>(args.a) + mat * args.stride;
+    const int r0 = (int)blockIdx.x * GK_LU_ROWS;
+    const int r1 = r0 + GK_LU_ROWS < m ? r0 + GK_LU_ROWS : m;
+    if (j > 0) {
+        const int p = j - 1;
+        const la_t d = t[p * ld + p];
+        const int lo = r0 > j ? r0 : j;
+        if (d != (la_t)0) {
+            const la_t inv_d = (la_t)1 / d;
+            for (int r = lo + threadIdx.x; r < r1; r += blockDim.x) {
+                const la_t l = t[r * ld + p] * inv_d;
+                t[r * ld + p] = l;
+                lrow[r - r0] = l;
+            }
+            for (int c = j + threadIdx.x; c < nb; c += blockDim.x) prow[c] = t[p * ld + c];
+            __syncthreads();
+            // The update of rows lo..r1-1, columns j..nb-1: every load issued before any store
+            // (a store between them would keep the next load waiting: a round trip each).
+            const int w = nb - j, total = (r1 - lo) * w;
+            la_t v[LU_UPDATE];
+#pragma unroll
+            for (int u = 0; u < LU_UPDATE; ++u) {
+                const int e = threadIdx.x + u * GK_LU_THREADS;
+                if (e < total) v[u] = t[(lo + e / w) * ld + j + e % w];
+            }
+#pragma unroll
+            for (int u = 0; u < LU_UPDATE; ++u) {
+                const int e = threadIdx.x + u * GK_LU_THREADS;
+                if (e < total) {
+                    const int r = lo + e / w, c = j + e % w;
+                    t[r * ld + c] = v[u] - lrow[r - r0] * prow[c];
+                }
+            }
+        }
+        __syncthreads();
+    }
+    if (j == nb) return;
+    __threadfence();  // this thread's updates before the ticket: the last block reads them
+    la_t bv = 0;
+    int bi = -1;
+    for (int r = (r0 > j ? r0 : j) + threadIdx.x; r < r1; r += blockDim.x) {
+        const la_t v = lu_abs(t[r * ld + j]);
+        if (lu_better(v, r, bv, bi)) bv = v, bi = r;
+    }
+    lu_block_best(sv, si, bv, bi);
+    const gk_i64 slot = (gk_i64)blockIdx.y * gridDim.x + blockIdx.x;
+    if (threadIdx.x == 0) {
+        reinterpret_cast<volatile la_t*>(args.out)[slot] = sv[0];
+        reinterpret_cast<volatile int*>(args.out2)[slot] = si[0];
+        __threadfence();
+        unsigned* counter = reinterpret_cast<unsigned*>(args.counter) + mat;
+        last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    // The last block: the blocks' candidates, in a fixed tree.
+    const volatile la_t* pv = reinterpret_cast<const volatile la_t*>(args.out) + slot - blockIdx.x;
+    const volatile int* pi = reinterpret_cast<const volatile int*>(args.out2) + slot - blockIdx.x;
+    bv = 0;
+    bi = -1;
+    for (int b = threadIdx.x; b < (int)gridDim.x; b += blockDim.x)
+        if (lu_better(pv[b], pi[b], bv, bi)) bv = pv[b], bi = pi[b];
+    lu_block_best(sv, si, bv, bi);
+    const int p = si[0] < 0 ? j : si[0];  // no candidate (all NaN): no swap, as getf2 keeps j
+    // Plain loads: the fence after the ticket orders them after every block's writes (the rows
+    // were read in this launch only by the blocks that own them); volatile ones would wait for
+    // each other.
+    if (threadIdx.x == 0) {
+        const gk_i64 at = mat * args.n + args.k + j;
+        reinterpret_cast<gk_i32*>(args.piv)[at] = args.k + p;
+        reinterpret_cast<la_t*>(args.diag)[at] = t[p * ld + j];
+        if (si[0] >= 0 && sv[0] == (la_t)0) reinterpret_cast<gk_i32*>(args.info)[mat] = 1;
+        *reinterpret_cast<volatile unsigned*>(reinterpret_cast<unsigned*>(args.counter) + mat) = 0;
+    }
+    __syncthreads();  // diag read before the swap
+    if (p == j) return;
+    for (int c0 = threadIdx.x; c0 < m; c0 += LU_SWAP * GK_LU_THREADS) {
+        la_t x[LU_SWAP], y[LU_SWAP];
+#pragma unroll
+        for (int u = 0; u < LU_SWAP; ++u) {
+            const int c = c0 + u * GK_LU_THREADS;
+            if (c < m) x[u] = t[j * ld + c], y[u] = t[p * ld + c];
+        }
+#pragma unroll
+        for (int u = 0; u < LU_SWAP; ++u) {
+            const int c = c0 + u * GK_LU_THREADS;
+            if (c < m) t[j * ld + c] = y[u], t[p * ld + c] = x[u];
+        }
+    }
+}
+
+// The inverse of a diagonal block of the panel at the top left of T (nb x nb, one block per
+// matrix) into out (count x nb x nb): mode 0, minus the inverse of the unit-lower L11 (the
+// strictly lower part of the block); mode 1, the inverse of the upper U11. In shared memory,
+// a lower triangle inverted in place last column first (LAPACK's trti2 order; U11 as U11^T).
+GK_KERNEL void gk_lu_trinv(const gk_lu_args args) {
+    __shared__ la_t s[GK_LU_NB * LU_LD];
+    __shared__ la_t col[GK_LU_NB];
+    const int nb = args.nb;
+    const bool upper = args.mode != 0;
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.x;
+    const la_t* t = reinterpret_cast<const la_t*>(args.a) + mat * args.stride;
+    for (int e = threadIdx.x; e < nb * nb; e += blockDim.x) {
+        const int i = e / nb, c = e % nb;
+        if (c < i) s[i * LU_LD + c] = upper ? t[c * args.ld + i] : t[i * args.ld + c];
+        if (c == i) s[i * LU_LD + c] = upper ? t[i * args.ld + i] : (la_t)1;
+    }
+    __syncthreads();
+    for (int j = nb - 1; j >= 0; --j) {
+        for (int i = j + 1 + threadIdx.x; i < nb; i += blockDim.x) col[i] = s[i * LU_LD + j];
+        if (threadIdx.x == 0 && upper) s[j * LU_LD + j] = (la_t)1 / s[j * LU_LD + j];
+        __syncthreads();
+        const la_t neg = -s[j * LU_LD + j];
+        for (int i = j + 1 + threadIdx.x; i < nb; i += blockDim.x) {
+            la_t acc = 0;
+            for (int q = j + 1; q <= i; ++q) acc += s[i * LU_LD + q] * col[q];
+            s[i * LU_LD + j] = neg * acc;
+        }
+        __syncthreads();
+    }
+    la_t* out = reinterpret_cast<la_t*>(args.out) + mat * nb * nb;
+    for (int e = threadIdx.x; e < nb * nb; e += blockDim.x) {
+        const int i = e / nb, c = e % nb;
+        if (upper)
+            out[e] = c >= i ? s[c * LU_LD + i] : (la_t)0;
+        else
+            out[e] = c <= i ? -s[i * LU_LD + c] : (la_t)0;
+    }
+}
+
+// A panel's interchanges (row i with row sp[i] >= i, in order, rows counted from the panel's
+// first) on columns held in shared memory, row stride ldc: xs the panel's rows, outer[i] the
+// values of row sp[i] below the panel, loaded at once. prev[i]: the last earlier interchange
+// with the same row below (-1: none), whose outer entry then holds that row; final[i]: no later
+// one meets it (its outer entry is what the row keeps).
+__device__ inline void lu_pivots(const gk_i32* piv, int k, int w, int* sp, int* prev, int* final) {
+    for (int i = threadIdx.x; i < w; i += blockDim.x) sp[i] = piv[i] - k;
+    __syncthreads();
+    for (int i = threadIdx.x; i < w; i += blockDim.x) {
+        int q = -1, f = 1;
+        for (int h = 0; h < w && sp[i] >= w; ++h)
+            if (sp[h] == sp[i]) {
+                if (h < i) q = h;
+                if (h > i) f = 0;
+            }
+        prev[i] = q;
+        final[i] = f;
+    }
+    __syncthreads();
+}
+
+// Column c's interchanges, one after another in shared memory (one thread).
+__device__ inline void lu_interchange(la_t* xs, la_t* outer, const int* sp, const int* prev, int w,
+                                      int c, int ldc) {
+    for (int i = 0; i < w; ++i) {
+        const int p = sp[i];
+        const la_t mine = xs[i * ldc + c];
+        if (p < w) {
+            xs[i * ldc + c] = xs[p * ldc + c];
+            xs[p * ldc + c] = mine;
+        } else {
+            xs[i * ldc + c] = outer[(prev[i] < 0 ? i : prev[i]) * ldc + c];
+            outer[i * ldc + c] = mine;
+        }
+    }
+}
+
+// The interchanges of the panel at row k (nb of them) applied to X, the rows k.. of a stack of
+// right-hand sides (m x r, row stride ld), GK_LU_SWAP_COLS columns per block through shared memory.
+GK_KERNEL void gk_lu_swap(const gk_lu_args args) {
+    __shared__ la_t xs[GK_LU_NB * GK_LU_SWAP_COLS];
+    __shared__ la_t outer[GK_LU_NB * GK_LU_SWAP_COLS];
+    __shared__ int sp[GK_LU_NB], prev[GK_LU_NB], final[GK_LU_NB];
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
+    const int w = args.nb, c0 = (int)blockIdx.x * GK_LU_SWAP_COLS;
+    const int cols = args.r - c0 < GK_LU_SWAP_COLS ? args.r - c0 : GK_LU_SWAP_COLS;
+    const gk_i64 ld = args.ld;
+    la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + c0;
+    lu_pivots(reinterpret_cast<const gk_i32*>(args.piv) + mat * args.n + args.k, args.k, w, sp,
+              prev, final);
+    for (int e = threadIdx.x; e < w * GK_LU_SWAP_COLS; e += blockDim.x) {
+        const int i = e / GK_LU_SWAP_COLS, c = e % GK_LU_SWAP_COLS;
+        if (c >= cols) continue;
+        xs[e] = x[i * ld + c];
+        if (sp[i] >= w) outer[e] = x[sp[i] * ld + c];
+    }
+    __syncthreads();
+    if ((int)threadIdx.x < cols)
+        lu_interchange(xs, outer, sp, prev, w, threadIdx.x, GK_LU_SWAP_COLS);
+    __syncthreads();
+    for (int e = threadIdx.x; e < w * GK_LU_SWAP_COLS; e += blockDim.x) {
+        const int i = e / GK_LU_SWAP_COLS, c = e % GK_LU_SWAP_COLS;
+        if (c >= cols) continue;
+        x[i * ld + c] = xs[e];
+        if (sp[i] >= w && final[i]) x[sp[i] * ld + c] = outer[e];
+    }
+}
+
+// The substitutions of a solve with r <= GK_LU_RHS right-hand sides, in place on X (count x n x
+// r, contiguous; `a`), panel by panel. The panel's factors are contiguous stacks: its L11\\U11
+// over L21 (count x (n-k) x nb), -inv(L11) (count x nb x nb), -U12 (count x nb x (n-k-nb)) and
+// inv(U11) (count x nb x nb). Sums over the panel's columns in column order, the long ones of
+// gk_lu_bwd in GK_LU_THREADS / outputs interleaved slices added in slice order: fixed orders.
+
+// Forward, the panel's rows (a block per matrix): its interchanges on rows k.. (in shared
+// memory, lu_interchange), then y = inv(L11) x1 = -(-inv(L11)) x1 over rows k..k+nb.
+GK_KERNEL void gk_lu_fwd_diag(const gk_lu_args args) {
+    __shared__ la_t xs[GK_LU_NB * GK_LU_RHS];
+    __shared__ la_t outer[GK_LU_NB * GK_LU_RHS];
+    __shared__ int sp[GK_LU_NB], prev[GK_LU_NB], final[GK_LU_NB];
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.x;
+    const int w = args.nb, r = args.r;
+    la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + (gk_i64)args.k * r;
+    const la_t* nl = reinterpret_cast<const la_t*>(args.out) + mat * w * w;
+    lu_pivots(reinterpret_cast<const gk_i32*>(args.piv) + mat * args.n + args.k, args.k, w, sp,
+              prev, final);
+    for (int e = threadIdx.x; e < w * r; e += blockDim.x) {
+        const int i = e / r, c = e % r;
+        xs[i * GK_LU_RHS + c] = x[e];
+        if (sp[i] >= w) outer[i * GK_LU_RHS + c] = x[(gk_i64)sp[i] * r + c];
+    }
+    __syncthreads();
+    for (int c = threadIdx.x; c < r; c += blockDim.x)
+        lu_interchange(xs, outer, sp, prev, w, c, GK_LU_RHS);
+    __syncthreads();
+    for (int e = threadIdx.x; e < w * r; e += blockDim.x) {
+        const int i = e / r, c = e % r;
+        if (sp[i] >= w && final[i]) x[(gk_i64)sp[i] * r + c] = outer[i * GK_LU_RHS + c];
+        la_t acc = 0;
+        for (int q = 0; q <= i; ++q) acc += nl[i * w + q] * xs[q * GK_LU_RHS + c];
+        x[e] = -acc;
+    }
+}
+
+// Forward, the rows below the panel (blocks of GK_LU_THREADS (row, column) pairs):
+// x2 -= L21 y.
+GK_KERNEL void gk_lu_fwd_update(const gk_lu_args args) {
+    __shared__ la_t ys[GK_LU_NB * GK_LU_RHS];
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
+    const int w = args.nb, r = args.r, m = args.m;  // m: rows k.. of X
+    la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + (gk_i64)args.k * r;
+    const la_t* l = reinterpret_cast<const la_t*>(args.out) + mat * m * w;
+    for (int e = threadIdx.x; e < w * r; e += blockDim.x) ys[e / r * GK_LU_RHS + e % r] = x[e];
+    __syncthreads();
+    const gk_i64 e = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= (gk_i64)(m - w) * r) return;
+    const gk_i64 i = w + e / r;
+    const int c = (int)(e % r);
+    la_t acc = x[i * r + c];
+    for (int q = 0; q < w; ++q) acc -= l[i * w + q] * ys[q * GK_LU_RHS + c];
+    x[i * r + c] = acc;
+}
+
+// Backward, a panel's rows (a block per matrix): x1 = inv(U11) (y + (-U12) x2), x2 the rows
+// below, already solved.
+GK_KERNEL void gk_lu_bwd(const gk_lu_args args) {
+    __shared__ la_t part[GK_LU_THREADS];
+    __shared__ la_t ts[GK_LU_NB * GK_LU_RHS];
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.x;
+    const int w = args.nb, r = args.r, m2 = args.m - args.nb;
+    la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + (gk_i64)args.k * r;
+    const la_t* nu = reinterpret_cast<const la_t*>(args.out) + mat * w * m2;
+    const la_t* ui = reinterpret_cast<const la_t*>(args.out2) + mat * w * w;
+    const int outs = w * r;
+    for (int o0 = 0; o0 < outs; o0 += GK_LU_THREADS) {
+        const int oc = outs - o0 < GK_LU_THREADS ? outs - o0 : GK_LU_THREADS;
+        const int slices = GK_LU_THREADS / oc, s = threadIdx.x / oc;
+        const int o = o0 + threadIdx.x % oc, i = o / r, c = o % r;
+        la_t acc = 0;
+        if (s < slices)
+            for (int q = s; q < m2; q += slices)
+                acc += nu[(gk_i64)i * m2 + q] * x[(gk_i64)(w + q) * r + c];
+        part[threadIdx.x] = acc;
+        __syncthreads();
+        if ((int)threadIdx.x < oc) {
+            la_t t = x[(gk_i64)i * r + c];
+            for (int q = 0; q < slices; ++q) t += part[q * oc + threadIdx.x];
+            ts[i * GK_LU_RHS + c] = t;
+        }
+        __syncthreads();
+    }
+    for (int e = threadIdx.x; e < outs; e += blockDim.x) {
+        const int i = e / r, c = e % r;
+        la_t acc = 0;
+        for (int q = i; q < w; ++q) acc += ui[i * w + q] * ts[q * GK_LU_RHS + c];
+        x[e] = acc;
+    }
+}
+
+// det (GK_LA_DET) or sign and log|det| (GK_LA_SLOGDET) of each matrix from U's diagonal and the
+// pivots' parity, a thread per matrix, in row order (gk_lu_small's formula).
+GK_KERNEL void gk_lu_det(const gk_lu_args args) {
+    const gk_i64 mat = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (mat >= args.m) return;
+    const la_t* d = reinterpret_cast<const la_t*>(args.diag) + mat * args.n;
+    const gk_i32* piv = reinterpret_cast<const gk_i32*>(args.piv) + mat * args.n;
+    int swaps = 0;
+    for (int i = 0; i < args.n; ++i) swaps += piv[i] != i;
+    la_t sign = (swaps & 1) ? (la_t)-1 : (la_t)1, det = sign, logabs = 0;
+    for (int i = 0; i < args.n; ++i) {
+        det *= d[i];
+        sign = d[i]<(la_t)0 ? -sign : d[i]>(la_t) 0 ? sign : (la_t)0;
+        logabs += gkm_log(lu_abs(d[i]));
+    }
+    la_t* out = reinterpret_cast<la_t*>(args.out);
+    if (args.mode == GK_LA_DET) {
+        out[mat] = det;
+    } else {
+        out[mat] = sign;
+        reinterpret_cast<la_t*>(args.out2)[mat] = sign == (la_t)0 ? -gk_inf((la_t)0) : logabs;
+    }
+}

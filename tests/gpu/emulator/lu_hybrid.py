@@ -1,0 +1,62 @@
+"""A CPU backend whose linalg plans are the CUDA planner's, their launches running the emulated
+kernels of kernels/linalg_small.cu and linalg_lu.cu over the CPU backend's memory: gpukit's
+front end (decompositions.py, its products and copies on the CPU) drives the CUDA LU."""
+
+from __future__ import annotations
+
+import contextlib
+
+import emulation
+
+from gpukit.runtime import devices
+from gpukit.runtime.cpu import CpuBackend
+from gpukit.runtime.cuda import linalg as cuda_linalg
+
+_ARGS = {"linalg_lu.cu": "gk_lu_args", "linalg_small.cu": "gk_linalg_args"}
+
+
+class _Emulated(emulation.EmulatedCuda):
+    name = "cuda"
+
+    def __init__(self, lib_dir, seed, pool):
+        super().__init__(lib_dir, seed, 2, 227 * 1024)
+        self.pool = pool
+        self._built = {}
+
+    def run_kernel(self, file, defines, name, grid, block, shared, args, nbytes):
+        key = (file, defines, name)
+        if key not in self._built:
+            self._built[key] = emulation.build_one(file, name, _ARGS[file], defines, self.lib_dir)
+        self._built[key](args, *grid, block[0], shared, self.seed)
+
+
+class HybridBackend(CpuBackend):
+    """The cpu backend, but linear algebra planned as on CUDA and run emulated."""
+
+    def __init__(self, lib_dir, seed):
+        super().__init__()
+        self.emu = _Emulated(lib_dir, seed, self.pool)
+
+    def plan_linalg(self, op, inputs, outputs, options):
+        return cuda_linalg.plan_linalg(self.emu, op, inputs, outputs, options)
+
+    def linalg_max_n(self, op, dtype):
+        return cuda_linalg.linalg_max_n(self.emu, op, dtype)
+
+
+@contextlib.contextmanager
+def hybrid_cpu(lib_dir, seed):
+    """Within the block, the "cpu" device is a HybridBackend (new arrays, *_like, to_device)."""
+    rt = HybridBackend(lib_dir, seed)
+    key = ("cpu", 0)
+    saved = devices._opened.get(key)
+    devices._opened[key] = rt
+    token = devices.scope(rt)
+    try:
+        yield rt
+    finally:
+        devices.unscope(token)
+        if saved is None:
+            devices._opened.pop(key, None)
+        else:
+            devices._opened[key] = saved
