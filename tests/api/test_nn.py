@@ -117,6 +117,38 @@ def test_rms_norm(backend, rng, dtype, n):
     _close(nn.rms_norm(a, gk.asarray(w), eps=1e-2), _rms_norm_ref(ref, w_ref, 1e-2), dtype, 8)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_repeated_calls_check_what_they_must(backend, rng, dtype):
+    """A call repeated with arrays of the same kind reuses its checks; one whose weight needs
+    converting (float32 for a 16-bit x), a strided weight or a residual never takes that path,
+    and every call reads the data it is given (fresh data each round), with the same bits as
+    the checked first call."""
+    n = 777
+    for _ in range(3):
+        x, ref = _data(rng, (4, n), dtype)
+        w, w_ref = _data(rng, (n,), dtype)
+        w32 = rng.standard_normal(n).astype(np.float32)
+        wide = gk.asarray(np.repeat(w, 2))[::2]
+        a = gk.asarray(x)
+        first = nn.rms_norm(a, gk.asarray(w), eps=1e-3)
+        again = nn.rms_norm(a, gk.asarray(w), eps=1e-3)
+        _close(again, _rms_norm_ref(ref, w_ref, 1e-3), dtype, 8)
+        np.testing.assert_array_equal(again.to_numpy(), first.to_numpy())
+        conv = nn.rms_norm(a, gk.asarray(w32), eps=1e-3)
+        w32_ref = w32.astype(dtype).astype(np.float64)  # converted to x's dtype first
+        _close(conv, _rms_norm_ref(ref, w32_ref, 1e-3), dtype, 8)
+        _close(nn.rms_norm(a, wide, eps=1e-3), _rms_norm_ref(ref, w_ref, 1e-3), dtype, 8)
+        out, h = nn.rms_norm(a, gk.asarray(w), eps=1e-3, residual=a)
+        h_ref = (x.astype(np.float64) * 2).astype(dtype).astype(np.float64)
+        np.testing.assert_array_equal(h.to_numpy().astype(np.float64), h_ref)  # x + x is exact
+        _close(out, _rms_norm_ref(h_ref, w_ref, 1e-3), dtype, 8)
+        b, b_ref = _data(rng, (n,), dtype)
+        got = nn.layer_norm(a, gk.asarray(w), gk.asarray(b), eps=1e-3)
+        _close(got, _layer_norm_ref(ref, w_ref, b_ref, 1e-3), dtype, scale=8)
+        for axis in (-1, 1, 0):
+            _close(nn.softmax(a, axis=axis), _softmax_ref(ref, axis), dtype, scale=4)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_norms_batched_strided(backend, rng, dtype):
     x, ref = _data(rng, (3, 9, 2, 130), dtype)

@@ -34,27 +34,64 @@ def _entry(key, kind, x: GPUArray, axis: int, weight, bias, residual):
     return entry
 
 
-def _rows(kind: str, x: GPUArray, axis: int, weight=None, bias=None, eps=0.0, residual=None):
-    res_desc = None if residual is None else residual._desc or describe(residual)
-    key = (kind, axis, x._desc or describe(x), weight is not None, bias is not None, res_desc)
-    plan, shape, dtype, strides, desc = _ENTRIES.get(key) or _entry(
-        key, kind, x, axis, weight, bias, residual
-    )
+# Calls whose arguments were checked before, by (kind, the axis argument, x's Desc, weight's and
+# bias's Desc or None): the checks' outcome depends on nothing else, so a repeated call goes
+# straight to its _ENTRIES entry. Only calls whose checks passed the arrays on unchanged (no
+# conversion or copy), without a residual and with a float eps, are remembered.
+_SEEN: dict = {}
+
+
+def _call_key(kind: str, x, axis, weight=None, bias=None, eps=0.0, residual=None):
+    if type(x) is not GPUArray or residual is not None or type(axis) is not int:
+        return None
+    if type(eps) is not float:
+        return None
+    key = [kind, axis, x._desc or describe(x)]
+    for p in (weight, bias):
+        if p is None:
+            key.append(None)
+        elif type(p) is GPUArray:
+            key.append(p._desc or describe(p))
+        else:
+            return None
+    return tuple(key)
+
+
+def _launch(entry, x: GPUArray, weight, bias, eps) -> GPUArray:
+    plan, shape, dtype, strides, desc = entry
     rt = x._rt
     args = [x._buf, x._offset]
     if weight is not None:
         args += (weight._buf, weight._offset)
     if bias is not None:
         args += (bias._buf, bias._offset)
-    if residual is not None:  # the plan returns (out, h)
-        args += (residual._buf, residual._offset)
-        bufs = plan(rt.thread.stream, _quota.quota, *args, eps)
-        return tuple(wrap(buf, shape, dtype, strides, rt, desc) for buf in bufs)
     out = _new(GPUArray)
     out._buf = plan(rt.thread.stream, _quota.quota, *args, eps)
     out._offset, out._rt, out._desc, out._readonly = 0, rt, desc, False
     out._shape, out._dtype, out._strides = shape, dtype, strides
     return out
+
+
+def _rows(kind: str, x: GPUArray, axis: int, weight=None, bias=None, eps=0.0, residual=None,
+          seen=None):  # fmt: skip
+    """The op on checked arguments; `seen`: the _SEEN key to remember the call under."""
+    res_desc = None if residual is None else residual._desc or describe(residual)
+    key = (kind, axis, x._desc or describe(x), weight is not None, bias is not None, res_desc)
+    entry = _ENTRIES.get(key) or _entry(key, kind, x, axis, weight, bias, residual)
+    if residual is not None:  # the plan returns (out, h)
+        plan, shape, dtype, strides, desc = entry
+        rt = x._rt
+        args = [x._buf, x._offset]
+        for p in (weight, bias, residual):
+            if p is not None:
+                args += (p._buf, p._offset)
+        bufs = plan(rt.thread.stream, _quota.quota, *args, eps)
+        return tuple(wrap(buf, shape, dtype, strides, rt, desc) for buf in bufs)
+    if seen is not None:
+        if len(_SEEN) > 4096:
+            _SEEN.clear()
+        _SEEN[seen] = entry
+    return _launch(entry, x, weight, bias, eps)
 
 
 def _axis(axis, x: GPUArray) -> int:
@@ -66,14 +103,21 @@ def _axis(axis, x: GPUArray) -> int:
 
 def softmax(x, axis: int = -1) -> GPUArray:
     """exp(x - max) / sum(exp(x - max)) along `axis`."""
-    x = float_array(x, "softmax")
-    return _rows("softmax", x, _axis(axis, x))
+    return _softmax("softmax", x, axis)
 
 
 def log_softmax(x, axis: int = -1) -> GPUArray:
     """x - max - log(sum(exp(x - max))) along `axis`."""
-    x = float_array(x, "log_softmax")
-    return _rows("log_softmax", x, _axis(axis, x))
+    return _softmax("log_softmax", x, axis)
+
+
+def _softmax(kind: str, x, axis) -> GPUArray:
+    call = _call_key(kind, x, axis)
+    entry = _SEEN.get(call) if call is not None else None
+    if entry is not None:
+        return _launch(entry, x, None, None, 0.0)
+    checked = float_array(x, kind)
+    return _rows(kind, checked, _axis(axis, checked), seen=call if checked is x else None)
 
 
 def layer_norm(x, weight=None, bias=None, eps: float = 1e-5, residual=None):
@@ -81,25 +125,39 @@ def layer_norm(x, weight=None, bias=None, eps: float = 1e-5, residual=None):
     as torch.nn.functional.layer_norm with normalized_shape = x.shape[-1:]). With `residual`
     (x's shape and dtype): h = x + residual (rounded to x's dtype) is normalized instead, and
     (output, h) is returned."""
-    x = float_array(x, "layer_norm")
-    if x.ndim == 0:
+    call = _call_key("layer_norm", x, -1, weight, bias, eps, residual)
+    entry = _SEEN.get(call) if call is not None else None
+    if entry is not None:
+        return _launch(entry, x, weight, bias, eps)
+    checked = float_array(x, "layer_norm")
+    if checked.ndim == 0:
         raise ValueError("layer_norm: x must have at least one dimension, got shape ()")
-    w = vector_like(weight, x, "layer_norm", "weight")
-    b = vector_like(bias, x, "layer_norm", "bias")
-    r = residual_like(residual, x, "layer_norm")
-    return _rows("layer_norm", x, x.ndim - 1, w, b, real(eps, "layer_norm", "eps"), r)
+    w = vector_like(weight, checked, "layer_norm", "weight")
+    b = vector_like(bias, checked, "layer_norm", "bias")
+    r = residual_like(residual, checked, "layer_norm")
+    eps = real(eps, "layer_norm", "eps")
+    unchanged = checked is x and w is weight and b is bias
+    return _rows("layer_norm", checked, checked.ndim - 1, w, b, eps, r, call if unchanged else None)
 
 
 def rms_norm(x, weight=None, eps: float = 1e-6, residual=None):
     """x / sqrt(mean(x**2) + eps) * weight over the last dimension (LLaMA's RMSNorm). With
     `residual` (x's shape and dtype): h = x + residual (rounded to x's dtype) is normalized
     instead, and (output, h) is returned, as a decoder's fused add-and-norm."""
-    x = float_array(x, "rms_norm")
-    if x.ndim == 0:
+    call = _call_key("rms_norm", x, -1, weight, None, eps, residual)
+    entry = _SEEN.get(call) if call is not None else None
+    if entry is not None:
+        return _launch(entry, x, weight, None, eps)
+    checked = float_array(x, "rms_norm")
+    if checked.ndim == 0:
         raise ValueError("rms_norm: x must have at least one dimension, got shape ()")
-    w = vector_like(weight, x, "rms_norm", "weight")
-    r = residual_like(residual, x, "rms_norm")
-    return _rows("rms_norm", x, x.ndim - 1, w, None, real(eps, "rms_norm", "eps"), r)
+    w = vector_like(weight, checked, "rms_norm", "weight")
+    r = residual_like(residual, checked, "rms_norm")
+    eps = real(eps, "rms_norm", "eps")
+    unchanged = checked is x and w is weight
+    return _rows(
+        "rms_norm", checked, checked.ndim - 1, w, None, eps, r, call if unchanged else None
+    )
 
 
 __all__ = ["layer_norm", "log_softmax", "rms_norm", "softmax"]
