@@ -7,17 +7,13 @@
 //
 // Defines: GK_T (float or double).
 #include "args.cuh"
-#include "compat.cuh"
-
-typedef GK_T la_t;
+#include "linalg.cuh"
 
 #define LU_LD (GK_LU_NB + 1)  // padded row: a column walk does not hit one bank
 // Elements of a panel step's update per thread: a block's rows times the panel's columns.
 #define LU_UPDATE (GK_LU_ROWS * GK_LU_NB / GK_LU_THREADS)
 #define LU_SWAP 8  // columns of the pivot swap per thread and round trip
 static_assert(LU_UPDATE * GK_LU_THREADS == GK_LU_ROWS * GK_LU_NB, "whole update per thread");
-
-__device__ inline la_t lu_abs(la_t x) { return x < (la_t)0 ? -x : x; }
 
 // Whether candidate (v, i) beats (bv, bi): a larger |value|, or as large at an earlier row (row
 // -1: no candidate; NaN never wins). A total order, so any reduction tree picks the same row:
@@ -100,7 +96,7 @@ GK_KERNEL void gk_lu_panel(const gk_lu_args args) {
     la_t bv = 0;
     int bi = -1;
     for (int r = (r0 > j ? r0 : j) + threadIdx.x; r < r1; r += blockDim.x) {
-        const la_t v = lu_abs(t[r * ld + j]);
+        const la_t v = la_abs(t[r * ld + j]);
         if (lu_better(v, r, bv, bi)) bv = v, bi = r;
     }
     lu_block_best(sv, si, bv, bi);
@@ -168,18 +164,7 @@ GK_KERNEL void gk_lu_trinv(const gk_lu_args args) {
         if (c == i) s[i * LU_LD + c] = upper ? t[i * args.ld + i] : (la_t)1;
     }
     __syncthreads();
-    for (int j = nb - 1; j >= 0; --j) {
-        for (int i = j + 1 + threadIdx.x; i < nb; i += blockDim.x) col[i] = s[i * LU_LD + j];
-        if (threadIdx.x == 0 && upper) s[j * LU_LD + j] = (la_t)1 / s[j * LU_LD + j];
-        __syncthreads();
-        const la_t neg = -s[j * LU_LD + j];
-        for (int i = j + 1 + threadIdx.x; i < nb; i += blockDim.x) {
-            la_t acc = 0;
-            for (int q = j + 1; q <= i; ++q) acc += s[i * LU_LD + q] * col[q];
-            s[i * LU_LD + j] = neg * acc;
-        }
-        __syncthreads();
-    }
+    la_invert_lower<LU_LD>(s, nb, col, upper);
     la_t* out = reinterpret_cast<la_t*>(args.out) + mat * nb * nb;
     for (int e = threadIdx.x; e < nb * nb; e += blockDim.x) {
         const int i = e / nb, c = e % nb;
@@ -362,7 +347,7 @@ GK_KERNEL void gk_lu_det(const gk_lu_args args) {
     for (int i = 0; i < args.n; ++i) {
         det *= d[i];
         sign = d[i]<(la_t)0 ? -sign : d[i]>(la_t) 0 ? sign : (la_t)0;
-        logabs += gkm_log(lu_abs(d[i]));
+        logabs += gkm_log(la_abs(d[i]));
     }
     la_t* out = reinterpret_cast<la_t*>(args.out);
     if (args.mode == GK_LA_DET) {

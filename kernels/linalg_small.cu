@@ -6,13 +6,10 @@
 //
 // Defines: GK_T (float or double). Blocks of GK_LA_THREADS threads (geometry.cuh).
 #include "args.cuh"
-#include "compat.cuh"
-
-typedef GK_T la_t;
+#include "linalg.cuh"
 
 #define LA_LD (GK_LA_MAX_N + 1)  // padded row: a column walk does not hit one bank
 
-__device__ inline la_t la_abs(la_t x) { return x < (la_t)0 ? -x : x; }
 __device__ inline la_t la_inf() { return gk_inf((la_t)0); }
 
 // Rows of `n` columns of the matrix (row-major, stride n) into shared memory; `lower_of_upper`
@@ -66,22 +63,10 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
     }
     if (threadIdx.x == 0) reinterpret_cast<gk_i32*>(args.info)[mat] = failed;
     if (!args.mode || failed) return;
-    // mode 1: also X = L^-1 (lower) into out2, in place over L, last column first:
-    // X[j+1:, j] = -X[j+1:, j+1:] L[j+1:, j] / L[j][j] (LAPACK's trti2).
+    // mode 1: also X = L^-1 (lower) into out2, in place over L.
     __shared__ la_t col[GK_LA_MAX_N];
     __syncthreads();
-    for (int j = n - 1; j >= 0; --j) {
-        for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) col[i] = s[i * LA_LD + j];
-        if (threadIdx.x == 0) s[j * LA_LD + j] = (la_t)1 / s[j * LA_LD + j];
-        __syncthreads();
-        const la_t neg = -s[j * LA_LD + j];
-        for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) {
-            la_t acc = 0;
-            for (int k = j + 1; k <= i; ++k) acc += s[i * LA_LD + k] * col[k];
-            s[i * LA_LD + j] = neg * acc;
-        }
-        __syncthreads();
-    }
+    la_invert_lower<LA_LD>(s, n, col, true);
     la_t* inv = reinterpret_cast<la_t*>(args.out2) + mat * n * n;
     for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
         const int i = e / n, c = e % n;

@@ -22,6 +22,7 @@ from gpukit.runtime import kernels
 from gpukit.runtime.cuda import attention
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
+from bench_attention import PREFILL as ROWS
 from bench_attention import seconds_per_call
 
 T = kernels.AttentionSm90Tiles
@@ -32,14 +33,6 @@ VARIANTS = {
     128: [T(128, 2, 1, 1), T(128, 2, 1, 0), T(128, 2, 0, 0), T(128, 2, 0, 1), T(128, 3, 1, 1)],
     256: [T(64, 2, 1, 1), T(64, 2, 1, 0), T(64, 2, 0, 0), T(64, 2, 0, 1)],
 }
-ROWS = [
-    ("bf16 causal b4 h32 s2048 d128", "bfloat16", 4, 32, 2048, 128, True),
-    ("bf16 full b4 h32 s2048 d128", "bfloat16", 4, 32, 2048, 128, False),
-    ("f16 full b4 h32 s4096 d64", "float16", 4, 32, 4096, 64, False),
-    ("f16 causal b4 h32 s4096 d64", "float16", 4, 32, 4096, 64, True),
-    ("f16 full b4 h8 s4096 d256", "float16", 4, 8, 4096, 256, False),
-    ("f16 causal b4 h8 s4096 d256", "float16", 4, 8, 4096, 256, True),
-]
 
 
 def main():

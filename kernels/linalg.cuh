@@ -1,0 +1,28 @@
+// Pieces the linear-algebra kernels share (linalg_small.cu, linalg_lu.cu). Defines: GK_T (float
+// or double).
+#pragma once
+#include "compat.cuh"
+
+typedef GK_T la_t;
+
+__device__ inline la_t la_abs(la_t x) { return x < (la_t)0 ? -x : x; }
+
+// The inverse of the n x n lower triangle held in shared memory `s` (row stride LD), in place,
+// last column first (LAPACK's trti2): X[j+1:, j] = -X[j+1:, j+1:] L[j+1:, j] / L[j][j]. With
+// invert_diagonal false the diagonal is taken as ones (a unit-lower triangle, its ones stored).
+// `col`: n elements of shared scratch. Every thread of the block calls it.
+template <int LD>
+__device__ inline void la_invert_lower(la_t* s, int n, la_t* col, bool invert_diagonal) {
+    for (int j = n - 1; j >= 0; --j) {
+        for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) col[i] = s[i * LD + j];
+        if (threadIdx.x == 0 && invert_diagonal) s[j * LD + j] = (la_t)1 / s[j * LD + j];
+        __syncthreads();
+        const la_t neg = -s[j * LD + j];
+        for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) {
+            la_t acc = 0;
+            for (int k = j + 1; k <= i; ++k) acc += s[i * LD + k] * col[k];
+            s[i * LD + j] = neg * acc;
+        }
+        __syncthreads();
+    }
+}
