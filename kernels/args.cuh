@@ -602,6 +602,34 @@
     F(gk_i32, mode) /* trinv: 0 -inverse of unit-lower L11, 1 inverse of U11; det modes */     \
     F(gk_i32, mat0) /* the launch's first matrix (blockIdx.y counts from it) */
 
+// kernels/linalg_qr.cu: a panel of m rows and nb columns at `a` (row stride ld, matrix stride
+// `stride`, elements); the outputs contiguous per matrix.
+#define GK_QR_ARGS(F, A, M)                                                                 \
+    F(gk_u64, a)                                                                            \
+    F(gk_u64, v) /* count x m x nb: the reflectors (unit lower trapezoid) */                \
+    F(gk_u64, r) /* count x nb x nb: R11 (zeros below the diagonal) */                      \
+    F(gk_u64, t) /* count x nb x nb: -T of the compact WY form I - V T V^T (zeros below) */ \
+    F(gk_i64, ld)                                                                           \
+    F(gk_i64, stride)                                                                       \
+    F(gk_i32, m)                                                                            \
+    F(gk_i32, nb)                                                                           \
+    F(gk_i32, smem_rows) /* the panel's first rows, held in shared memory (the rest in v) */
+
+// kernels/linalg_svj.cu: stacks of k rows of len elements (x, contiguous) made orthogonal in
+// place, the same rotations applied to the rows of r (k x k, contiguous).
+#define GK_SVJ_ARGS(F, A, M)                                                                    \
+    F(gk_u64, x)                                                                                \
+    F(gk_u64, r)                                                                                \
+    F(gk_u64, flag) /* int32 per matrix: set to 1 where a pair was rotated */                   \
+    F(gk_u64, info) /* int32 per matrix (whole): 1 when GK_LA_SWEEPS sweeps did not converge */ \
+    F(double, tol)  /* rotate where |x_p . x_q| > tol ||x_p|| ||x_q|| */                        \
+    F(gk_i32, k)                                                                                \
+    F(gk_i32, len)                                                                              \
+    F(gk_i32, rows)   /* rows of a block pair (even): two blocks of rows / 2 */                 \
+    F(gk_i32, blocks) /* row blocks of a sweep (even) */                                        \
+    F(gk_i32, round)  /* the pairing's round (blocked) */                                       \
+    F(gk_i32, whole)  /* 1: k <= rows, every sweep in the launch */
+
 // Every argument block: (struct name, field list).
 #define GK_ARG_STRUCTS(S)                   \
     S(gk_ew_args, GK_EW_ARGS)               \
@@ -632,7 +660,9 @@
     S(gk_fft_args, GK_FFT_ARGS)             \
     S(gk_fft_aux_args, GK_FFT_AUX_ARGS)     \
     S(gk_linalg_args, GK_LINALG_ARGS)       \
-    S(gk_lu_args, GK_LU_ARGS)
+    S(gk_lu_args, GK_LU_ARGS)               \
+    S(gk_qr_args, GK_QR_ARGS)               \
+    S(gk_svj_args, GK_SVJ_ARGS)
 
 #define GK_ARG_FIELD(T, NAME) T NAME;
 #define GK_ARG_ARRAY(T, NAME, COUNT) T NAME[COUNT];

@@ -182,6 +182,17 @@
 // (gk_lu_fwd_*, gk_lu_bwd); more go through the products.
 #define GK_LU_RHS 16
 #define GK_LU_SWAP_COLS 32  // gk_lu_swap: columns of the right-hand sides per block
+// kernels/linalg_qr.cu: Householder panels of at most GK_QR_NB columns (a warp's lanes hold the
+// panel's column sums: GK_QR_NB == GK_LANES), one block of GK_QR_THREADS per matrix.
+#define GK_QR_NB 32
+#define GK_QR_THREADS 512
+// kernels/linalg_svj.cu: one-sided Jacobi on blocks of at most GK_SVJ_ROWS rows in shared memory
+// (a few warps per pair of rows, at most GK_SVJ_THREADS threads); stacks of at most GK_SVJ_ROWS
+// rows take one launch for every sweep, larger ones pair blocks of GK_SVJ_PAIR_ROWS / 2 rows, a
+// launch per round of the pairing.
+#define GK_SVJ_ROWS 64
+#define GK_SVJ_PAIR_ROWS 16
+#define GK_SVJ_THREADS 1024
 
 // Every constant above, for gpukit._native.constants() (a list of several values becomes a tuple).
 #define GK_CONSTANTS(X)          \
@@ -286,4 +297,9 @@
     X(GK_LU_THREADS)             \
     X(GK_LU_ROWS)                \
     X(GK_LU_RHS)                 \
-    X(GK_LU_SWAP_COLS)
+    X(GK_LU_SWAP_COLS)           \
+    X(GK_QR_NB)                  \
+    X(GK_QR_THREADS)             \
+    X(GK_SVJ_ROWS)               \
+    X(GK_SVJ_PAIR_ROWS)          \
+    X(GK_SVJ_THREADS)

@@ -1,5 +1,5 @@
-// Pieces the linear-algebra kernels share (linalg_small.cu, linalg_lu.cu). Defines: GK_T (float
-// or double).
+// Pieces the linear-algebra kernels share (linalg_small.cu, linalg_lu.cu, linalg_qr.cu,
+// linalg_svj.cu). Defines: GK_T (float or double).
 #pragma once
 #include "compat.cuh"
 
@@ -25,4 +25,28 @@ __device__ inline void la_invert_lower(la_t* s, int n, la_t* col, bool invert_di
         }
         __syncthreads();
     }
+}
+
+// The pair of round `r` at slot `k` of a round-robin over m (even) indices: every pair of
+// indices meets once in m - 1 rounds, the pairs of one round disjoint (index 0 stays put, the
+// others rotate).
+__device__ inline void la_pair(int k, int r, int m, int* p, int* q) {
+    const int a = k == 0 ? 0 : (k - 1 + r) % (m - 1) + 1;
+    const int b = (m - 2 - k + r) % (m - 1) + 1;
+    *p = a < b ? a : b;
+    *q = a < b ? b : a;
+}
+
+// The block's dynamic shared memory.
+#ifdef GK_EMULATOR
+__device__ inline la_t* la_smem() { return reinterpret_cast<la_t*>(gk_dynamic_smem()); }
+#else
+__device__ inline la_t* la_smem() {
+    extern __shared__ __align__(16) unsigned char la_dynamic_smem[];
+    return reinterpret_cast<la_t*>(la_dynamic_smem);
+}
+#endif
+
+__device__ inline la_t la_eps() {
+    return sizeof(la_t) == 4 ? (la_t)1.1920929e-07 : (la_t)2.220446049250313e-16;
 }

@@ -200,16 +200,6 @@ GK_KERNEL void gk_lu_small(const gk_linalg_args args) {
     if (threadIdx.x == 0) reinterpret_cast<gk_i32*>(args.info)[mat] = singular;
 }
 
-// The pair of round `r` at slot `k` of a round-robin over m (even) indices: every pair of
-// indices meets once in m - 1 rounds, the pairs of one round disjoint (index 0 stays put, the
-// others rotate).
-__device__ inline void la_pair(int k, int r, int m, int* p, int* q) {
-    const int a = k == 0 ? 0 : (k - 1 + r) % (m - 1) + 1;
-    const int b = (m - 2 - k + r) % (m - 1) + 1;
-    *p = a < b ? a : b;
-    *q = a < b ? b : a;
-}
-
 // Eigenvalues (ascending, out) and eigenvectors (columns, out2, when mode != 0) of symmetric
 // matrices (n <= GK_LA_JACOBI_N) by cyclic two-sided Jacobi with the round-robin order: each
 // round rotates n/2 disjoint pairs at once (A <- J^T A J, V <- V J), sweeps until the
@@ -234,7 +224,7 @@ GK_KERNEL void gk_eigh_jacobi(const gk_linalg_args args) {
         }
         V[i * ld + j] = (la_t)(i == j);
     }
-    const la_t eps = sizeof(la_t) == 4 ? (la_t)1.1920929e-07 : (la_t)2.220446049250313e-16;
+    const la_t eps = la_eps();
     __syncthreads();
     for (int sweep = 0; sweep <= GK_LA_SWEEPS; ++sweep) {
         if (threadIdx.x == 0) {  // sums in a fixed order
@@ -247,7 +237,7 @@ GK_KERNEL void gk_eigh_jacobi(const gk_linalg_args args) {
                 }
             // Rounding leaves each off-diagonal element near eps |A|: stop at 4 n eps.
             const la_t tol = 4 * n * eps;
-            more = off > tol * tol * all;
+            more = !(off <= tol * tol * all);  // NaN: never converges (info, as LAPACK)
         }
         __syncthreads();
         if (!more || sweep == GK_LA_SWEEPS) break;

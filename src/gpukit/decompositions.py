@@ -13,15 +13,19 @@ from collections import namedtuple
 import numpy as np
 
 from . import array_args as _args
+from . import orthogonal as _orth
 from . import reductions as _red
-from .array import GPUArray, cached_plan, layout, wrap
+from .array import GPUArray
 from .base import shapes as _shapes
 from .creation import eye, ones_like, zeros_like
-from .elementwise import absolute, conjugate, greater, negative, reciprocal, where
+from .elementwise import absolute, greater, isfinite, negative, reciprocal, where
 from .errors import LinAlgError
 from .fused_products import product
-from .runtime.backend import Layout
-from .runtime.quota import local as _quota
+from .linalg_steps import I32 as _I32
+from .linalg_steps import check as _check
+from .linalg_steps import count as _count
+from .linalg_steps import mT as _mT
+from .linalg_steps import run as _run
 from .views import ascontiguousarray, broadcast_to, expand_dims
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
@@ -30,7 +34,6 @@ SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 
 _F64 = np.dtype("float64")
-_I32 = np.dtype("int32")
 _U32 = np.dtype("uint32")
 _SUPPORTED = tuple(np.dtype(t) for t in ("float32", "float64", "complex64", "complex128"))
 
@@ -62,37 +65,6 @@ def _stack(name: str, a, square: bool = True) -> GPUArray:
             f"linalg.{name}: last 2 dimensions of the array must be square, got {a.shape}"
         )
     return ascontiguousarray(a.astype(compute_dtype(name, a.dtype), copy=False))
-
-
-def _count(batch: tuple) -> int:
-    n = 1
-    for d in batch:
-        n *= d
-    return n
-
-
-def _run(op: str, inputs, outputs, options=()) -> list[GPUArray]:
-    """The backend's `op` over contiguous `inputs`; `outputs`: (shape, dtype) of each result."""
-    rt = inputs[0]._rt
-    outs = tuple(
-        Layout(np.dtype(dt), tuple(sh), _shapes.contiguous_strides(sh, np.dtype(dt).itemsize))
-        for sh, dt in outputs
-    )
-    ins = tuple(layout(x) for x in inputs)
-    key = ("linalg", op, rt, ins, outs, tuple(options))
-    plan = cached_plan(key, lambda: rt.plan_linalg(op, ins, outs, tuple(options)))
-    args = []
-    for x in inputs:
-        args += (x._buf, x._offset)
-    made = plan(rt.thread.stream, _quota.quota, *args)
-    made = made if isinstance(made, tuple) else () if made is None else (made,)
-    return [wrap(m, o.shape, o.dtype, o.strides, rt) for m, o in zip(made, outs, strict=True)]
-
-
-def _check(info: GPUArray, message: str) -> None:
-    """Raises LinAlgError(message) when any matrix's info is set (one read back)."""
-    if info.size and info.to_numpy().any():
-        raise LinAlgError(message)
 
 
 def _empty(like: GPUArray, shape, dtype, identity: bool = False) -> GPUArray:
@@ -347,6 +319,8 @@ def qr(x, /, mode: str = "reduced"):
     if a.size == 0:
         made = [_empty(a, s, a.dtype, identity=(i == 0 and mode == "complete")) for i, s in
                 enumerate(shapes)]  # fmt: skip
+    elif nb := a._rt.linalg_max_n("qr_panel", a.dtype):
+        made = _orth.blocked_qr(a, mode, nb)
     else:
         made = _run("qr", [a], [(s, a.dtype) for s in shapes], (("mode", mode),))
     return made[0] if mode == "r" else QRResult(*made)
@@ -366,17 +340,25 @@ def _eigh(name: str, x, UPLO: str, vectors: bool) -> list[GPUArray]:
     shapes = [((*batch, n), real)] + ([(a.shape, a.dtype)] if vectors else [])
     if a.size == 0:
         return [_empty(a, s, dt) for s, dt in shapes]
+    small = a._rt.linalg_max_n("eigh", a.dtype)
+    if small is not None and n > small and a._rt.linalg_max_n("svj", a.dtype):
+        return _orth.jacobi_eigh(a, upper, vectors)
     *made, info = _run(
         "eigh", [a], [*shapes, ((_count(batch),), _I32)],
         (("upper", upper), ("vectors", vectors)),
     )  # fmt: skip
     _check(info, "Eigenvalues did not converge")
+    # LAPACK's divide and conquer (NumPy's eigh past 25 rows) returns NaN for NaN input where
+    # its other drivers raise: NaN eigenvalues raise on every path.
+    if not bool(_red.all(isfinite(made[0])).to_numpy()):
+        raise LinAlgError("Eigenvalues did not converge")
     return made
 
 
 def eigh(x, /, UPLO: str = "L") -> EighResult:
     """Eigenvalues (ascending, real) and eigenvectors (columns) of each Hermitian matrix; only
-    the lower (UPLO="L") or upper triangle is read."""
+    the lower (UPLO="L") or upper triangle is read. A NaN read raises LinAlgError (NumPy's
+    eigvalsh does; its eigh does below 26 rows)."""
     return EighResult(*_eigh("eigh", x, UPLO, True))
 
 
@@ -398,6 +380,8 @@ def _svd(name: str, x, full: bool, vectors: bool) -> list[GPUArray]:
         shapes = [s_shape]
     if a.size == 0:
         return [_empty(a, s, dt, identity=full and i != 1) for i, (s, dt) in enumerate(shapes)]
+    if a._rt.linalg_max_n("svj", a.dtype):
+        return _orth.jacobi_svd(a, full, vectors)
     *made, info = _run(
         "svd", [a], [*shapes, ((_count(batch),), _I32)], (("full", full), ("vectors", vectors))
     )
@@ -417,12 +401,6 @@ def svd(x, /, full_matrices: bool = True, compute_uv: bool = True, hermitian: bo
 def svdvals(x, /) -> GPUArray:
     """The singular values of each matrix, descending."""
     return _svd("svdvals", x, False, False)[0]
-
-
-def _mT(x: GPUArray) -> GPUArray:
-    """The conjugate transpose of each matrix."""
-    t = x.swapaxes(-1, -2)
-    return conjugate(t) if t.dtype.kind == "c" else t
 
 
 def _inverse_values(s: GPUArray, cutoff) -> GPUArray:

@@ -513,14 +513,28 @@ def attention_tc_decode(
     return "attention_decode.cu", defines
 
 
+def _linalg_defines(dtype) -> tuple:
+    return (f"GK_T={'double' if np.dtype(dtype).itemsize == 8 else 'float'}",)
+
+
 def linalg_small(dtype) -> tuple[str, tuple]:
     """One-block-per-matrix factorizations (n <= GK_LA_MAX_N) in float32 or float64."""
-    return "linalg_small.cu", (f"GK_T={'double' if np.dtype(dtype).itemsize == 8 else 'float'}",)
+    return "linalg_small.cu", _linalg_defines(dtype)
 
 
 def linalg_lu(dtype) -> tuple[str, tuple]:
     """The blocked LU's panel, diagonal-block inverse, row swap and determinant kernels."""
-    return "linalg_lu.cu", (f"GK_T={'double' if np.dtype(dtype).itemsize == 8 else 'float'}",)
+    return "linalg_lu.cu", _linalg_defines(dtype)
+
+
+def linalg_qr(dtype) -> tuple[str, tuple]:
+    """The blocked Householder QR's panel kernel."""
+    return "linalg_qr.cu", _linalg_defines(dtype)
+
+
+def linalg_svj(dtype) -> tuple[str, tuple]:
+    """One-sided Jacobi (svd, eigh)."""
+    return "linalg_svj.cu", _linalg_defines(dtype)
 
 
 KERNEL_NAMES = {
@@ -590,6 +604,8 @@ KERNEL_NAMES = {
     ),
     "linalg_small.cu": ("gk_chol_small", "gk_lu_small", "gk_eigh_jacobi"),
     "linalg_lu.cu": ("gk_lu_panel", "gk_lu_trinv", "gk_lu_swap", "gk_lu_det"),
+    "linalg_qr.cu": ("gk_qr_panel",),
+    "linalg_svj.cu": ("gk_svj",),
 }
 
 
@@ -793,6 +809,10 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         linalg_small(f64),
         linalg_lu(f32),
         linalg_lu(f64),
+        linalg_qr(f32),
+        linalg_qr(f64),
+        linalg_svj(f32),
+        linalg_svj(f64),
         *_complex_and_newer_instances(),
         *_fft_instances(),
     ]

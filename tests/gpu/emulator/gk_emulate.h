@@ -34,6 +34,7 @@
 #define __shared__ static __attribute__((section("gk_emu_shared")))
 #define __launch_bounds__(...)
 #define GK_DEV inline
+#define GK_EMULATOR 1  // kernels that take dynamic shared memory from gk_dynamic_smem() here
 
 struct gk_emu_dim3 {
     unsigned x = 1, y = 1, z = 1;

@@ -3,9 +3,12 @@ shared memory (kernels/linalg_small.cu): cholesky, and LU with partial pivoting 
 det and slogdet, up to GK_LA_MAX_N rows; eigh by cyclic Jacobi up to GK_LA_JACOBI_N rows.
 Larger matrices are factored by the front end in blocks over the GEMM: cholesky over the
 one-block kernel, the LU over the blocked LU's kernels ("lu_*" ops, linalg_lu.py,
-kernels/linalg_lu.cu; linalg_max_n("lu_panel") is its panel width). Larger eigh, complex
-dtypes, qr and svd have no CUDA kernels yet: those are refused with NotImplementedError naming
-what is missing."""
+kernels/linalg_lu.cu; linalg_max_n("lu_panel") is its panel width). qr is the front end's
+blocked Householder QR over "qr_panel" (linalg_qr.py; linalg_max_n("qr_panel") is the panel
+width); svd and larger eigh are the front end's one-sided Jacobi over "svj" (linalg_svj.py;
+linalg_max_n("svj") is the longest row it takes, "svj_whole" the most rows one launch sweeps).
+Complex dtypes have no CUDA kernels yet: those are refused with NotImplementedError naming what
+is missing."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import numpy as np
 
 from .. import kernels
 from ..args import CONSTANTS
-from . import linalg_lu
+from . import linalg_lu, linalg_qr, linalg_svj
 from .plans import PlanBuilder
 
 _C = CONSTANTS
@@ -29,15 +32,16 @@ _REAL = (np.dtype("float32"), np.dtype("float64"))
 def _refuse(backend, op: str, why: str):
     return NotImplementedError(
         f"linalg.{op} is not implemented on the {backend.name} backend {why} (gpukit's CUDA "
-        f"kernels cover cholesky, solve, inv, det and slogdet of float32/float64 matrices of "
-        f"any size (past {_C['GK_LA_MAX_N']} x {_C['GK_LA_MAX_N']} in blocks) and eigh up to "
-        f"{_C['GK_LA_JACOBI_N']} x {_C['GK_LA_JACOBI_N']}); the cpu backend computes it"
+        f"kernels cover cholesky, solve, inv, det, slogdet, qr, eigh and svd of float32/float64 "
+        f"matrices); the cpu backend computes it"
     )
 
 
 def _max_n(op: str, dtype) -> int:
     if np.dtype(dtype) not in _REAL:
         return 0
+    if op == "qr_panel":
+        return _C["GK_QR_NB"]
     if op == "lu_panel":
         return _C["GK_LU_NB"]
     if op == "lu_solve":  # right-hand sides, not rows
@@ -48,7 +52,12 @@ def _max_n(op: str, dtype) -> int:
 
 
 def linalg_max_n(backend, op: str, dtype) -> int:
-    """The largest n the kernels factor (0: no kernel for op and dtype)."""
+    """The largest n the kernels factor (0: no kernel for op and dtype); for "svj", the longest
+    rows the one-sided Jacobi takes."""
+    if np.dtype(dtype) in _REAL and op == "svj":
+        return linalg_svj.max_len(backend, np.dtype(dtype))
+    if np.dtype(dtype) in _REAL and op == "svj_whole":
+        return linalg_svj.whole_rows(backend, np.dtype(dtype))
     return _max_n(op, dtype)
 
 
@@ -56,12 +65,16 @@ def plan_linalg(backend, op: str, inputs, outputs, options):
     """gpukit.runtime.backend.Backend.plan_linalg on CUDA (see the module's docstring)."""
     if op in linalg_lu.OPS:
         return linalg_lu.plan_lu(backend, op, inputs, outputs, options)
-    if op != "cholesky" and op != "eigh" and op not in _MODES:
-        raise _refuse(backend, op, "yet")
     a = inputs[0]
-    n = a.shape[-1]
     if a.dtype not in _REAL:
         raise _refuse(backend, op, f"for {a.dtype} yet")
+    if op == "qr_panel":
+        return linalg_qr.plan_panel(backend, inputs, outputs)
+    if op == "svj":
+        return linalg_svj.plan_svj(backend, inputs, outputs, options)
+    if op != "cholesky" and op != "eigh" and op not in _MODES:
+        raise _refuse(backend, op, "yet")
+    n = a.shape[-1]
     if n > _max_n(op, a.dtype):
         raise _refuse(backend, op, f"for {n} x {n} matrices yet")
     count = a.size // (n * n)

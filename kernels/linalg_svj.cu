@@ -1,0 +1,144 @@
+// One-sided (Hestenes) Jacobi for decompositions' svd and eigh: the k rows of x (len elements
+// each, k <= len) are made mutually orthogonal by plane rotations, and the same rotations are
+// applied to the rows of r (k x k; the identity at first, so that r ends as the product of the
+// rotations). A pair (p, q) rotates when |x_p . x_q| > tol ||x_p|| ||x_q||, by
+// t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2)), zeta = (||x_q||^2 - ||x_p||^2) / (2 x_p . x_q)
+// (LAPACK's gesvj), which makes the two rows orthogonal.
+//
+// gk_svj: a block per pair of row blocks of rows / 2 rows (grid (blocks / 2, matrices); round
+// `round` of a round robin over `blocks` blocks, so that a launch's pairs are disjoint and the
+// blocks - 1 rounds of a sweep meet every pair of blocks once) holds the pair's rows of x in
+// shared memory and sweeps over every pair of them once (a round robin again, rows / 2 pairs at
+// once, a few warps per pair), the rotations accumulated in J (rows x rows); then writes the rows
+// back and the pair's rows of r become J times them. With `whole` (k <= rows: one pair holds
+// every row) it sweeps until a sweep rotates nothing, at most GK_LA_SWEEPS (else info = 1).
+// Every sum has a fixed order: the same bits on every run.
+//
+// Defines: GK_T (float or double).
+#include "args.cuh"
+#include "linalg.cuh"
+#include "warp.cuh"
+
+#define GK_SVJ_WARPS (GK_SVJ_THREADS / GK_LANES)
+
+// The sum over the warp, the same bits in every lane (each step adds two equal halves' sums).
+__device__ inline la_t svj_warp_sum(la_t v) {
+#pragma unroll
+    for (int h = GK_LANES / 2; h > 0; h /= 2) v += gk_shfl_xor(v, h);
+    return v;
+}
+
+// The rotation's tangent for the pair's squared norms (pp, qq) and product pq.
+__device__ inline la_t svj_tangent(la_t pp, la_t qq, la_t pq) {
+    const la_t zeta = (qq - pp) / (2 * pq);
+    const la_t az = la_abs(zeta);
+    // Past 1 / eps, zeta^2 may overflow while t = 1 / (2 zeta) to working precision.
+    const la_t t =
+        az > (la_t)1 / la_eps() ? (la_t)0.5 / az : (la_t)1 / (az + gkm_sqrt(1 + az * az));
+    return zeta < (la_t)0 ? -t : t;
+}
+
+GK_KERNEL void __launch_bounds__(GK_SVJ_THREADS) gk_svj(const gk_svj_args args) {
+    __shared__ la_t part[GK_SVJ_WARPS][3];  // each warp's share of its pair's three sums
+    __shared__ int rotated, any;
+    const int rows = args.rows, half = rows / 2, len = args.len, k = args.k;
+    const int tid = threadIdx.x, lane = tid % GK_LANES, warp = tid / GK_LANES;
+    // blockDim = half * groups warps: `groups` warps per pair, each over every groups-th 32 of
+    // the row's elements.
+    const int groups = blockDim.x / GK_LANES / half, pair = warp / groups, g = warp % groups;
+    const la_t tol = (la_t)args.tol;
+    la_t* xs = la_smem();        // rows x len
+    la_t* js = xs + rows * len;  // rows x rows
+    const gk_i64 mat = blockIdx.y;
+    la_t* x = reinterpret_cast<la_t*>(args.x) + mat * k * len;
+    la_t* r = reinterpret_cast<la_t*>(args.r) + mat * k * k;
+    int b0, b1;
+    la_pair(blockIdx.x, args.round, args.blocks, &b0, &b1);
+    // The pair's row i is row SVJ_ROW(i) of x: block b0's first half rows, then b1's.
+    const int first0 = b0 * half, first1 = b1 * half - half;
+#define SVJ_ROW(i) ((i) < half ? first0 + (i) : first1 + (i))
+    for (int e = tid; e < rows * len; e += blockDim.x) {
+        const int i = e / len, c = e % len, row = SVJ_ROW(i);
+        xs[e] = row < k ? x[(gk_i64)row * len + c] : (la_t)0;
+    }
+    for (int e = tid; e < rows * rows; e += blockDim.x) js[e] = (la_t)(e / rows == e % rows);
+    if (tid == 0) any = 0;
+    int sweep = 0;
+    for (;;) {
+        if (tid == 0) rotated = 0;
+        __syncthreads();
+        for (int round = 0; round < rows - 1; ++round) {
+            int p, q;
+            la_pair(pair, round, rows, &p, &q);
+            const bool live = SVJ_ROW(p) < k && SVJ_ROW(q) < k;  // the same in every lane
+            la_t* xp = xs + p * len;
+            la_t* xq = xs + q * len;
+            const int step = GK_LANES * groups;
+            if (live) {
+                la_t pp = 0, qq = 0, pq = 0;
+#pragma unroll 4
+                for (int c = lane + GK_LANES * g; c < len; c += step) {
+                    const la_t u = xp[c], w = xq[c];
+                    pp += u * u;
+                    qq += w * w;
+                    pq += u * w;
+                }
+                pp = svj_warp_sum(pp);
+                qq = svj_warp_sum(qq);
+                pq = svj_warp_sum(pq);
+                if (lane == 0) part[warp][0] = pp, part[warp][1] = qq, part[warp][2] = pq;
+            }
+            __syncthreads();
+            if (live) {
+                la_t pp = 0, qq = 0, pq = 0;  // the pair's warps' shares in warp order
+                for (int h = pair * groups; h < (pair + 1) * groups; ++h)
+                    pp += part[h][0], qq += part[h][1], pq += part[h][2];
+                // NaN compares false: such a pair is left, and the front end raises.
+                if (la_abs(pq) > tol * gkm_sqrt(pp) * gkm_sqrt(qq)) {
+                    const la_t t = svj_tangent(pp, qq, pq);
+                    const la_t cs = (la_t)1 / gkm_sqrt(1 + t * t), sn = cs * t;
+#pragma unroll 4
+                    for (int c = lane + GK_LANES * g; c < len; c += step) {
+                        const la_t u = xp[c], w = xq[c];
+                        xp[c] = cs * u - sn * w;
+                        xq[c] = sn * u + cs * w;
+                    }
+                    for (int c = lane + GK_LANES * g; c < rows; c += step) {
+                        const la_t u = js[p * rows + c], w = js[q * rows + c];
+                        js[p * rows + c] = cs * u - sn * w;
+                        js[q * rows + c] = sn * u + cs * w;
+                    }
+                    if (tid % (GK_LANES * groups) == 0) rotated = any = 1;
+                }
+            }
+            __syncthreads();
+        }
+        const bool again = rotated != 0;
+        ++sweep;
+        __syncthreads();  // `rotated` read before the next sweep clears it
+        if (!args.whole || !again || sweep == GK_LA_SWEEPS) {
+            if (args.whole && tid == 0) reinterpret_cast<gk_i32*>(args.info)[mat] = again;
+            break;
+        }
+    }
+    if (!any) return;  // nothing moved: x and r stay
+    if (tid == 0) reinterpret_cast<gk_i32*>(args.flag)[mat] = 1;
+    for (int e = tid; e < rows * len; e += blockDim.x) {
+        const int i = e / len, row = SVJ_ROW(i);
+        if (row < k) x[(gk_i64)row * len + e % len] = xs[e];
+    }
+    __syncthreads();  // xs free: it takes the pair's rows of r (k <= len)
+    for (int e = tid; e < rows * k; e += blockDim.x) {
+        const int i = e / k, c = e % k, row = SVJ_ROW(i);
+        xs[i * len + c] = row < k ? r[(gk_i64)row * k + c] : (la_t)0;
+    }
+    __syncthreads();
+    for (int e = tid; e < rows * k; e += blockDim.x) {
+        const int i = e / k, c = e % k, row = SVJ_ROW(i);
+        if (row >= k) continue;
+        la_t acc = 0;
+        for (int l = 0; l < rows; ++l) acc += js[i * rows + l] * xs[l * len + c];
+        r[(gk_i64)row * k + c] = acc;
+    }
+#undef SVJ_ROW
+}

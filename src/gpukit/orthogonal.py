@@ -1,0 +1,179 @@
+"""The orthogonal factorizations that a backend with panel kernels only (CUDA) computes through
+the front end: blocked Householder QR (LAPACK geqrf / orgqr's structure over the backend's
+"qr_panel", the rest products) and the singular value and symmetric eigenvalue decompositions
+by one-sided Jacobi (the backend's "svj" sweeps; sorting, scaling and Rayleigh quotients by
+gpukit's ops). Inputs: contiguous stacks of real matrices with elements."""
+
+from __future__ import annotations
+
+from . import reductions as _red
+from .array import GPUArray
+from .creation import eye, zeros_like
+from .elementwise import greater, isfinite, less, sqrt, where
+from .errors import LinAlgError
+from .fused_products import product
+from .linalg_steps import I32, count, mT, run
+from .matrices import diagonal, tril, triu
+from .runtime.args import CONSTANTS
+from .searching import take_along_axis
+from .sorting import argsort
+from .views import ascontiguousarray, broadcast_to
+
+
+def _identity(like: GPUArray, batch: int, n: int, cols: int | None = None) -> GPUArray:
+    i = eye(n, cols, dtype=like.dtype).to_device(like.device)
+    return ascontiguousarray(broadcast_to(i, (batch, n, n if cols is None else cols)))
+
+
+def blocked_qr(a: GPUArray, mode: str, nb: int) -> list[GPUArray]:
+    """Q, R (or [R] for mode "r") of stack a by Householder panels of nb columns: the backend
+    factors each panel (its reflectors V, R11 and -T with H_1 ... H_nb = I - V T V^T); the
+    trailing matrix becomes C - V (T^T (V^T C)) through three products (the subtraction in the
+    last one's epilogue), whose first rows are R's; Q is accumulated backwards, the last panel's
+    reflectors first, on the identity (orgqr's order: each step only touches the block below
+    and right of its panel)."""
+    *batch, m, n = a.shape
+    c, k, dt = count(batch), min(m, n), a.dtype
+    rows = m if mode == "complete" else k
+    cur = a.reshape(c, m, n)
+    r = zeros_like(cur, shape=(c, rows, n))
+    steps = []
+    for j in range(0, k, nb):
+        w = min(nb, k - j)
+        v, r11, neg_t = run(
+            "qr_panel", [cur[:, :, :w]], [((c, m - j, w), dt), ((c, w, w), dt), ((c, w, w), dt)]
+        )
+        r[:, j : j + w, j : j + w] = r11
+        if j + w < n:
+            rest = cur[:, :, w:]
+            rest = product(v, mT(neg_t) @ (mT(v) @ rest), residual=rest)
+            r[:, j : j + w, j + w :] = rest[:, :w]
+            cur = rest[:, w:]
+        steps.append((j, v, neg_t))
+    if mode == "r":
+        return [r.reshape(*batch, rows, n)]
+    q = _identity(cur, c, m, rows)
+    for j, v, neg_t in reversed(steps):
+        sub = q[:, j:, j:]
+        q[:, j:, j:] = product(v, neg_t @ (mT(v) @ sub), residual=sub)
+    return [q.reshape(*batch, m, rows), r.reshape(*batch, rows, n)]
+
+
+def _qr_nb(a: GPUArray) -> int:
+    return a._rt.linalg_max_n("qr_panel", a.dtype) or 0
+
+
+def _complete(u: GPUArray, cols: int) -> GPUArray:
+    """cols orthonormal columns (count x L x cols) whose first ones are u's (count x L x k,
+    orthonormal but for zero columns, which come last): Householder QR's Q of u, each column
+    times the sign of R's diagonal entry (R = diag(+-1) on u's orthonormal columns; the zero
+    columns' reflectors are the identity, their Q columns the complement)."""
+    q, r = blocked_qr(u, "complete", _qr_nb(u))
+    k = u.shape[-1]
+    d = ascontiguousarray(diagonal(r[:, :k, :k], 0, -2, -1))
+    sign = where(less(d, 0), -1, 1).astype(u.dtype, copy=False)
+    q[:, :, :k] = q[:, :, :k] * sign[:, None, :]
+    return q[:, :, :cols]
+
+
+def _sweeps(x: GPUArray, r: GPUArray) -> bool:
+    """Rotates the rows of x (count x k x len) until they are orthogonal, the same rotations on
+    r; whether every matrix converged within GK_LA_SWEEPS sweeps."""
+    c, k, _ = x.shape
+    if k <= (x._rt.linalg_max_n("svj_whole", x.dtype) or 0):
+        (info,) = run("svj", [x, r], [((c,), I32)], (("whole", True),))
+        return not info.to_numpy().any()
+    for _ in range(CONSTANTS["GK_LA_SWEEPS"]):
+        flag = zeros_like(x, I32, (c,))
+        run("svj", [x, r, flag], [], (("whole", False),))
+        if not flag.to_numpy().any():
+            return True
+    return False
+
+
+def _norms(x: GPUArray) -> GPUArray:
+    return sqrt(_red.sum(x * x, axis=-1))
+
+
+def jacobi_svd(a: GPUArray, full: bool, vectors: bool) -> list[GPUArray]:
+    """[U, S, Vh] (or [S]) of stack a: the min(m, n) columns (m >= n) or rows of a made
+    orthogonal by one-sided Jacobi; their norms are S (sorted descending), the normalized ones
+    U's columns (Vh's rows), the accumulated rotations Vh (U). Long rows (over twice as many
+    elements as there are rows, and over what one launch sweeps whole) are first shortened by a
+    QR: the SVD of R (LAPACK gesvj's preconditioning; it also keeps the rows within what the
+    kernel holds). Zero singular values and full_matrices take orthonormal complements."""
+    *batch, m, n = a.shape
+    c, k, length = count(batch), min(m, n), max(m, n)
+    tall = m >= n
+    a3 = a.reshape(c, m, n)
+    longest = a._rt.linalg_max_n("svj", a.dtype)
+    if k > longest:
+        raise NotImplementedError(
+            f"linalg.svd of matrices of more than {longest} rows and columns on the "
+            f"{a._rt.name} backend (one-sided Jacobi holds a pair of rows in shared memory)"
+        )
+    if length > min(max(2 * k, a._rt.linalg_max_n("svj_whole", a.dtype)), longest):
+        q, rk = blocked_qr(ascontiguousarray(a3 if tall else mT(a3)), "reduced", _qr_nb(a))
+        made = jacobi_svd(rk, False, vectors)
+        if not vectors:
+            return [made[0].reshape(*batch, k)]
+        u, s, vh = made
+        left = q @ u  # A (or A^T) = Q U S Vh
+        u, vh = (left, vh) if tall else (mT(vh), mT(left))
+        return _full(u, s, vh, full, tall, batch)
+    x = ascontiguousarray(mT(a3)) if tall else a3.copy()
+    r = _identity(x, c, k)
+    converged = _sweeps(x, r)
+    sig = _norms(x)
+    order = argsort(sig, axis=-1, descending=True)
+    s = take_along_axis(sig, order, axis=-1)
+    if not converged or not bool(_red.all(isfinite(s)).to_numpy()):
+        raise LinAlgError("SVD did not converge")
+    if not vectors:
+        return [s.reshape(*batch, k)]
+    rows = take_along_axis(x, order[:, :, None], axis=-2)
+    positive = greater(s, 0)[:, :, None]
+    left = where(positive, rows / where(positive, s[:, :, None], 1), 0).astype(a.dtype, copy=False)
+    vecs = take_along_axis(r, order[:, :, None], axis=-2)
+    u, vh = (mT(left), vecs) if tall else (mT(vecs), left)
+    return _full(u, s, vh, full, tall, batch)
+
+
+def _full(u, s, vh, full: bool, tall: bool, batch) -> list[GPUArray]:
+    """U, S, Vh reshaped to the batch, the Jacobi side completed where asked or where a zero
+    singular value left a zero column."""
+    m, k, n = u.shape[-2], u.shape[-1], vh.shape[-1]
+    zero = not bool(_red.all(greater(s, 0)).to_numpy())
+    if tall and (zero or (full and m > k)):
+        u = _complete(ascontiguousarray(u), m if full else k)
+    if not tall and (zero or (full and n > k)):
+        vh = mT(_complete(ascontiguousarray(mT(vh)), n if full else k))
+    out = [ascontiguousarray(u), s, ascontiguousarray(vh)]
+    return [out[0].reshape(*batch, *out[0].shape[1:]), s.reshape(*batch, k),
+            out[2].reshape(*batch, *out[2].shape[1:])]  # fmt: skip
+
+
+def jacobi_eigh(a: GPUArray, upper: bool, vectors: bool) -> list[GPUArray]:
+    """[w] or [w, V] of stack a (one triangle read): one-sided Jacobi on the rows of
+    B = A + ||A||_F I (positive semidefinite, so that its singular vectors are A's eigenvectors),
+    the eigenvalues the Rayleigh quotients of A (ascending), the eigenvectors the accumulated
+    rotations' rows (the quotients divide by their squared norms, which the rotations' rounding
+    moves off 1 by about as much as their orthogonality)."""
+    *batch, n, _ = a.shape
+    c = count(batch)
+    a3 = a.reshape(c, n, n)
+    sym = triu(a3) + mT(triu(a3, 1)) if upper else tril(a3) + mT(tril(a3, -1))
+    shift = sqrt(_red.sum(sym * sym, axis=(-2, -1)))
+    x = ascontiguousarray(sym + shift[:, None, None] * _identity(a3, 1, n))
+    r = _identity(x, c, n)
+    converged = _sweeps(x, r)
+    v = mT(r)
+    lam = _red.sum(v * (sym @ v), axis=-2) / _red.sum(v * v, axis=-2)
+    order = argsort(lam, axis=-1)
+    w = take_along_axis(lam, order, axis=-1)
+    if not converged or not bool(_red.all(isfinite(w)).to_numpy()):
+        raise LinAlgError("Eigenvalues did not converge")
+    if not vectors:
+        return [w.reshape(*batch, n)]
+    v = ascontiguousarray(take_along_axis(v, order[:, None, :], axis=-1))
+    return [w.reshape(*batch, n), v.reshape(*batch, n, n)]

@@ -1,0 +1,182 @@
+"""CUDA's qr (blocked Householder over kernels/linalg_qr.cu), svd and eigh (one-sided Jacobi,
+kernels/linalg_svj.cu) run on the host: a CPU backend whose linalg plans are the CUDA planner's,
+their launches running the emulated kernels (threads as fibers in a random order, blocks one
+after another, shared memory poisoned) over the CPU backend's memory, while the front end's
+products and other ops run on the CPU (tests/gpu/emulator/lu_hybrid.py). The checks are
+tests/api/test_linalg_orthogonal.py's, on sizes the emulator runs in seconds; the paths that
+larger matrices take on a GPU are reached here at small sizes by lowering the limits the front
+end reads (blocks of rows, rows shortened by a QR, a panel partly outside shared memory). The
+kernels also compile with NVRTC for sm_80/89/90 without local memory."""
+
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpukit import jit
+from gpukit.errors import BackendUnavailableError
+from gpukit.runtime import kernels
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "emulator"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
+import emulation
+import test_linalg_orthogonal as cases
+from lu_hybrid import hybrid_cpu
+from test_linalg_lu import poison_pool
+
+pytestmark = pytest.mark.skipif(emulation.compiler() is None, reason="needs g++")
+
+
+@pytest.fixture
+def hybrid(tmp_path_factory, rng):
+    lib_dir = tmp_path_factory.getbasetemp() / "lu_emulator"
+    lib_dir.mkdir(exist_ok=True)
+    with hybrid_cpu(lib_dir, int(rng.integers(1 << 30))) as rt:
+        poison_pool()
+        yield rt
+
+
+def _ran(rt, *names):
+    for name in names:
+        assert name in rt.emu.launched, name
+    rt.emu.launched.clear()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_qr(hybrid, rng, dtype):
+    cases.check_qr(rng, dtype, [(1, 1), (5, 3), (3, 5), (33, 33), (70, 40), (40, 70)])
+    _ran(hybrid, "gk_qr_panel")
+    cases.check_qr_rank_deficient(rng, dtype, 37, 20)
+
+
+def test_qr_panel_rows_outside_shared_memory(hybrid, rng):
+    """A device with room for 40 rows of a float64 panel: the rest are factored in global
+    memory (the V output)."""
+    hybrid.emu.device.max_shared_per_block_optin = 16 * 1024 + 40 * 33 * 8
+    cases.check_qr(rng, "float64", [(100, 45)])
+    cases.check_qr(rng, "float32", [(130, 33)])
+    _ran(hybrid, "gk_qr_panel")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_svd_one_launch(hybrid, rng, dtype):
+    """min(m, n) <= GK_SVJ_ROWS: one launch sweeps until converged (the accumulated rotations
+    in shared memory), tall, wide and square, full and thin, with zero singular values."""
+    cases.check_svd(rng, dtype, [(1, 1), (2, 2), (7, 7), (12, 5), (5, 12), (20, 20)])
+    _ran(hybrid, "gk_svj")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_svd_blocks_of_rows(hybrid, rng, dtype):
+    """The blocked sweeps (pairs of blocks of rows, a launch per round), reached at small sizes
+    by taking 6 rows as the most one launch sweeps whole; a matrix of an odd number of blocks
+    and one of a partial block."""
+    hybrid.limits["svj_whole"] = 6
+    cases.check_svd(rng, dtype, [(13, 13), (20, 9), (9, 20)])
+    _ran(hybrid, "gk_svj")
+
+
+def test_svd_of_long_rows_through_qr(hybrid, rng):
+    """Rows longer than the kernel takes (here 16) are shortened by a QR first."""
+    hybrid.limits["svj"] = 16
+    cases.check_svd(rng, "float64", [(40, 6), (6, 40)])
+    _ran(hybrid, "gk_qr_panel", "gk_svj")
+    hybrid.limits["svj_whole"] = 4
+    cases.check_svd(rng, "float32", [(30, 9)])
+    _ran(hybrid, "gk_qr_panel", "gk_svj")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_composed(hybrid, rng, dtype):
+    cases.check_composed(rng, dtype, 14, 9)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_eigh(hybrid, rng, dtype):
+    """eigh past the two-sided kernel (taken here as 4 rows): one launch up to GK_SVJ_ROWS,
+    then blocks of rows (taken here past 8)."""
+    hybrid.limits["eigh"] = 4
+    cases.check_eigh(rng, dtype, [5, 9])
+    _ran(hybrid, "gk_svj")
+    hybrid.limits["svj_whole"] = 8
+    cases.check_eigh(rng, dtype, [13])
+    _ran(hybrid, "gk_svj")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_special_matrices(hybrid, rng, dtype):
+    hybrid.limits["eigh"] = 4
+    cases.check_special(rng, dtype, 7)
+    hybrid.limits["svj_whole"] = 4
+    cases.check_special(rng, dtype, 10)
+
+
+def test_layouts_repeated_bits_and_small_batches(hybrid, rng):
+    hybrid.limits["eigh"] = 4
+    cases.check_layouts_and_bits(rng, "float64", 12, 7)
+    hybrid.limits["svj_whole"] = 4
+    cases.check_layouts_and_bits(rng, "float32", 6, 11)
+    hybrid.limits.clear()
+    hybrid.limits["eigh"] = 4
+    cases.check_svd(rng, "float32", [(8, 8)], batch=(5,))
+    cases.check_eigh(rng, "float64", [6], batch=(5,))
+    _ran(hybrid, "gk_svj")
+
+
+def _cuobjdump():
+    hits = [p for root in sys.path for p in glob.glob(f"{root}/nvidia/*/bin/cuobjdump")]
+    return hits[0] if hits else None
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
+def test_kernels_compile_without_local_memory(arch):
+    try:
+        nvrtc = jit.open_compiler("nvrtc")[0]
+    except BackendUnavailableError as e:
+        pytest.skip(str(e))
+    j = jit.Jit(nvrtc, [f"--gpu-architecture={arch}"])
+    tool = _cuobjdump()
+    for make in (kernels.linalg_qr, kernels.linalg_svj):
+        for dtype in ("float32", "float64"):
+            file, defines = make(dtype)
+            image = j.build_builtin(file, defines)
+            for name in kernels.kernels_of(file, defines):
+                assert name.encode() in image, name
+            if tool is None:
+                continue
+            env = {**os.environ, "PATH": os.path.dirname(tool) + os.pathsep + os.environ["PATH"]}
+            with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+                f.write(image)
+                f.flush()
+                sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True,
+                                      env=env, check=True).stdout  # fmt: skip
+            assert " LDL" not in sass and " STL" not in sass, f"local memory in {file} {dtype}"
+    if tool is None:
+        pytest.skip("no cuobjdump: compiled, SASS not inspected")
+
+
+def test_svj_plan_rejects_what_the_kernel_cannot_hold(hybrid):
+    """The planner refuses rows longer than shared memory holds and more rows than one launch
+    sweeps whole, with a ValueError rather than a launch that would fail."""
+    from gpukit.runtime.backend import Layout
+    from gpukit.runtime.cuda import linalg_svj
+
+    f64 = np.dtype("float64")
+    longest = linalg_svj.max_len(hybrid.emu, f64)
+
+    def lay(*shape):
+        st = [8] * len(shape)
+        for i in range(len(shape) - 2, -1, -1):
+            st[i] = st[i + 1] * shape[i + 1]
+        return Layout(f64, shape, tuple(st))
+
+    whole = (("whole", True),)
+    with pytest.raises(ValueError, match="rows"):
+        linalg_svj.plan_svj(hybrid.emu, (lay(1, 2, longest + 1), lay(1, 2, 2)), (), whole)
+    with pytest.raises(ValueError, match="rows"):
+        linalg_svj.plan_svj(hybrid.emu, (lay(1, 65, 65), lay(1, 65, 65)), (), whole)
