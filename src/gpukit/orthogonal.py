@@ -21,8 +21,9 @@ from .views import ascontiguousarray, broadcast_to
 
 
 def _identity(like: GPUArray, batch: int, n: int, cols: int | None = None) -> GPUArray:
+    """A fresh, writable stack of identities (n x cols)."""
     i = eye(n, cols, dtype=like.dtype).to_device(like.device)
-    return ascontiguousarray(broadcast_to(i, (batch, n, n if cols is None else cols)))
+    return broadcast_to(i, (batch, n, n if cols is None else cols)).copy()
 
 
 def blocked_qr(a: GPUArray, mode: str, nb: int) -> list[GPUArray]:
@@ -121,7 +122,7 @@ def jacobi_svd(a: GPUArray, full: bool, vectors: bool) -> list[GPUArray]:
         left = q @ u  # A (or A^T) = Q U S Vh
         u, vh = (left, vh) if tall else (mT(vh), mT(left))
         return _full(u, s, vh, full, tall, batch)
-    x = ascontiguousarray(mT(a3)) if tall else a3.copy()
+    x = (mT(a3) if tall else a3).copy()  # rotated in place: never the caller's memory
     r = _identity(x, c, k)
     converged = _sweeps(x, r)
     sig = _norms(x)
