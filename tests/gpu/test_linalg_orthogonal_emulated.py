@@ -51,6 +51,7 @@ def _ran(rt, *names):
 def test_qr(hybrid, rng, dtype):
     cases.check_qr(rng, dtype, [(1, 1), (5, 3), (3, 5), (33, 33), (70, 40), (40, 70)])
     _ran(hybrid, "gk_qr_panel")
+    cases.check_qr(rng, dtype, [(9, 6)], batch=())  # one matrix: Q's identity is a copy
     cases.check_qr_rank_deficient(rng, dtype, 37, 20)
 
 
@@ -69,6 +70,7 @@ def test_svd_one_launch(hybrid, rng, dtype):
     in shared memory), tall, wide and square, full and thin, with zero singular values."""
     cases.check_svd(rng, dtype, [(1, 1), (2, 2), (7, 7), (12, 5), (5, 12), (20, 20)])
     _ran(hybrid, "gk_svj")
+    cases.check_svd(rng, dtype, [(6, 6)], batch=(1,))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
