@@ -531,24 +531,21 @@
 // count complex elements. Output k of a row is stored when k < out_len, multiplied first by
 // exp(-2 pi i b k / tw_n) when tw_n > 0 (b: the row's index along batch dimension 0; the twiddle
 // between the passes of a long transform), conjugated (conj_out) and scaled.
-#define GK_FFT_ARGS(F, A, M)                                                                  \
-    F(gk_u64, in)                                                                             \
-    F(gk_u64, out)                                                                            \
-    F(gk_i64, rows)                                                                           \
-    F(gk_i64, in_step) /* strides along the transform */                                      \
-    F(gk_i64, out_step)                                                                       \
-    F(gk_i64, out_len)                                                                        \
-    F(gk_i64, tw_n)                                                                           \
-    A(gk_i64, batch_shape, GK_FFT_BATCH_DIMS)                                                 \
-    A(gk_i64, in_batch, GK_FFT_BATCH_DIMS)                                                    \
-    A(gk_i64, out_batch, GK_FFT_BATCH_DIMS)                                                   \
-    F(double, scale)                                                                          \
-    F(gk_i32, batch_ndim)                                                                     \
-    F(gk_i32, conj_in) /* the input is conjugated as it is read (inverse transforms) */       \
-    F(gk_i32, conj_out)                                                                       \
-    F(gk_i32, in_rows_fast)  /* 1: consecutive threads copy consecutive elements of a row; */ \
-    F(gk_i32, out_rows_fast) /* 0: the same element of consecutive rows (columns) */          \
-    F(gk_i32, unused)
+#define GK_FFT_ARGS(F, A, M)                                                            \
+    F(gk_u64, in)                                                                       \
+    F(gk_u64, out)                                                                      \
+    F(gk_i64, rows)                                                                     \
+    F(gk_i64, in_step) /* strides along the transform */                                \
+    F(gk_i64, out_step)                                                                 \
+    F(gk_i64, out_len)                                                                  \
+    F(gk_i64, tw_n)                                                                     \
+    A(gk_i64, batch_shape, GK_FFT_BATCH_DIMS)                                           \
+    A(gk_i64, in_batch, GK_FFT_BATCH_DIMS)                                              \
+    A(gk_i64, out_batch, GK_FFT_BATCH_DIMS)                                             \
+    F(double, scale)                                                                    \
+    F(gk_i32, batch_ndim)                                                               \
+    F(gk_i32, conj_in) /* the input is conjugated as it is read (inverse transforms) */ \
+    F(gk_i32, conj_out)
 
 // The FFT's passes besides the transform (kernels/fft_aux.cu): real and Hermitian input widened
 // to complex, the real part, the half-length real transforms' pre- and post-processing and
