@@ -7,7 +7,7 @@ gemm_sm90.cu (OLD: the kernel before the staged epilogue, given as a file path) 
 gemm_plan.choose_sm90_tile (a forced tile), dropping cached plans between variants. Writes
 $OUT/gemm_sweep.json and prints a table.
 
-usage: PYTHONPATH=/tmp/gpukit-site OLD=old_gemm_sm90.cu python3 notes/gemm_sweep.py
+usage: PYTHONPATH=/tmp/gpukit-site [OLD=old_gemm_sm90.cu] python3 notes/gemm_sweep.py
 """
 
 import json
@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from bench_matmul import gk_ms, torch_ms
 
 F = torch.nn.functional
-PP = {"pp": True, "tile": (128, 128, 1)}
+T256, T128, T64 = ({"tile": (128, n, 1)} for n in (256, 128, 64))
 _gemm_sm90, _source, _choose = kernels.gemm_sm90, kernels.source, gemm_plan.choose_sm90_tile
 OLD_PATH = os.environ.get("OLD")
 OLD_SRC = None
@@ -42,13 +42,13 @@ if OLD_PATH:
 
 
 def use(variant):
-    """variant: dict(old=bool, pp=bool (ping-pong form), unroll=int|None,
-    tile=(bm, bn, splits)|None)."""
+    """variant: dict(old=bool, step=int|None (deferred epilogue passes per K slice),
+    unroll=int|None, tile=(bm, bn, splits)|None)."""
     extra = []
     if variant.get("old"):
         extra.append("GK_SWEEP_OLD=1")
-    if variant.get("pp"):
-        extra.append("GK_GEMM_PINGPONG=1")
+    if variant.get("step"):
+        extra.append(f"GK_GEMM_EPI_STEP={variant['step']}")
     if variant.get("unroll"):
         extra.append(f"GK_GEMM_EPI_UNROLL={variant['unroll']}")
 
@@ -68,7 +68,9 @@ def use(variant):
 
 
 def name_of(v):
-    parts = ["old" if v.get("old") else "pp" if v.get("pp") else "new"]
+    parts = ["old" if v.get("old") else "new"]
+    if v.get("step"):
+        parts.append(f"s{v['step']}")
     if v.get("unroll"):
         parts.append(f"u{v['unroll']}")
     if v.get("tile"):
@@ -166,7 +168,7 @@ def main():
 
     old = [{"old": True}] if OLD_SRC else []
     cases = small_cases(rng)
-    for v in [{}, *old, {"unroll": 4}, PP, {"pp": True, "tile": (128, 64, 1)}]:
+    for v in [{}, *old, {"step": 2}, T128, T64, T256]:
         use(v)
         try:
             results["checks"][name_of(v)] = small_checks(cases)
@@ -235,11 +237,10 @@ def main():
         ),
     }
     for label, (extra, tstep, tref) in epilogues.items():
-        variants = [{}, PP]
-        if label in ("plain", "bias_gelu"):  # the others: the lead's probe of 2026-11-27
-            variants += [*old, {"tile": (128, 128, 1)}]
-        if label == "bias_gelu":
-            variants.append({"unroll": 4})
+        # plain: 128 x 256 tiles by default; fused epilogues: the deferred 128 x 128 ones
+        variants = [{}, T128 if label == "plain" else T256]
+        if label in ("plain", "bias_gelu"):
+            variants += [{"step": 2, **T128}, *old]
         row(
             f"linear 4096x4096->11008 {label}",
             lin_flops,
@@ -263,17 +264,10 @@ def main():
             (lambda: ta.float() @ tb2.float()) if check else None,
         )
 
-    square("bf16 4096^3", 4096, 4096, 4096, 0, [{}, PP, *old, {"tile": (256, 128, 1)}])
-    square("bf16 2048^3", 2048, 2048, 2048, 0, [{}, PP, *old, {"tile": (128, 128, 1)}])
-    square(
-        "batched 64x(512x128@128x512)",
-        512,
-        128,
-        512,
-        64,
-        [{}, PP, {"pp": True, "tile": (128, 64, 1)}, *old, {"tile": (128, 128, 1)}],
-    )
-    square("bf16 8192^3", 8192, 8192, 8192, 0, [{}, PP], check=False)
+    square("bf16 4096^3", 4096, 4096, 4096, 0, [{}, T128])
+    square("bf16 2048^3", 2048, 2048, 2048, 0, [{}, T128])
+    square("batched 64x(512x128@128x512)", 512, 128, 512, 64, [{}, T128, T64])
+    square("bf16 8192^3", 8192, 8192, 8192, 0, [{}, T128], check=False)
     use({})
     print(f"sweep took {time.time() - t_start:.0f} s")
 
