@@ -5,10 +5,9 @@
 // of GK_GEMM_STAGES shared-memory stages, each with a `full` and an `empty` mbarrier), warpgroups
 // 1 and 2 consume (each multiplies its BM/2 rows of the tile by the whole BN columns with wgmma
 // from the swizzled stages, accumulating in registers), then store through the fused epilogue
-// (staged through shared memory and, for tiles of up to GK_SM90_DEFER_BYTES per consumer,
-// overlapped with the next tile's main loop: see the epilogue section) with masks for tails. TMA
-// zero-fills what lies outside the operands, so tails in m, n and k need no special case in the
-// main loop.
+// (staged through shared memory, see the epilogue section) with masks for tails. TMA zero-fills
+// what lies outside the operands, so tails in m, n and k need no special case in the main loop.
+
 //
 // Operand layouts (TMA reads them as they are, no copies): a K-major (a(m, k) at m * lda + k) or
 // M-major (GK_A_MN: a(m, k) at k * lda + m, the .T of a row-major matrix); b K-major (b(k, n) at
@@ -37,7 +36,7 @@
 // GK_GEMM_BN (64 | 128 | 192 | 256), GK_GEMM_STAGES, GK_GEMM_SMEM (the dynamic shared memory
 // the launch gives), GK_A_MN, GK_B_MN, GK_GEMM_WAIT1 (keep one wgmma group in flight),
 // GK_EPI_BIAS, GK_EPI_ACT, GK_EPI_RESIDUAL, GK_GEMM_PREEMPT, GK_GEMM_EPI_UNROLL (epilogue passes
-// in flight), GK_GEMM_EPI_STEP (deferred epilogue passes per K slice).
+// in flight).
 #include "args.cuh"
 
 #ifndef GK_GEMM_PREEMPT
@@ -83,6 +82,9 @@
 #define GK_STAGE_BYTES (GK_A_STAGE + GK_B_STAGE)
 #define GK_CHUNK_BYTES (GK_BK * GK_SM90_ROW_BYTES)  // a 64-wide MN chunk of one stage
 
+static_assert(GK_GEMM_STAGES * GK_STAGE_BYTES + 2 * GK_SM90_EPI_BYTES + GK_SM90_SMEM_EXTRA <=
+                  GK_GEMM_SMEM,
+              "the stages do not fit the shared memory the launch gives");
 // Barriers after the 1024-byte alignment slack: full[S], empty[S], and for GK_GEMM_PREEMPT
 // tile_full[2], tile_empty[2], the two (tile, first K slice) slots and stop_it.
 static_assert(1024 + 16 * GK_GEMM_STAGES + 56 <= GK_SM90_SMEM_EXTRA, "barriers beyond the extra");
@@ -315,47 +317,38 @@ __device__ __forceinline__ gk_epi_ctx gk_epi_context(const gk_gemm_sm90_args& p)
     return e;
 }
 
-// This thread's 4 bias values of columns [col, col + 4) (zeros past n, without a bias and for
-// split partial sums, which the reduction finishes).
-__device__ __forceinline__ gk_f32x4 gk_epi_bias(const gk_gemm_sm90_args& p, const gk_epi_ctx& e,
-                                                gk_i64 col) {
-    gk_f32x4 bias = {{0.f, 0.f, 0.f, 0.f}};
+// Rows [row0, row0 + 64) x columns [col0, col0 + 64) of tile t from the chunk through the
+// epilogue (or, split, as fp32 partial sums into the workspace); i: the thread in the warpgroup.
+__device__ __forceinline__ void gk_epi_store(const gk_gemm_sm90_args& p, const gk_epi_ctx& e,
+                                             const gk_tile& t, gk_i64 row0, gk_i64 col0,
+                                             unsigned chunk, int i) {
+    const int cq = 4 * (i & 15);
+    const gk_i64 col = col0 + cq;
+    const int count = (int)min((gk_i64)4, p.n - col);  // this thread's columns inside n
 #if GK_EPI_BIAS
+    gk_f32x4 bias = {{0.f, 0.f, 0.f, 0.f}};
     if (!e.partial) {
         const gk_out_t* b = reinterpret_cast<const gk_out_t*>(p.bias) + col * p.s_bias;
 #pragma unroll
         for (int k = 0; k < 4; ++k)
-            if (col + k < p.n) bias.v[k] = gk_load_out(b + k * p.s_bias);
+            if (k < count) bias.v[k] = gk_load_out(b + k * p.s_bias);
     }
 #endif
-    return bias;
-}
-
-// Passes [first, first + count) of the chunk holding rows [row0, row0 + 64) x columns
-// [col0, col0 + 64) of tile t, through the epilogue (or, split, as fp32 partial sums into the
-// workspace): pass q takes rows 8 q + i / 16, this thread (i in the warpgroup) 4 columns.
-__device__ __forceinline__ void gk_epi_passes(const gk_gemm_sm90_args& p, const gk_epi_ctx& e,
-                                              const gk_tile& t, gk_i64 row0, gk_i64 col0,
-                                              unsigned chunk, int i, const gk_f32x4& bias,
-                                              int first, int count) {
-    const int cq = 4 * (i & 15);
-    const gk_i64 col = col0 + cq;
-    const int cols = (int)min((gk_i64)4, p.n - col);  // this thread's columns inside n
 #pragma unroll GK_GEMM_EPI_UNROLL
-    for (int pass = first; pass < first + count; ++pass) {
+    for (int pass = 0; pass < 8; ++pass) {
         const int r = pass * 8 + (i >> 4);
         gk_f32x4 v = gk_epi_get(chunk, r, cq);
         const gk_i64 row = row0 + r;
-        if (row >= p.m || cols <= 0) continue;
+        if (row >= p.m || count <= 0) continue;
         if (e.partial) {
             float* ws = reinterpret_cast<float*>(p.workspace) +
                         ((gk_i64)(t.s * p.batch + t.z) * p.m + row) * p.n + col;
-            if (e.vec_ws && cols == 4) {
+            if (e.vec_ws && count == 4) {
                 *reinterpret_cast<gk_f32x4*>(ws) = v;
             } else {
 #pragma unroll
                 for (int k = 0; k < 4; ++k)
-                    if (k < cols) ws[k] = v.v[k];
+                    if (k < count) ws[k] = v.v[k];
             }
             continue;
         }
@@ -369,7 +362,7 @@ __device__ __forceinline__ void gk_epi_passes(const gk_gemm_sm90_args& p, const 
 #if GK_EPI_RESIDUAL
         const gk_out_t* res =
             reinterpret_cast<const gk_out_t*>(p.residual) + t.z * p.sr_z + row * p.sr_m + col;
-        if (e.vec_res && cols == 4) {
+        if (e.vec_res && count == 4) {
 #if GK_EPI_OUT == GK_OUT_F32
             const gk_f32x4 rv = *reinterpret_cast<const gk_f32x4*>(res);
 #pragma unroll
@@ -382,23 +375,22 @@ __device__ __forceinline__ void gk_epi_passes(const gk_gemm_sm90_args& p, const 
         } else {
 #pragma unroll
             for (int k = 0; k < 4; ++k)
-                if (k < cols) v.v[k] += gk_load_out(res + k);
+                if (k < count) v.v[k] += gk_load_out(res + k);
         }
 #endif
         gk_out_t* dst = reinterpret_cast<gk_out_t*>(p.out) + t.z * p.so_z + row * p.so_m + col;
-        gk_store_out4(dst, v, cols, e.vec_out);
+        gk_store_out4(dst, v, count, e.vec_out);
     }
 }
 
-// Consumer warpgroup cw's rows of tile t (acc: its GK_MI m64 blocks, the first of them first_mb of
-// the tile) through the epilogue, chunk by chunk in a rolled loop (one copy of gk_epi_passes; only
-// the register-indexed copies into the chunk are unrolled).
+// Consumer warpgroup cw's rows of tile t (acc: its GK_MI m64 blocks) through the epilogue, chunk
+// by chunk in a rolled loop (one copy of gk_epi_store; only the register-indexed copies into the
+// chunk are unrolled).
 __device__ __forceinline__ void gk_epilogue(const float (&acc)[GK_MI][GK_ACC],
                                             const gk_gemm_sm90_args& p, const gk_epi_ctx& e,
                                             const gk_tile& t, int cw, int first_mb, unsigned chunk,
                                             int lane, int warp) {
     constexpr int per_block = GK_GEMM_BN / GK_EPI_COLS;  // chunks of one m64 block
-    const int i = threadIdx.x & 127;
 #pragma unroll 1
     for (int x = 0; x < GK_MI * per_block; ++x) {
         gk_epi_sync(cw);  // the chunk's last readers are done
@@ -406,52 +398,10 @@ __device__ __forceinline__ void gk_epilogue(const float (&acc)[GK_MI][GK_ACC],
         for (int y = 0; y < GK_MI * per_block; ++y)
             if (y == x) gk_epi_put(acc[y / per_block], y % per_block, chunk, lane, warp);
         gk_epi_sync(cw);
-        const gk_i64 col0 = (gk_i64)t.tn * GK_GEMM_BN + (x % per_block) * GK_EPI_COLS;
-        gk_epi_passes(p, e, t, (gk_i64)t.tm * GK_GEMM_BM + (first_mb + x / per_block) * 64, col0,
-                      chunk, i, gk_epi_bias(p, e, col0 + 4 * (i & 15)), 0, 8);
+        gk_epi_store(p, e, t, (gk_i64)t.tm * GK_GEMM_BM + (first_mb + x / per_block) * 64,
+                     (gk_i64)t.tn * GK_GEMM_BN + (x % per_block) * GK_EPI_COLS, chunk,
+                     threadIdx.x & 127);
     }
-}
-
-// Deferred epilogue, where one consumer's rows of a tile fit GK_SM90_DEFER_BYTES of shared memory
-// as floats (128 x 128 and 128 x 64 tiles; not in the preemptible form, which leaves a tile's
-// accumulators in registers to save them): after a tile's main loop its accumulators go into
-// shared memory at once, and its stores run GK_GEMM_EPI_STEP passes at a time during the next
-// tile's main loop, between issuing a K slice's wgmmas and waiting for the previous slice's: the
-// epilogue's loads, activation and stores overlap the tensor cores' work instead of stopping it.
-#define GK_EPI_WG_BYTES (GK_WG_M * GK_GEMM_BN * 4)
-#define GK_GEMM_DEFER (!GK_GEMM_PREEMPT && GK_EPI_WG_BYTES <= GK_SM90_DEFER_BYTES)
-#if GK_GEMM_DEFER
-#define GK_EPI_STAGING GK_EPI_WG_BYTES  // shared memory per consumer
-#else
-#define GK_EPI_STAGING GK_SM90_EPI_BYTES
-#endif
-static_assert(GK_GEMM_STAGES * GK_STAGE_BYTES + 2 * GK_EPI_STAGING + GK_SM90_SMEM_EXTRA <=
-                  GK_GEMM_SMEM,
-              "the stages do not fit the shared memory the launch gives");
-#define GK_EPI_PASSES (GK_EPI_WG_BYTES / GK_SM90_EPI_BYTES * 8)  // of one consumer's rows
-#ifndef GK_GEMM_EPI_STEP
-#define GK_GEMM_EPI_STEP 1  // passes of the deferred epilogue per K slice
-#endif
-
-// The tile whose deferred epilogue is under way: its next pass (GK_EPI_PASSES: none left) and the
-// bias of that pass's chunk.
-struct gk_epi_state {
-    gk_tile t;
-    int pass;
-    gk_f32x4 bias;
-};
-
-// The next `count` passes (within one chunk) of consumer warpgroup cw's deferred epilogue.
-__device__ __forceinline__ void gk_epi_deferred(gk_epi_state& q, int count,
-                                                const gk_gemm_sm90_args& p, const gk_epi_ctx& e,
-                                                int first_mb, unsigned staging) {
-    constexpr int per_block = GK_GEMM_BN / GK_EPI_COLS;
-    const int x = q.pass >> 3, first = q.pass & 7, i = threadIdx.x & 127;
-    const gk_i64 col0 = (gk_i64)q.t.tn * GK_GEMM_BN + (x % per_block) * GK_EPI_COLS;
-    if (first == 0) q.bias = gk_epi_bias(p, e, col0 + 4 * (i & 15));
-    gk_epi_passes(p, e, q.t, (gk_i64)q.t.tm * GK_GEMM_BM + (first_mb + x / per_block) * 64, col0,
-                  staging + x * GK_SM90_EPI_BYTES, i, q.bias, first, count);
-    q.pass += count;
 }
 
 extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
@@ -463,8 +413,8 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
     const unsigned base = (raw + 1023u) & ~1023u;
     const unsigned a_stages = base;
     const unsigned b_stages = base + GK_GEMM_STAGES * GK_A_STAGE;
-    const unsigned epi = b_stages + GK_GEMM_STAGES * GK_B_STAGE;  // the consumers' staging
-    const unsigned bars = epi + 2 * GK_EPI_STAGING;               // full[S], then empty[S]
+    const unsigned epi = b_stages + GK_GEMM_STAGES * GK_B_STAGE;  // a chunk per consumer
+    const unsigned bars = epi + 2 * GK_SM90_EPI_BYTES;            // full[S], then empty[S]
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) & 3, lane = threadIdx.x & 31;
 
     if (threadIdx.x == 0) {
@@ -587,13 +537,9 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(GK_SM90_CONSUMER_REGS));
         const int cw = wg - 1;  // consumer warpgroup: rows [cw * GK_WG_M, (cw + 1) * GK_WG_M)
         const int first_mb = cw * GK_MI;  // its first m64 block of a tile
-        const unsigned chunk = epi + cw * GK_EPI_STAGING;
+        const unsigned chunk = epi + cw * GK_SM90_EPI_BYTES;
         const gk_epi_ctx ectx = gk_epi_context(p);
         int it = 0;
-#if GK_GEMM_DEFER
-        gk_epi_state q;
-        q.pass = GK_EPI_PASSES;  // no epilogue under way
-#endif
         GK_CONSUMER_TILES(ti) {
             const gk_tile t = gk_tile_of(ti, p);
             const int k0 = t.s * p.k_tiles_per_split;
@@ -647,10 +593,6 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
                     }
                 }
                 gk_wgmma_commit();
-#if GK_GEMM_DEFER
-                if (q.pass < GK_EPI_PASSES)  // the previous tile's, while the wgmmas run
-                    gk_epi_deferred(q, GK_GEMM_EPI_STEP, p, ectx, first_mb, chunk);
-#endif
 #if GK_GEMM_WAIT1
                 // The group just issued may still run; the one before it has finished reading
                 // its stage, which goes back to the producer.
@@ -681,27 +623,8 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
                 continue;
             }
 #endif
-#if GK_GEMM_DEFER
-            // What the main loop left of the previous tile's stores, then this tile's
-            // accumulators into the staging (its chunks side by side) for the next main loop.
-            while (q.pass < GK_EPI_PASSES)
-                gk_epi_deferred(q, 8 - (q.pass & 7), p, ectx, first_mb, chunk);
-            gk_epi_sync(cw);
-#pragma unroll
-            for (int x = 0; x < GK_EPI_PASSES / 8; ++x)
-                gk_epi_put(acc[x / (GK_GEMM_BN / GK_EPI_COLS)], x % (GK_GEMM_BN / GK_EPI_COLS),
-                           chunk + x * GK_SM90_EPI_BYTES, lane, warp);
-            gk_epi_sync(cw);
-            q.t = t;
-            q.pass = 0;
-#else
             gk_epilogue(acc, p, ectx, t, cw, first_mb, chunk, lane, warp);
-#endif
         }
-#if GK_GEMM_DEFER
-        while (q.pass < GK_EPI_PASSES)  // the last tile's stores
-            gk_epi_deferred(q, 8 - (q.pass & 7), p, ectx, first_mb, chunk);
-#endif
     }
 }
 

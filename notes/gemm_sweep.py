@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from bench_matmul import gk_ms, torch_ms
 
 F = torch.nn.functional
-T256, T128, T64 = ({"tile": (128, n, 1)} for n in (256, 128, 64))
+T128, T64 = ({"tile": (128, n, 1)} for n in (128, 64))
 _gemm_sm90, _source, _choose = kernels.gemm_sm90, kernels.source, gemm_plan.choose_sm90_tile
 OLD_PATH = os.environ.get("OLD")
 OLD_SRC = None
@@ -42,13 +42,10 @@ if OLD_PATH:
 
 
 def use(variant):
-    """variant: dict(old=bool, step=int|None (deferred epilogue passes per K slice),
-    unroll=int|None, tile=(bm, bn, splits)|None)."""
+    """variant: dict(old=bool, unroll=int|None, tile=(bm, bn, splits)|None)."""
     extra = []
     if variant.get("old"):
         extra.append("GK_SWEEP_OLD=1")
-    if variant.get("step"):
-        extra.append(f"GK_GEMM_EPI_STEP={variant['step']}")
     if variant.get("unroll"):
         extra.append(f"GK_GEMM_EPI_UNROLL={variant['unroll']}")
 
@@ -69,8 +66,6 @@ def use(variant):
 
 def name_of(v):
     parts = ["old" if v.get("old") else "new"]
-    if v.get("step"):
-        parts.append(f"s{v['step']}")
     if v.get("unroll"):
         parts.append(f"u{v['unroll']}")
     if v.get("tile"):
@@ -168,7 +163,7 @@ def main():
 
     old = [{"old": True}] if OLD_SRC else []
     cases = small_cases(rng)
-    for v in [{}, *old, {"step": 2}, T128, T64, T256]:
+    for v in [{}, *old, {"unroll": 4}, T128, T64]:
         use(v)
         try:
             results["checks"][name_of(v)] = small_checks(cases)
@@ -237,10 +232,9 @@ def main():
         ),
     }
     for label, (extra, tstep, tref) in epilogues.items():
-        # plain: 128 x 256 tiles by default; fused epilogues: the deferred 128 x 128 ones
-        variants = [{}, T128 if label == "plain" else T256]
+        variants = [{}, T128]
         if label in ("plain", "bias_gelu"):
-            variants += [{"step": 2, **T128}, *old]
+            variants += [{"unroll": 4}, *old]
         row(
             f"linear 4096x4096->11008 {label}",
             lin_flops,

@@ -4,7 +4,6 @@ gpukit.runtime.cuda.matmul builds from them (argument bytes, tensor-map and addr
 stand-in device, checked byte by byte."""
 
 import ctypes
-import itertools
 import struct
 
 import numpy as np
@@ -28,14 +27,10 @@ def _prob(m, n, k, sa, sb, dtype="bfloat16", bshape=(), ba=(), bb=(), aligned=(T
 
 
 def test_stages_fill_the_shared_memory_budget():
-    for (bm, bn), preempt in itertools.product(gp.SM90_TILES, (False, True)):
-        stages, shared = kernels.sm90_stages(bm, bn, preempt)
+    for bm, bn in gp.SM90_TILES:
+        stages, shared = kernels.sm90_stages(bm, bn)
         stage = (bm + bn) * C["GK_SM90_ROW_BYTES"]
-        staging = kernels.sm90_epilogue_bytes(bm, bn, preempt)
-        # A consumer stages its rows of a tile (deferred epilogue) or a 64 x 64 float chunk.
-        deferred = not preempt and bm // 2 * bn * 4 <= C["GK_SM90_DEFER_BYTES"]
-        assert staging == (bm // 2 * bn * 4 if deferred else C["GK_SM90_EPI_BYTES"])
-        budget = C["GK_SM90_SMEM_BUDGET"] - 2 * staging
+        budget = C["GK_SM90_SMEM_BUDGET"] - 2 * C["GK_SM90_EPI_BYTES"]  # the epilogue's chunks
         assert stages >= 4
         assert shared <= C["GK_SM90_SMEM_BUDGET"] + C["GK_SM90_SMEM_EXTRA"]
         assert (stages + 1) * stage > budget or stages == C["GK_SM90_MAX_STAGES"]
@@ -47,9 +42,6 @@ def test_tiles_fill_the_gpu_and_split_k_only_when_it_pays():
     splits = gp.choose_sm90_tile(256, 512, 128, 1, 132)[2]  # few tiles: K is split
     assert splits > 1 and 128 // splits >= 8
     assert gp.choose_sm90_tile(256, 512, 4, 1, 132)[2] == 1  # too little K to split
-    # A fused epilogue takes the tiles whose epilogue overlaps the next tile's main loop.
-    assert gp.choose_sm90_tile(4096, 11008, 64, 1, 132, fused=True) == (128, 128, 1)
-    assert kernels.sm90_epilogue_bytes(128, 128) == 64 * 128 * 4
 
 
 def test_sm90_plan_reads_each_layout_in_place():

@@ -191,21 +191,12 @@ def _epilogue(epilogue) -> tuple[str, ...]:
     )
 
 
-def sm90_epilogue_bytes(bm: int, bn: int, preempt: bool = False) -> int:
-    """Shared memory of one consumer's epilogue staging in the sm_90a GEMM: its rows of a tile as
-    floats where they fit GK_SM90_DEFER_BYTES (the deferred epilogue; not in the preemptible
-    form), else one 64 x 64 chunk."""
-    c = CONSTANTS
-    rows = bm // 2 * bn * 4
-    return rows if not preempt and rows <= c["GK_SM90_DEFER_BYTES"] else c["GK_SM90_EPI_BYTES"]
-
-
-def sm90_stages(bm: int, bn: int, preempt: bool = False) -> tuple[int, int]:
+def sm90_stages(bm: int, bn: int) -> tuple[int, int]:
     """(pipeline stages, dynamic shared bytes) of the sm_90a GEMM with a bm x bn tile: as many
-    K slices as the shared-memory budget holds beside the two consumers' epilogue staging."""
+    K slices as the shared-memory budget holds beside the two consumers' epilogue chunks."""
     c = CONSTANTS
     stage = (bm + bn) * c["GK_SM90_ROW_BYTES"]
-    epilogue = 2 * sm90_epilogue_bytes(bm, bn, preempt)
+    epilogue = 2 * c["GK_SM90_EPI_BYTES"]
     stages = min(c["GK_SM90_MAX_STAGES"], (c["GK_SM90_SMEM_BUDGET"] - epilogue) // stage)
     return stages, stages * stage + epilogue + c["GK_SM90_SMEM_EXTRA"]
 
@@ -224,7 +215,7 @@ def gemm_sm90(
     bm x bn tiles; `a_mn` / `b_mn`: a is M-major, b N-major (else K-major); `wait1`: consumers
     keep one wgmma group in flight; `epilogue`: (bias, activation, residual); `preempt`: the
     preemptible form (tiles from a counter, yields while a preemption word is raised)."""
-    stages, shared = sm90_stages(bm, bn, preempt)
+    stages, shared = sm90_stages(bm, bn)
     return "gemm_sm90.cu", (
         *(("GK_GEMM_PREEMPT=1",) if preempt else ()),
         f"GK_GEMM_TYPE={_SM90_TYPE[dtype]}",
@@ -886,14 +877,13 @@ def _fft_instances() -> list[tuple[str, tuple]]:
 def sm90a_instances() -> list[tuple[str, tuple]]:
     """Instances of the sm_90a GEMM that products commonly take (jit.warmup on sm_90, the
     compile and SASS tests): a @ b and x @ w.T of row-major operands, an M-major a over a long K,
-    fused epilogues (on 128 x 256 tiles and on the deferred 128 x 128 and 128 x 64 ones), TF32,
-    the small tile of split-K products, and the preemptible form of long best-effort products."""
+    a fused epilogue, TF32, the small tile of split-K products, and the preemptible form of
+    long best-effort products."""
     return [
         gemm_sm90("bfloat16", 128, 256, False, True, True),
         gemm_sm90("bfloat16", 128, 256, False, False, True),
         gemm_sm90("float16", 256, 128, True, True, False),
         gemm_sm90("bfloat16", 128, 256, False, False, True, (True, "gelu", True)),
-        gemm_sm90("bfloat16", 128, 128, False, False, True, (True, "gelu", False)),
         gemm_sm90("float32", 128, 256, False, False, True),
         gemm_sm90("bfloat16", 128, 64, False, True, True, (False, "silu", True)),
         gemm_sm90("float16", 128, 128, True, False, False, (True, None, False)),

@@ -113,12 +113,12 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
     item = gemm_plan.item_bytes(p.dtype)
     a_mat, b_mat = p.matrices()
     k_tiles = gemm_plan.sm90_k_tiles(p.dtype, p.k)
-    flags = epi.flags(args)
-    tile = gemm_plan.choose_sm90_tile(p.m, p.n, k_tiles, p.batch, backend.sm_count, any(flags))
+    tile = gemm_plan.choose_sm90_tile(p.m, p.n, k_tiles, p.batch, backend.sm_count)
     if preempt is not None:
         tile, row_block = (*tile[:2], 1), None
     grain = 16 // math.gcd(16, p.sa[0] * item)
     step = _row_step(p, row_block, grain)
+    flags = epi.flags(args)
     preemptible = preempt is not None
     whole = gemm_plan.plan_sm90(p.dtype, step, p.n, p.k, p.batch, a_mat, b_mat,
                                 backend.sm_count, flags, tile, preempt=preemptible)  # fmt: skip

@@ -119,11 +119,6 @@ class Sm90Plan:
 # Tiles the sm_90a kernel is instantiated with (BM, BN), and their relative speed per output
 # element when the GPU is full (smaller tiles reload operands more often per multiply-add).
 SM90_TILES = {(128, 256): 1.0, (256, 128): 1.0, (128, 128): 0.85, (128, 64): 0.6}
-# With a fused epilogue (bias, activation, residual): a 128 x 128 tile's epilogue is deferred
-# (kernels.sm90_epilogue_bytes: it runs during the next tile's main loop) where the larger tiles'
-# stops the tensor cores (linear 4096 x 4096 -> 11008 + bias + gelu on 128 x 256 tiles: 0.90 of
-# the plain product's speed, notes/gemm.md).
-SM90_TILES_FUSED = {**SM90_TILES, (128, 128): 1.05}
 
 # Costs in units of one 128 x 256 x 64-deep tile step (about 0.7 us on an H100 SM): the
 # split-K pass moves 4-byte partials at about 56 bytes per unit and costs a launch (~3 us).
@@ -131,12 +126,12 @@ _UNIT_BYTES = 56
 _LAUNCH_UNITS = 4
 
 
-def _tile_cost(m, n, batch, k_tiles, bm, bn, sms, splits=1, speed=SM90_TILES):
+def _tile_cost(m, n, batch, k_tiles, bm, bn, sms, splits=1):
     """Relative time of a tiling: waves of tiles (each a block's share of K) over the tile's
     speed, plus the split-K partials' writes, reads and the extra launch."""
     tiles = batch * math.ceil(m / bm) * math.ceil(n / bn) * splits
     waves = math.ceil(tiles / sms)
-    per_tile = bm * bn / (128 * 256) * math.ceil(k_tiles / splits) / speed[(bm, bn)]
+    per_tile = bm * bn / (128 * 256) * math.ceil(k_tiles / splits) / SM90_TILES[(bm, bn)]
     if splits == 1:
         return waves * per_tile
     partials = batch * m * n * 4 * (2 * splits + 1) / (_UNIT_BYTES * 128 * 256)
@@ -154,11 +149,9 @@ def sm90_k_tiles(dtype: str, k: int) -> int:
     return _ceil(k * item_bytes(dtype), _C["GK_SM90_ROW_BYTES"])
 
 
-def choose_sm90_tile(m, n, k_tiles, batch, sms, fused=False) -> tuple[int, int, int]:
+def choose_sm90_tile(m, n, k_tiles, batch, sms) -> tuple[int, int, int]:
     """(BM, BN, splits) of the cheapest tiling; K is split only when the tiles leave more than
-    half the SMs idle and each split keeps at least 8 K slices. `fused`: the product has a fused
-    epilogue (bias, activation or residual)."""
-    speed = SM90_TILES_FUSED if fused else SM90_TILES
+    half the SMs idle and each split keeps at least 8 K slices."""
     best = None
     for bm, bn in SM90_TILES:
         for splits in (1, 2, 3, 4, 6, 8, 12, 16):
@@ -166,7 +159,7 @@ def choose_sm90_tile(m, n, k_tiles, batch, sms, fused=False) -> tuple[int, int, 
                 batch * math.ceil(m / bm) * math.ceil(n / bn) * 2 > sms or k_tiles < 8 * splits
             ):
                 continue
-            cost = _tile_cost(m, n, batch, k_tiles, bm, bn, sms, splits, speed)
+            cost = _tile_cost(m, n, batch, k_tiles, bm, bn, sms, splits)
             if best is None or cost < best[0] - 1e-9:
                 best = (cost, bm, bn, splits)
     return best[1:]
@@ -272,7 +265,7 @@ def plan_sm90(dtype: str, m: int, n: int, k: int, batch: int, a: Matrix, b: Matr
     item = item_bytes(dtype)
     bk = _C["GK_SM90_ROW_BYTES"] // item
     k_tiles = sm90_k_tiles(dtype, k)
-    bm, bn, splits = tile or choose_sm90_tile(m, n, k_tiles, batch, sms, any(epilogue))
+    bm, bn, splits = tile or choose_sm90_tile(m, n, k_tiles, batch, sms)
     if preempt and splits != 1:
         raise ValueError(f"the preemptible GEMM does not split K (asked for {splits} splits)")
     per_split = _ceil(k_tiles, splits)
@@ -293,7 +286,7 @@ def plan_sm90(dtype: str, m: int, n: int, k: int, batch: int, a: Matrix, b: Matr
         defines=defines,
         bm=bm,
         bn=bn,
-        shared_bytes=kernels.sm90_stages(bm, bn, preempt)[1],
+        shared_bytes=kernels.sm90_stages(bm, bn)[1],
         grid=min(total, sms),
         threads=_C["GK_SM90_THREADS"],
         splits=splits,
