@@ -185,8 +185,7 @@
     F(gk_i32, tiles_n)             \
     F(gk_i32, total_tiles)         \
     F(gk_i32, a_batched)           \
-    F(gk_i32, b_batched)           \
-    F(gk_i32, out_pairs)
+    F(gk_i32, b_batched)
 
 // kernels/gemv.cu: out (m, n) = epilogue(x (m, k) @ w), w (n, k) for gk_gemv_nk (w(n, k) at
 // n * sw + k * swk) or (k, n) for gk_gemv_kn (w(k, n) at k * sw + n * swk); out and residual rows
