@@ -347,7 +347,8 @@ __device__ inline gk_prep gk_prepare(const S& s, gk_i64 n, double eps, acc_t x0)
         const acc_t var = s.s2 / (acc_t)n - mean * mean;
         p.c = x0;
         p.a = mean;
-        p.b = gkm_rsqrt((var > (acc_t)0 ? var : (acc_t)0) + (acc_t)eps);
+        // Rounding can leave var just below 0; NaN (a NaN or an infinity in the row) stays NaN.
+        p.b = gkm_rsqrt((var < (acc_t)0 ? (acc_t)0 : var) + (acc_t)eps);
     } else {
         p.a = (acc_t)0;
         p.b = gkm_rsqrt(s.q / (acc_t)n + (acc_t)eps);

@@ -125,6 +125,7 @@ def apply(defines: dict, patches: list, threads_factor, compile_only=False):
     gk.synchronize()
     rt = gk.asarray([0.0])._rt
     rt._functions.clear()
+    rt._modules.clear()  # keyed by the .cu text: a change in a header alone would not show
     importlib.import_module("gpukit.array")._PLANS.clear()
     importlib.import_module("gpukit.elementwise")._ENTRIES.clear()
     norm = importlib.import_module("gpukit.nn.normalization")
