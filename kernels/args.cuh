@@ -51,23 +51,21 @@
     F(double, scale)                   /* mean: 1 / n_red; var: 1 / (n_red - ddof) */
 
 // A running sum along one axis: rows are the other dimensions, each scanned over n elements.
-// gk_scan_tiles cuts the rows into tiles of GK_SCAN_THREADS * GK_SCAN_ITEMS elements handed out in
-// order through `ticket`; a row's tiles form windows of GK_SCAN_WINDOW. Each tile publishes its
-// sum (flags[t] = 1, sums[t]); the last tile of a window publishes the window's sum
-// (win_flags[w] = 1, win_sums[w]) and then its inclusive prefix (win_flags[w] = 2, win_prefs[w]).
-// The ticket and both flag arrays start at zero. gk_scan_columns serves a strided scanned axis:
-// each row is cut into pieces of `chunk` elements whose sums (partial[c * n_rows + row]) a
-// reduction wrote beforehand; vec: gk_scan_columns_vec, each thread scanning GK_VEC_BYTES' worth
-// of neighbouring rows.
+// gk_scan_tiles cuts the rows into tiles of GK_SCAN_THREADS * GK_SCAN_CHUNKS 16-byte chunks handed
+// out in order through `ticket`. Each tile publishes its sum, then its inclusive prefix, in its
+// state: with 4-byte accumulators one 8-byte word flags[t] (flag << 32 | value bits); wider, the
+// value in sums[t] or prefs[t] and then the 4-byte flag flags[t] (1: sum, 2: prefix). The ticket
+// and the flags start at zero. gk_scan_columns serves a strided scanned axis: each row is cut
+// into pieces of `chunk` elements whose sums (partial[c * n_rows + row]) a reduction wrote
+// beforehand; vec: gk_scan_columns_vec, each thread scanning GK_VEC_BYTES' worth of neighbouring
+// rows.
 #define GK_SCAN_ARGS(F, A, M)                               \
     F(gk_u64, in)                                           \
     F(gk_u64, out)                                          \
     F(gk_u64, ticket)                                       \
     F(gk_u64, flags)                                        \
     F(gk_u64, sums)                                         \
-    F(gk_u64, win_flags)                                    \
-    F(gk_u64, win_sums)                                     \
-    F(gk_u64, win_prefs)                                    \
+    F(gk_u64, prefs)                                        \
     F(gk_u64, partial)                                      \
     F(gk_i64, n_rows)                                       \
     F(gk_i64, n)                                            \

@@ -554,7 +554,7 @@ KERNEL_NAMES = {
     "nn_rows.cu": tuple(
         f"gk_{kind}_{part}"
         for kind in ("softmax", "log_softmax", "layer_norm", "rms_norm")
-        for part in ("rows", "split_stats", "split_apply")
+        for part in ("rows", "rows_staged", "split_stats", "split_apply")
     ),
     "nn_gather.cu": ("gk_embedding", "gk_rope"),
     "attention.cu": ("gk_attention", "gk_attention_combine"),
