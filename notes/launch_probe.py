@@ -1,4 +1,5 @@
 """Issue 12 probe: where the small add's time goes on the GPU machine (us per call)."""
+
 import time
 
 import numpy as np
@@ -47,11 +48,15 @@ def gpu_us(step, n=2000):
 a + b
 entry = _ENTRIES[next(k for k in _ENTRIES if k[0] == "add")]
 plan = entry[0]
-into = rt.plan_elementwise(ELEMENTWISE["add"], np.dtype(np.float32), (layout(a), layout(b)), layout(c), False)
+into = rt.plan_elementwise(
+    ELEMENTWISE["add"], np.dtype(np.float32), (layout(a), layout(b)), layout(c), False
+)
 rows = {
     "a + b": lambda: a + b,
     "add plan (allocates)": lambda: plan(s, quota.quota, a._buf, a._offset, b._buf, b._offset),
-    "add plan into c": lambda: into(s, quota.quota, a._buf, a._offset, b._buf, b._offset, c._buf, c._offset),
+    "add plan into c": lambda: into(
+        s, quota.quota, a._buf, a._offset, b._buf, b._offset, c._buf, c._offset
+    ),
     "gk.add(a, b, out=c)": lambda: gk.add(a, b, out=c),
 }
 if rt.capabilities.compiles_kernels:
