@@ -3,10 +3,11 @@ one plan call (gpukit._core.Plan on CUDA), so what is left above the launch itse
 share (the dunder, the plan key, one dictionary hit, wrapping the result) and the Rust one (an
 allocation, the operands' addresses, patching the argument bytes).
 
-Rows: small add (1024 float32, output allocated), rms_norm 1x2048 bf16, softmax 1x2048 f32, the
-view a[1:-1:2], a repeated 64x64 float32 matmul, alloc+free of 1 MiB with 8 threads at once, and
-two floors: a plan of one empty kernel (Rust and the driver's launch alone) and the same `a + b`
-with a plan that allocates its output but launches nothing (Python and the pool alone).
+Rows: small add (1024 float32, output allocated), the same in place (a += b), rms_norm 1x2048
+bf16, softmax 1x2048 f32, the view a[1:-1:2], a repeated 64x64 float32 matmul, alloc+free of 1 MiB
+with 8 threads at once, and two floors: a plan of one empty kernel (Rust and the driver's launch
+alone) and the same `a + b` with a plan that allocates its output but launches nothing (Python and
+the pool alone).
 Targets (issue 12): add <= 4.0 us, rms_norm/softmax <= 4.5, view <= 1.0, matmul <= 4.5,
 alloc+free <= 1.0. Prints a table and writes bench_launch.json (to $OUT when set).
 """
@@ -66,6 +67,7 @@ def gpukit_rows(rt):
     sync = gk.synchronize
     out = {
         "add": per_op_us(lambda: a + b, sync),
+        "iadd": per_op_us(lambda: a.__iadd__(b), sync),
         "rms_norm": per_op_us(lambda: gk.nn.rms_norm(row, weight), sync),
         "softmax": per_op_us(lambda: gk.nn.softmax(row32), sync),
         "view": per_op_us(lambda: a[1:-1:2], sync),
@@ -110,6 +112,7 @@ def torch_rows():
     f = torch.nn.functional
     out = {
         "add": per_op_us(lambda: x + y, sync),
+        "iadd": per_op_us(lambda: x.add_(y), sync),
         "rms_norm": per_op_us(lambda: f.rms_norm(row, (2048,), weight, 1e-6), sync),
         "softmax": per_op_us(lambda: torch.softmax(row32, -1), sync),
         "view": per_op_us(lambda: x[1:-1:2], sync),
@@ -128,6 +131,7 @@ def cupy_rows():
     sync = cupy.cuda.runtime.deviceSynchronize
     out = {
         "add": per_op_us(lambda: x + y, sync),
+        "iadd": per_op_us(lambda: x.__iadd__(y), sync),
         "view": per_op_us(lambda: x[1:-1:2], sync),
         "matmul": per_op_us(lambda: m @ m, sync),
     }
@@ -137,6 +141,7 @@ def cupy_rows():
 
 LABELS = [
     ("add", "small add, 1024 float32, per call incl. output (us)"),
+    ("iadd", "in-place add a += b, 1024 float32 (us)"),
     ("rms_norm", "rms_norm 1x2048 bf16, per call (us)"),
     ("softmax", "softmax 1x2048 float32, per call (us)"),
     ("view", "view a[1:-1:2] (us)"),

@@ -51,23 +51,21 @@
     F(double, scale)                   /* mean: 1 / n_red; var: 1 / (n_red - ddof) */
 
 // A running sum along one axis: rows are the other dimensions, each scanned over n elements.
-// gk_scan_tiles cuts the rows into tiles of GK_SCAN_THREADS * GK_SCAN_ITEMS elements handed out in
-// order through `ticket`; a row's tiles form windows of GK_SCAN_WINDOW. Each tile publishes its
-// sum (flags[t] = 1, sums[t]); the last tile of a window publishes the window's sum
-// (win_flags[w] = 1, win_sums[w]) and then its inclusive prefix (win_flags[w] = 2, win_prefs[w]).
-// The ticket and both flag arrays start at zero. gk_scan_columns serves a strided scanned axis:
-// each row is cut into pieces of `chunk` elements whose sums (partial[c * n_rows + row]) a
-// reduction wrote beforehand; vec: gk_scan_columns_vec, each thread scanning GK_VEC_BYTES' worth
-// of neighbouring rows.
+// gk_scan_tiles cuts the rows into tiles of GK_SCAN_THREADS * GK_SCAN_CHUNKS 16-byte chunks handed
+// out in order through `ticket`. Each tile publishes its sum, then its inclusive prefix, in its
+// state: with 4-byte accumulators one 8-byte word flags[t] (flag << 32 | value bits); wider, the
+// value in sums[t] or prefs[t] and then the 4-byte flag flags[t] (1: sum, 2: prefix). The ticket
+// and the flags start at zero. gk_scan_columns serves a strided scanned axis: each row is cut
+// into pieces of `chunk` elements whose sums (partial[c * n_rows + row]) a reduction wrote
+// beforehand; vec: gk_scan_columns_vec, each thread scanning GK_VEC_BYTES' worth of neighbouring
+// rows.
 #define GK_SCAN_ARGS(F, A, M)                               \
     F(gk_u64, in)                                           \
     F(gk_u64, out)                                          \
     F(gk_u64, ticket)                                       \
     F(gk_u64, flags)                                        \
     F(gk_u64, sums)                                         \
-    F(gk_u64, win_flags)                                    \
-    F(gk_u64, win_sums)                                     \
-    F(gk_u64, win_prefs)                                    \
+    F(gk_u64, prefs)                                        \
     F(gk_u64, partial)                                      \
     F(gk_i64, n_rows)                                       \
     F(gk_i64, n)                                            \
@@ -185,8 +183,7 @@
     F(gk_i32, tiles_n)             \
     F(gk_i32, total_tiles)         \
     F(gk_i32, a_batched)           \
-    F(gk_i32, b_batched)           \
-    F(gk_i32, out_pairs)
+    F(gk_i32, b_batched)
 
 // kernels/gemv.cu: out (m, n) = epilogue(x (m, k) @ w), w (n, k) for gk_gemv_nk (w(n, k) at
 // n * sw + k * swk) or (k, n) for gk_gemv_kn (w(k, n) at k * sw + n * swk); out and residual rows
@@ -531,24 +528,21 @@
 // count complex elements. Output k of a row is stored when k < out_len, multiplied first by
 // exp(-2 pi i b k / tw_n) when tw_n > 0 (b: the row's index along batch dimension 0; the twiddle
 // between the passes of a long transform), conjugated (conj_out) and scaled.
-#define GK_FFT_ARGS(F, A, M)                                                                  \
-    F(gk_u64, in)                                                                             \
-    F(gk_u64, out)                                                                            \
-    F(gk_i64, rows)                                                                           \
-    F(gk_i64, in_step) /* strides along the transform */                                      \
-    F(gk_i64, out_step)                                                                       \
-    F(gk_i64, out_len)                                                                        \
-    F(gk_i64, tw_n)                                                                           \
-    A(gk_i64, batch_shape, GK_FFT_BATCH_DIMS)                                                 \
-    A(gk_i64, in_batch, GK_FFT_BATCH_DIMS)                                                    \
-    A(gk_i64, out_batch, GK_FFT_BATCH_DIMS)                                                   \
-    F(double, scale)                                                                          \
-    F(gk_i32, batch_ndim)                                                                     \
-    F(gk_i32, conj_in) /* the input is conjugated as it is read (inverse transforms) */       \
-    F(gk_i32, conj_out)                                                                       \
-    F(gk_i32, in_rows_fast)  /* 1: consecutive threads copy consecutive elements of a row; */ \
-    F(gk_i32, out_rows_fast) /* 0: the same element of consecutive rows (columns) */          \
-    F(gk_i32, unused)
+#define GK_FFT_ARGS(F, A, M)                                                            \
+    F(gk_u64, in)                                                                       \
+    F(gk_u64, out)                                                                      \
+    F(gk_i64, rows)                                                                     \
+    F(gk_i64, in_step) /* strides along the transform */                                \
+    F(gk_i64, out_step)                                                                 \
+    F(gk_i64, out_len)                                                                  \
+    F(gk_i64, tw_n)                                                                     \
+    A(gk_i64, batch_shape, GK_FFT_BATCH_DIMS)                                           \
+    A(gk_i64, in_batch, GK_FFT_BATCH_DIMS)                                              \
+    A(gk_i64, out_batch, GK_FFT_BATCH_DIMS)                                             \
+    F(double, scale)                                                                    \
+    F(gk_i32, batch_ndim)                                                               \
+    F(gk_i32, conj_in) /* the input is conjugated as it is read (inverse transforms) */ \
+    F(gk_i32, conj_out)
 
 // The FFT's passes besides the transform (kernels/fft_aux.cu): real and Hermitian input widened
 // to complex, the real part, the half-length real transforms' pre- and post-processing and

@@ -73,16 +73,22 @@ struct alignas(sizeof(T) * GK_VEC) gk_vec {
     T v[GK_VEC];
 };
 
+// One input's vector at a vector index: loaded first, converted when the result is computed.
 template <typename T, int IS_SCALAR>
-__device__ inline void gk_read_vec(const gk_ew_contig_args& a, int operand, gk_i64 i, comp_t* out) {
-    if (IS_SCALAR) {
-        const comp_t s = gk_read<T, 1>(a, operand, 0);
-        for (int k = 0; k < GK_VEC; ++k) out[k] = s;
-    } else {
-        const gk_vec<T> v = reinterpret_cast<const gk_vec<T>*>(a.ptr[operand])[i / GK_VEC];
-        for (int k = 0; k < GK_VEC; ++k) out[k] = gk_cast<comp_t>(v.v[k]);
+struct gk_in_vec {
+    gk_vec<T> raw;
+    __device__ void load(const gk_ew_contig_args& a, int operand, gk_i64 v) {
+        if (!IS_SCALAR) raw = reinterpret_cast<const gk_vec<T>*>(a.ptr[operand])[v];
     }
-}
+    __device__ void get(const gk_ew_contig_args& a, int operand, comp_t* out) const {
+        if (IS_SCALAR) {
+            const comp_t s = gk_read<T, 1>(a, operand, 0);
+            for (int k = 0; k < GK_VEC; ++k) out[k] = s;
+        } else {
+            for (int k = 0; k < GK_VEC; ++k) out[k] = gk_cast<comp_t>(raw.v[k]);
+        }
+    }
+};
 
 #if GK_NIN <= 2  // the contiguous kernel serves one or two inputs
 // Whether every array operand can be read and written GK_VEC elements at a time.
@@ -95,30 +101,50 @@ __device__ inline bool gk_vector_aligned(const gk_ew_contig_args& a) {
     return ok;
 }
 
-// The result vector at element i (a multiple of GK_VEC).
-__device__ inline gk_vec<out_t> gk_vec_result(const gk_ew_contig_args& a, gk_i64 i) {
-    comp_t x[GK_VEC];
-    gk_read_vec<GK_IN0_T, GK_SCALAR0>(a, 1, i, x);
-    gk_vec<out_t> r;
-#if GK_NIN == 1
-    for (int k = 0; k < GK_VEC; ++k) r.v[k] = gk_cast<out_t>(gk_op()(x[k]));
-#else
-    comp_t y[GK_VEC];
-    gk_read_vec<GK_IN1_T, GK_SCALAR1>(a, 2, i, y);
-    for (int k = 0; k < GK_VEC; ++k) r.v[k] = gk_cast<out_t>(gk_op()(x[k], y[k]));
+// The inputs' vectors at one vector index.
+struct gk_in_vecs {
+    gk_in_vec<GK_IN0_T, GK_SCALAR0> x;
+#if GK_NIN > 1
+    gk_in_vec<GK_IN1_T, GK_SCALAR1> y;
 #endif
-    return r;
-}
+    __device__ void load(const gk_ew_contig_args& a, gk_i64 v) {
+        x.load(a, 1, v);
+#if GK_NIN > 1
+        y.load(a, 2, v);
+#endif
+    }
+    __device__ gk_vec<out_t> result(const gk_ew_contig_args& a) const {
+        comp_t xs[GK_VEC];
+        x.get(a, 1, xs);
+        gk_vec<out_t> r;
+#if GK_NIN == 1
+        for (int k = 0; k < GK_VEC; ++k) r.v[k] = gk_cast<out_t>(gk_op()(xs[k]));
+#else
+        comp_t ys[GK_VEC];
+        y.get(a, 2, ys);
+        for (int k = 0; k < GK_VEC; ++k) r.v[k] = gk_cast<out_t>(gk_op()(xs[k], ys[k]));
+#endif
+        return r;
+    }
+};
 
-// One vector per thread per step: four in flight measured slower for gelu (more registers) and
-// no faster for add and exp.
+// GK_EW_UNROLL vectors per thread per step, all their loads issued before the first result.
 GK_KERNEL void gk_ew_contig(const gk_ew_contig_args a) {
+    const int U = GK_EW_UNROLL;
     const gk_i64 n = a.n;
     const gk_i64 step = (gk_i64)gridDim.x * blockDim.x;
     const gk_i64 first = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x;
     const gk_i64 nvec = gk_vector_aligned(a) ? n / GK_VEC : 0;
     gk_vec<out_t>* vout = reinterpret_cast<gk_vec<out_t>*>(a.ptr[0]);
-    for (gk_i64 v = first; v < nvec; v += step) vout[v] = gk_vec_result(a, v * GK_VEC);
+    for (gk_i64 v = first; v < nvec; v += U * step) {
+        gk_in_vecs in[U];
+        for (int u = 0; u < U; ++u) {
+            if (v + u * step < nvec) in[u].load(a, v + u * step);
+        }
+        for (int u = 0; u < U; ++u) {
+            if (v + u * step < nvec) vout[v + u * step] = in[u].result(a);
+        }
+    }
     out_t* out = reinterpret_cast<out_t*>(a.ptr[0]);
     for (gk_i64 i = nvec * GK_VEC + first; i < n; i += step) out[i] = gk_apply(a, i, i, i);
 }

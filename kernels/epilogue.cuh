@@ -28,7 +28,12 @@ __device__ inline float gk_activate(float x) {
 #elif GK_EPI_ACT == GK_ACT_GELU_TANH
     return 0.5f * x * (1.f + gkm_tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
 #elif GK_EPI_ACT == GK_ACT_SILU
-    return x / (1.f + gkm_exp(-x));
+    // x * sigmoid(x), sigmoid from t = exp(-|x|) in [0, 1]: the division's operands and quotient
+    // stay in range (x / (1 + exp(-x)) takes IEEE division's slow path wherever exp(-x) is near
+    // overflow, x below about -87, and with it whole warps), and t * s underflows as it should.
+    const float t = gkm_exp(-gkm_fabs(x));
+    const float s = 1.f / (1.f + t);
+    return x * (x >= 0.f ? s : t * s);
 #else
     return x;
 #endif

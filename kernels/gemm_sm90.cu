@@ -5,8 +5,9 @@
 // of GK_GEMM_STAGES shared-memory stages, each with a `full` and an `empty` mbarrier), warpgroups
 // 1 and 2 consume (each multiplies its BM/2 rows of the tile by the whole BN columns with wgmma
 // from the swizzled stages, accumulating in registers), then store through the fused epilogue
-// with masks for tails. TMA zero-fills what lies outside the operands, so tails in m, n and k
-// need no special case in the main loop.
+// (staged through shared memory, see the epilogue section) with masks for tails. TMA zero-fills
+// what lies outside the operands, so tails in m, n and k need no special case in the main loop.
+
 //
 // Operand layouts (TMA reads them as they are, no copies): a K-major (a(m, k) at m * lda + k) or
 // M-major (GK_A_MN: a(m, k) at k * lda + m, the .T of a row-major matrix); b K-major (b(k, n) at
@@ -34,7 +35,8 @@
 // Defines: GK_GEMM_TYPE (GK_GEMM_F16 | GK_GEMM_BF16 | GK_GEMM_TF32), GK_GEMM_BM (128 | 256),
 // GK_GEMM_BN (64 | 128 | 192 | 256), GK_GEMM_STAGES, GK_GEMM_SMEM (the dynamic shared memory
 // the launch gives), GK_A_MN, GK_B_MN, GK_GEMM_WAIT1 (keep one wgmma group in flight),
-// GK_EPI_BIAS, GK_EPI_ACT, GK_EPI_RESIDUAL, GK_GEMM_PREEMPT.
+// GK_EPI_BIAS, GK_EPI_ACT, GK_EPI_RESIDUAL, GK_GEMM_PREEMPT, GK_GEMM_EPI_UNROLL (epilogue passes
+// in flight).
 #include "args.cuh"
 
 #ifndef GK_GEMM_PREEMPT
@@ -80,7 +82,8 @@
 #define GK_STAGE_BYTES (GK_A_STAGE + GK_B_STAGE)
 #define GK_CHUNK_BYTES (GK_BK * GK_SM90_ROW_BYTES)  // a 64-wide MN chunk of one stage
 
-static_assert(GK_GEMM_STAGES * GK_STAGE_BYTES + GK_SM90_SMEM_EXTRA <= GK_GEMM_SMEM,
+static_assert(GK_GEMM_STAGES * GK_STAGE_BYTES + 2 * GK_SM90_EPI_BYTES + GK_SM90_SMEM_EXTRA <=
+                  GK_GEMM_SMEM,
               "the stages do not fit the shared memory the launch gives");
 // Barriers after the 1024-byte alignment slack: full[S], empty[S], and for GK_GEMM_PREEMPT
 // tile_full[2], tile_empty[2], the two (tile, first K slice) slots and stop_it.
@@ -211,51 +214,193 @@ __device__ __forceinline__ void gk_load_acc(float (&acc)[GK_MI][GK_ACC], const f
 }
 #endif
 
-// Stores acc (one consumer's m64 x BN block mi) through the epilogue.
-__device__ __forceinline__ void gk_epilogue(const float (&acc)[GK_ACC], const gk_gemm_sm90_args& p,
-                                            const gk_tile& t, gk_i64 row0, int lane, int warp) {
-    const gk_i64 col0 = (gk_i64)t.tn * GK_GEMM_BN;
-    const bool partial = p.splits > 1;
+// --- epilogue ----------------------------------------------------------------------------------
+// Each consumer warpgroup passes its accumulators 64 x 64 at a time through its own
+// GK_SM90_EPI_BYTES of shared memory (floats, each row's column index XOR-swizzled by the row's
+// low two bits: the fragment writes and the row reads are free of bank conflicts). 16 threads per
+// row then apply the epilogue to 4 adjacent columns each and store them with one vector store, 8
+// rows per pass: every store instruction of a warp covers whole 128-byte lines, and the epilogue's
+// code (an activation's erf or exp) is one rolled loop per chunk instead of one copy per
+// accumulator (unrolled over 128 accumulators, the erf-gelu epilogue outgrew the instruction
+// cache and halved the whole kernel's speed: notes/gemm.md).
+#define GK_EPI_COLS 64  // columns per chunk
+static_assert(GK_SM90_EPI_BYTES == 64 * GK_EPI_COLS * 4, "a chunk is 64 rows of 64 floats");
+#ifndef GK_GEMM_EPI_UNROLL
+#define GK_GEMM_EPI_UNROLL 2  // passes of gk_epi_store in flight
+#endif
+
+struct alignas(16) gk_f32x4 {
+    float v[4];
+};
+
+__device__ __forceinline__ unsigned gk_epi_at(unsigned chunk, int row, int col) {
+    return chunk + 4u * (unsigned)(row * GK_EPI_COLS + (col ^ ((row & 3) << 3)));
+}
+
+// The 128 threads of consumer warpgroup cw (named barrier 1 + cw).
+__device__ __forceinline__ void gk_epi_sync(int cw) {
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory");
+}
+
+// Columns [64 c, 64 c + 64) of one m64 x BN accumulator block into the chunk (fragment layout of
+// wgmma's D: thread (warp, lane) holds rows 16 warp + lane / 4 (+ 8) and columns 8 j + 2 (lane % 4)
+// (+ 1) in acc[4 j + 2 h + (0, 1)]).
+__device__ __forceinline__ void gk_epi_put(const float (&acc)[GK_ACC], int c, unsigned chunk,
+                                           int lane, int warp) {
 #pragma unroll
-    for (int j = 0; j < GK_ACC / 4; ++j) {
-        const gk_i64 col = col0 + j * 8 + 2 * (lane & 3);
-        if (col >= p.n) continue;
-        const bool both = col + 1 < p.n;
+    for (int jj = 0; jj < GK_EPI_COLS / 8; ++jj)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const gk_i64 row = row0 + warp * 16 + (lane >> 2) + 8 * h;
-            if (row >= p.m) continue;
-            float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
-            if (partial) {
-                float* ws = reinterpret_cast<float*>(p.workspace) +
-                            ((gk_i64)(t.s * p.batch + t.z) * p.m + row) * p.n + col;
-                if (both && (p.n & 1) == 0) {
-                    gk_float2 v;
-                    v.x = v0;
-                    v.y = v1;
-                    *reinterpret_cast<gk_float2*>(ws) = v;
-                } else {
-                    ws[0] = v0;
-                    if (both) ws[1] = v1;
-                }
-                continue;
-            }
-#if GK_EPI_BIAS
-            const gk_out_t* bias = reinterpret_cast<const gk_out_t*>(p.bias);
-            v0 += gk_load_out(bias + col * p.s_bias);
-            if (both) v1 += gk_load_out(bias + (col + 1) * p.s_bias);
-#endif
-            v0 = gk_activate(v0);
-            v1 = gk_activate(v1);
-#if GK_EPI_RESIDUAL
-            const gk_out_t* res =
-                reinterpret_cast<const gk_out_t*>(p.residual) + t.z * p.sr_z + row * p.sr_m + col;
-            v0 += gk_load_out(res);
-            if (both) v1 += gk_load_out(res + 1);
-#endif
-            gk_out_t* dst = reinterpret_cast<gk_out_t*>(p.out) + t.z * p.so_z + row * p.so_m + col;
-            gk_store_out2(dst, v0, v1, both, p.out_pairs);
+            const int j = c * (GK_EPI_COLS / 8) + jj;
+            const int row = warp * 16 + (lane >> 2) + 8 * h;
+            asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(
+                             gk_epi_at(chunk, row, jj * 8 + 2 * (lane & 3))),
+                         "f"(acc[4 * j + 2 * h]), "f"(acc[4 * j + 2 * h + 1])
+                         : "memory");
         }
+}
+
+__device__ __forceinline__ gk_f32x4 gk_epi_get(unsigned chunk, int row, int col) {
+    gk_f32x4 r;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(r.v[0]), "=f"(r.v[1]), "=f"(r.v[2]), "=f"(r.v[3])
+                 : "r"(gk_epi_at(chunk, row, col))
+                 : "memory");
+    return r;
+}
+
+// Whether address x + i * stride (elements of `bytes`) is aligned for a vector of 4 for every i.
+__device__ __forceinline__ bool gk_vec4(gk_u64 x, gk_i64 s0, gk_i64 s1, int bytes) {
+    return ((x | (gk_u64)(s0 * bytes) | (gk_u64)(s1 * bytes)) & (gk_u64)(4 * bytes - 1)) == 0;
+}
+
+// dst[0, count) = v[0, count) rounded to the output type; `vec`: dst takes one 4-element store.
+__device__ __forceinline__ void gk_store_out4(gk_out_t* dst, const gk_f32x4& v, int count,
+                                              bool vec) {
+    if (vec && count == 4) {
+#if GK_EPI_OUT == GK_OUT_F32
+        *reinterpret_cast<gk_f32x4*>(dst) = v;
+#else
+        asm volatile("st.global.v2.b32 [%0], {%1, %2};\n" ::"l"(dst), "r"(gk_f2h2(v.v[0], v.v[1])),
+                     "r"(gk_f2h2(v.v[2], v.v[3]))
+                     : "memory");
+#endif
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+        if (e < count) {
+#if GK_EPI_OUT == GK_OUT_F32
+            dst[e] = v.v[e];
+#else
+            dst[e] = gk_f2h(v.v[e]);
+#endif
+        }
+}
+
+// What the block's consumers need to store a chunk: where the epilogue's operands lie and
+// whether each takes 4-element vector accesses (uniform over the launch).
+struct gk_epi_ctx {
+    bool partial, vec_out, vec_res, vec_ws;
+};
+
+__device__ __forceinline__ gk_epi_ctx gk_epi_context(const gk_gemm_sm90_args& p) {
+    gk_epi_ctx e;
+    e.partial = p.splits > 1;
+    e.vec_out = gk_vec4(p.out, p.so_m, p.so_z, sizeof(gk_out_t));
+#if GK_EPI_RESIDUAL
+    e.vec_res = gk_vec4(p.residual, p.sr_m, p.sr_z, sizeof(gk_out_t));
+#else
+    e.vec_res = false;
+#endif
+    e.vec_ws = gk_vec4(p.workspace, p.n, 0, 4);
+    return e;
+}
+
+// Rows [row0, row0 + 64) x columns [col0, col0 + 64) of tile t from the chunk through the
+// epilogue (or, split, as fp32 partial sums into the workspace); i: the thread in the warpgroup.
+__device__ __forceinline__ void gk_epi_store(const gk_gemm_sm90_args& p, const gk_epi_ctx& e,
+                                             const gk_tile& t, gk_i64 row0, gk_i64 col0,
+                                             unsigned chunk, int i) {
+    const int cq = 4 * (i & 15);
+    const gk_i64 col = col0 + cq;
+    const int count = (int)min((gk_i64)4, p.n - col);  // this thread's columns inside n
+#if GK_EPI_BIAS
+    gk_f32x4 bias = {{0.f, 0.f, 0.f, 0.f}};
+    if (!e.partial) {
+        const gk_out_t* b = reinterpret_cast<const gk_out_t*>(p.bias) + col * p.s_bias;
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+            if (k < count) bias.v[k] = gk_load_out(b + k * p.s_bias);
+    }
+#endif
+#pragma unroll GK_GEMM_EPI_UNROLL
+    for (int pass = 0; pass < 8; ++pass) {
+        const int r = pass * 8 + (i >> 4);
+        gk_f32x4 v = gk_epi_get(chunk, r, cq);
+        const gk_i64 row = row0 + r;
+        if (row >= p.m || count <= 0) continue;
+        if (e.partial) {
+            float* ws = reinterpret_cast<float*>(p.workspace) +
+                        ((gk_i64)(t.s * p.batch + t.z) * p.m + row) * p.n + col;
+            if (e.vec_ws && count == 4) {
+                *reinterpret_cast<gk_f32x4*>(ws) = v;
+            } else {
+#pragma unroll
+                for (int k = 0; k < 4; ++k)
+                    if (k < count) ws[k] = v.v[k];
+            }
+            continue;
+        }
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+#if GK_EPI_BIAS
+            v.v[k] += bias.v[k];
+#endif
+            v.v[k] = gk_activate(v.v[k]);
+        }
+#if GK_EPI_RESIDUAL
+        const gk_out_t* res =
+            reinterpret_cast<const gk_out_t*>(p.residual) + t.z * p.sr_z + row * p.sr_m + col;
+        if (e.vec_res && count == 4) {
+#if GK_EPI_OUT == GK_OUT_F32
+            const gk_f32x4 rv = *reinterpret_cast<const gk_f32x4*>(res);
+#pragma unroll
+            for (int k = 0; k < 4; ++k) v.v[k] += rv.v[k];
+#else
+            const gk_u64 rv = *reinterpret_cast<const gk_u64*>(res);
+#pragma unroll
+            for (int k = 0; k < 4; ++k) v.v[k] += gk_h2f((gk_u16)(rv >> (16 * k)));
+#endif
+        } else {
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+                if (k < count) v.v[k] += gk_load_out(res + k);
+        }
+#endif
+        gk_out_t* dst = reinterpret_cast<gk_out_t*>(p.out) + t.z * p.so_z + row * p.so_m + col;
+        gk_store_out4(dst, v, count, e.vec_out);
+    }
+}
+
+// Consumer warpgroup cw's rows of tile t (acc: its GK_MI m64 blocks) through the epilogue, chunk
+// by chunk in a rolled loop (one copy of gk_epi_store; only the register-indexed copies into the
+// chunk are unrolled).
+__device__ __forceinline__ void gk_epilogue(const float (&acc)[GK_MI][GK_ACC],
+                                            const gk_gemm_sm90_args& p, const gk_epi_ctx& e,
+                                            const gk_tile& t, int cw, int first_mb, unsigned chunk,
+                                            int lane, int warp) {
+    constexpr int per_block = GK_GEMM_BN / GK_EPI_COLS;  // chunks of one m64 block
+#pragma unroll 1
+    for (int x = 0; x < GK_MI * per_block; ++x) {
+        gk_epi_sync(cw);  // the chunk's last readers are done
+#pragma unroll
+        for (int y = 0; y < GK_MI * per_block; ++y)
+            if (y == x) gk_epi_put(acc[y / per_block], y % per_block, chunk, lane, warp);
+        gk_epi_sync(cw);
+        gk_epi_store(p, e, t, (gk_i64)t.tm * GK_GEMM_BM + (first_mb + x / per_block) * 64,
+                     (gk_i64)t.tn * GK_GEMM_BN + (x % per_block) * GK_EPI_COLS, chunk,
+                     threadIdx.x & 127);
     }
 }
 
@@ -268,7 +413,8 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
     const unsigned base = (raw + 1023u) & ~1023u;
     const unsigned a_stages = base;
     const unsigned b_stages = base + GK_GEMM_STAGES * GK_A_STAGE;
-    const unsigned bars = b_stages + GK_GEMM_STAGES * GK_B_STAGE;  // full[S], then empty[S]
+    const unsigned epi = b_stages + GK_GEMM_STAGES * GK_B_STAGE;  // a chunk per consumer
+    const unsigned bars = epi + 2 * GK_SM90_EPI_BYTES;            // full[S], then empty[S]
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) & 3, lane = threadIdx.x & 31;
 
     if (threadIdx.x == 0) {
@@ -390,6 +536,9 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(GK_SM90_CONSUMER_REGS));
         const int cw = wg - 1;  // consumer warpgroup: rows [cw * GK_WG_M, (cw + 1) * GK_WG_M)
+        const int first_mb = cw * GK_MI;  // its first m64 block of a tile
+        const unsigned chunk = epi + cw * GK_SM90_EPI_BYTES;
+        const gk_epi_ctx ectx = gk_epi_context(p);
         int it = 0;
         GK_CONSUMER_TILES(ti) {
             const gk_tile t = gk_tile_of(ti, p);
@@ -431,7 +580,7 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
 #endif
 #pragma unroll
                     for (int mi = 0; mi < GK_MI; ++mi) {
-                        const int mb = cw * GK_MI + mi;  // m64 block of the tile
+                        const int mb = first_mb + mi;  // m64 block of the tile
 #if GK_A_MN
                         const gk_u64 da =
                             gk_desc(sa + mb * GK_CHUNK_BYTES + ks * GK_KSTEP * GK_SM90_ROW_BYTES,
@@ -474,10 +623,7 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
                 continue;
             }
 #endif
-#pragma unroll
-            for (int mi = 0; mi < GK_MI; ++mi)
-                gk_epilogue(acc[mi], p, t, (gk_i64)t.tm * GK_GEMM_BM + (cw * GK_MI + mi) * 64, lane,
-                            warp);
+            gk_epilogue(acc, p, ectx, t, cw, first_mb, chunk, lane, warp);
         }
     }
 }

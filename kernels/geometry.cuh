@@ -12,17 +12,20 @@
     16  // bytes of one vector access (gk_vec16; the contiguous elementwise
         // kernel's access of its widest operand)
 
+// kernels/elementwise.cu's gk_ew_contig: 16-byte vectors a thread per step, blocks per SM at most.
+#define GK_EW_UNROLL 1
+#define GK_EW_BLOCKS_PER_SM 32
+
 // kernels/reduce.cu: threads of every reduction block, loads each thread keeps in flight, room
 // for the largest partial state of a split reduction (argmax, var).
 #define GK_RED_THREADS 256
 #define GK_RED_UNROLL 4
 #define GK_RED_STATE_BYTES 32
 
-// kernels/scan.cu: tiles of GK_SCAN_THREADS * GK_SCAN_ITEMS elements, GK_SCAN_WINDOW tiles a
-// window (a warp's lanes).
+// kernels/scan.cu: tiles of GK_SCAN_THREADS * GK_SCAN_CHUNKS 16-byte chunks, staged in dynamic
+// shared memory (48 KiB: four tiles to an SM of 227 KiB).
 #define GK_SCAN_THREADS 256
-#define GK_SCAN_ITEMS 16
-#define GK_SCAN_WINDOW 32
+#define GK_SCAN_CHUNKS 12
 
 // kernels/transpose.cu: square tiles of at most GK_TRANSPOSE_TILE elements a side.
 #define GK_TRANSPOSE_TILE 64
@@ -30,9 +33,12 @@
 
 // kernels/nn_rows.cu: elements of a row each thread holds in registers at most, threads of a row
 // kernel's block at most (128 registers each), room for one piece's statistics of a split row.
+// A row a block streams is first staged in shared memory when it (and its residual) take at most
+// GK_ROWS_STAGED_BYTES.
 #define GK_ROWS_MAX_ITEMS 32
 #define GK_ROWS_MAX_THREADS 512
 #define GK_ROWS_STATE_BYTES 32
+#define GK_ROWS_STAGED_BYTES 65536
 
 // kernels/matmul.cu: blocks of GK_MATMUL_THREADS x GK_MATMUL_THREADS threads.
 #define GK_MATMUL_THREADS 16
@@ -55,6 +61,7 @@
 #define GK_SM90_ROW_BYTES 128       // one shared-memory row of a K slice: the 128-byte swizzle span
 #define GK_SM90_SMEM_BUDGET 230400  // the 227 KiB a block may have, less GK_SM90_SMEM_EXTRA
 #define GK_SM90_SMEM_EXTRA 2048     // 1024-byte alignment slack and the mbarriers
+#define GK_SM90_EPI_BYTES 16384     // per consumer: a 64 x 64 float chunk of the epilogue
 #define GK_SM90_MAX_STAGES 8
 #define GK_SM90_PRODUCER_REGS 40  // setmaxnreg: 128 x 40 + 256 x 232 <= 65536
 #define GK_SM90_CONSUMER_REGS 232
@@ -202,17 +209,19 @@
     X(GK_BLOCK)                  \
     X(GK_LANES)                  \
     X(GK_VEC_BYTES)              \
+    X(GK_EW_UNROLL)              \
+    X(GK_EW_BLOCKS_PER_SM)       \
     X(GK_RED_THREADS)            \
     X(GK_RED_UNROLL)             \
     X(GK_RED_STATE_BYTES)        \
     X(GK_SCAN_THREADS)           \
-    X(GK_SCAN_ITEMS)             \
-    X(GK_SCAN_WINDOW)            \
+    X(GK_SCAN_CHUNKS)            \
     X(GK_TRANSPOSE_TILE)         \
     X(GK_TRANSPOSE_THREADS)      \
     X(GK_ROWS_MAX_ITEMS)         \
     X(GK_ROWS_MAX_THREADS)       \
     X(GK_ROWS_STATE_BYTES)       \
+    X(GK_ROWS_STAGED_BYTES)      \
     X(GK_MATMUL_THREADS)         \
     X(GK_SKINNY_M)               \
     X(GK_SKINNY_WARPS)           \
@@ -227,6 +236,7 @@
     X(GK_SM90_ROW_BYTES)         \
     X(GK_SM90_SMEM_BUDGET)       \
     X(GK_SM90_SMEM_EXTRA)        \
+    X(GK_SM90_EPI_BYTES)         \
     X(GK_SM90_MAX_STAGES)        \
     X(GK_SM90_PRODUCER_REGS)     \
     X(GK_SM90_CONSUMER_REGS)     \

@@ -2,6 +2,7 @@
 // linalg_svj.cu). Defines: GK_T (float or double).
 #pragma once
 #include "compat.cuh"
+#include "staging.cuh"
 
 typedef GK_T la_t;
 
@@ -38,14 +39,7 @@ __device__ inline void la_pair(int k, int r, int m, int* p, int* q) {
 }
 
 // The block's dynamic shared memory.
-#ifdef GK_EMULATOR
-__device__ inline la_t* la_smem() { return reinterpret_cast<la_t*>(gk_dynamic_smem()); }
-#else
-__device__ inline la_t* la_smem() {
-    extern __shared__ __align__(16) unsigned char la_dynamic_smem[];
-    return reinterpret_cast<la_t*>(la_dynamic_smem);
-}
-#endif
+__device__ inline la_t* la_smem() { return reinterpret_cast<la_t*>(gk_shared_dynamic()); }
 
 __device__ inline la_t la_eps() {
     return sizeof(la_t) == 4 ? (la_t)1.1920929e-07 : (la_t)2.220446049250313e-16;

@@ -7,11 +7,15 @@
 //   the registers, one write. With GK_VECS == 0 it streams the row twice: one-pass statistics
 //   (a running max and sum of exponentials; sums shifted by the row's first element), then the
 //   output, the second read mostly from L1 or L2.
+// gk_<kind>_rows_staged: a block per row, the row (and its residual) first copied whole into
+//   dynamic shared memory (every load in flight at once, no registers held), then the streamed
+//   statistics and output read it from there.
 // gk_<kind>_split_stats / gk_<kind>_split_apply: a row cut into args.splits pieces, a block per
 //   piece: the pieces' statistics go to args.partial, then every piece merges its row's in order
 //   and writes its output. For very long rows that are too few to fill the GPU otherwise.
 // Statistics are merged in a fixed order, so results are the same bits on every run.
 #include "args.cuh"
+#include "staging.cuh"
 #include "warp.cuh"
 
 typedef GK_T T;
@@ -90,6 +94,19 @@ __device__ inline gk_row gk_row_at(const gk_rows_args& a, gk_i64 row) {
             gk_aligned16(r.out) && (!r.w || gk_aligned16(r.w)) && (!r.b || gk_aligned16(r.b)) &&
             (!r.res || (a.res_step == 1 && gk_aligned16(r.res) && gk_aligned16(r.res_out)));
     return r;
+}
+
+// The row r as staged in shared memory at s (contiguous, 16-byte aligned): its input there, with
+// the residual already added.
+__device__ inline gk_row gk_row_staged(const gk_row& r, const T* s) {
+    gk_row g = r;
+    g.in = s;
+    g.res = nullptr;
+    g.res_out = nullptr;
+    g.in_step = 1;
+    g.vec = r.out_step == 1 && r.n % GK_V == 0 && gk_aligned16(r.out) &&
+            (!r.w || gk_aligned16(r.w)) && (!r.b || gk_aligned16(r.b));
+    return g;
 }
 
 __device__ inline T gk_add_residual(T x, T r) { return (T)((acc_t)x + (acc_t)r); }
@@ -330,7 +347,8 @@ __device__ inline gk_prep gk_prepare(const S& s, gk_i64 n, double eps, acc_t x0)
         const acc_t var = s.s2 / (acc_t)n - mean * mean;
         p.c = x0;
         p.a = mean;
-        p.b = gkm_rsqrt((var > (acc_t)0 ? var : (acc_t)0) + (acc_t)eps);
+        // Rounding can leave var just below 0; NaN (a NaN or an infinity in the row) stays NaN.
+        p.b = gkm_rsqrt((var < (acc_t)0 ? (acc_t)0 : var) + (acc_t)eps);
     } else {
         p.a = (acc_t)0;
         p.b = gkm_rsqrt(s.q / (acc_t)n + (acc_t)eps);
@@ -512,6 +530,55 @@ __device__ inline void gk_rows_stream(const gk_rows_args& a) {
     gk_row_write<KIND>(r, 0, r.n, first, G, gk_prepare<KIND>(s, r.n, a.eps, x0));
 }
 
+// A block per row (args.group == blockDim.x), staged in dynamic shared memory: n elements (and
+// n more for the residual when the row is vec). Vec rows are copied vector by vector by the
+// threads that read them back in the passes (v = first + k * G), so no barrier is needed.
+template <int KIND>
+__device__ inline void gk_rows_staged(const gk_rows_args& a) {
+    typedef typename gk_stats_of<KIND>::type S;
+    const int G = blockDim.x, first = threadIdx.x;
+    const gk_row r = gk_row_at(a, blockIdx.x);
+    T* s = reinterpret_cast<T*>(gk_shared_dynamic());
+    const gk_i64 n = r.n;
+    if (r.vec) {
+        vec_t* sx = reinterpret_cast<vec_t*>(s);
+        vec_t* sr = sx + n / GK_V;
+        const vec_t* vin = reinterpret_cast<const vec_t*>(r.in);
+        const vec_t* vres = reinterpret_cast<const vec_t*>(r.res);
+        for (gk_i64 v = first; v < n / GK_V; v += G) {
+            gk_copy16(&sx[v], &vin[v]);
+            if (r.res) gk_copy16(&sr[v], &vres[v]);
+        }
+        gk_copy_wait();
+        if (r.res) {
+            vec_t* vres_out = reinterpret_cast<vec_t*>(r.res_out);
+            for (gk_i64 v = first; v < n / GK_V; v += G) {
+                vec_t h = sx[v];
+                const vec_t rv = sr[v];
+                for (int k = 0; k < GK_V; ++k) h.v[k] = gk_add_residual(h.v[k], rv.v[k]);
+                sx[v] = h;
+                vres_out[v] = h;
+            }
+        }
+    } else {
+        for (gk_i64 i = first; i < n; i += G) {
+            T x = r.in[i * r.in_step];
+            if (r.res) {
+                x = gk_add_residual(x, r.res[i * r.res_step]);
+                r.res_out[i * r.out_step] = x;
+            }
+            s[i] = x;
+        }
+        __syncthreads();
+    }
+    const gk_row g = gk_row_staged(r, s);
+    const acc_t x0 = gk_shift<KIND>(r);
+    S st = S::init();
+    gk_row_stream(g, 0, n, first, G, st, x0);
+    st = gk_group_merge(st, G);
+    gk_row_write<KIND>(g, 0, n, first, G, gk_prepare<KIND>(st, n, a.eps, x0));
+}
+
 template <int KIND>
 __device__ inline void gk_rows_split_stats(const gk_rows_args& a) {
     typedef typename gk_stats_of<KIND>::type S;
@@ -547,6 +614,10 @@ __device__ inline void gk_rows_split_apply(const gk_rows_args& a) {
 #define GK_ROW_KERNELS(NAME, KIND)                                                                 \
     GK_KERNEL void __launch_bounds__(GK_ROWS_MAX_THREADS) gk_##NAME##_rows(const gk_rows_args a) { \
         GK_ROWS_BODY<KIND>(a);                                                                     \
+    }                                                                                              \
+    GK_KERNEL void __launch_bounds__(GK_ROWS_MAX_THREADS)                                          \
+        gk_##NAME##_rows_staged(const gk_rows_args a) {                                            \
+        gk_rows_staged<KIND>(a);                                                                   \
     }                                                                                              \
     GK_KERNEL void __launch_bounds__(GK_ROWS_MAX_THREADS)                                          \
         gk_##NAME##_split_stats(const gk_rows_args a) {                                            \

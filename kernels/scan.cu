@@ -1,34 +1,152 @@
 // Inclusive running sums (cumsum) along one axis. Defines: GK_IN_T, GK_ACC_T (float for 16-bit
 // floats), GK_OUT_T.
-// gk_scan_tiles: one pass over rows whose scanned axis is contiguous (or any, element by element).
-//   Tiles of GK_SCAN_THREADS * GK_SCAN_ITEMS elements are handed out in order by a ticket; a tile
-//   scans itself in registers and shared memory and publishes its sum. Its carry is the prefix of
-//   the windows (GK_SCAN_WINDOW tiles) before its own plus a fixed scan of the sums of the earlier
-//   tiles of its window. A window's prefix is the left fold prefix(k) + sum(k + 1) + ... from the
-//   nearest window k that published one, and prefix(k) was itself such a fold: whatever k the
-//   timing gives, the carry is the same float additions, so the result is the same bits on every
-//   run. The sequential fold runs per window, not per tile, so it keeps up with the tiles.
+// gk_scan_tiles: one pass over rows whose scanned axis is contiguous (or any, element by element),
+//   with decoupled look-back. Tiles of GK_SCAN_THREADS * GK_SCAN_CHUNKS 16-byte chunks are handed
+//   out in order by a ticket and staged in shared memory (all of a tile's loads in flight at
+//   once). A tile publishes its sum, then the sum of the row up to and including it (its
+//   inclusive prefix). Its carry is the left fold inclusive(k) + sum(k + 1) + ... + sum(q - 1)
+//   from the nearest earlier tile k that published its inclusive prefix, and inclusive(k) was
+//   itself such a fold: whatever k the timing gives, the carry is the same float additions, so
+//   the result is the same bits on every run.
 // gk_scan_columns / gk_scan_columns_vec: rows whose scanned axis is strided (e.g. axis 0 of a
 //   C-ordered matrix): threads walk neighbouring rows (coalesced) down one piece of the axis each,
 //   starting from the sums of the pieces above them (a reduction wrote those beforehand).
 #include "args.cuh"
+#include "staging.cuh"
 #include "warp.cuh"
 
 typedef GK_IN_T in_t;
 typedef GK_ACC_T acc_t;
 typedef GK_OUT_T out_t;
 
+// Nanoseconds a look-back waits before it reads a tile's state again; windows of GK_LANES tiles
+// it keeps while looking for a prefix.
+#define GK_SCAN_BACKOFF 0
+#define GK_SCAN_DEPTH 8
+
 #define GK_T GK_SCAN_THREADS
+#define GK_R GK_SCAN_CHUNKS
 #define GK_WARPS (GK_SCAN_THREADS / GK_LANES)
-#define GK_TILE (GK_SCAN_THREADS * GK_SCAN_ITEMS)
-static const int GK_V = gk_vec16<in_t>::N;  // elements of one 16-byte load
-static const int GK_R = GK_SCAN_ITEMS / GK_V;
-static_assert(GK_SCAN_ITEMS % GK_V == 0, "a thread's items are whole 16-byte loads");
+static const int GK_V = gk_vec16<in_t>::N;  // elements of one chunk
+// Entries of the run-by-warp table (GK_R * GK_WARPS) each lane of warp 0 scans.
+static const int GK_E = (GK_R * GK_WARPS + GK_LANES - 1) / GK_LANES;
 
 enum { GK_FLAG_NONE = 0, GK_FLAG_SUM = 1, GK_FLAG_PREFIX = 2 };
 
 __device__ inline bool gk_aligned16(const void* p) {
     return reinterpret_cast<gk_u64>(p) % GK_VEC_BYTES == 0;
+}
+
+__device__ inline void gk_pause() {
+#if GK_SCAN_BACKOFF > 0
+#ifdef GK_HIP
+    __builtin_amdgcn_s_sleep(1);
+#else
+    __nanosleep(GK_SCAN_BACKOFF);
+#endif
+#endif
+}
+
+// A tile's state: its flag and the value it stands for (sum or inclusive prefix).
+struct gk_tile_state {
+    int flag;
+    acc_t value;
+};
+
+#if !defined(GK_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+#define GK_SCAN_RELAXED 1
+#endif
+
+// 4-byte accumulators: flag and value in one 8-byte word (flags[tile]), stored and read at once.
+// Wider ones: the value in sums[tile] or prefs[tile], a fence, then the 4-byte flag.
+__device__ inline void gk_state_publish(const gk_scan_args& a, gk_i64 tile, int flag, acc_t v) {
+    if constexpr (sizeof(acc_t) == 4) {
+        union {
+            acc_t v;
+            gk_u32 u;
+        } bits;
+        bits.v = v;
+        const gk_u64 w = ((gk_u64)flag << 32) | bits.u;
+        gk_u64* p = reinterpret_cast<gk_u64*>(a.flags) + tile;
+#ifdef GK_SCAN_RELAXED
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
+#else
+        *reinterpret_cast<volatile gk_u64*>(p) = w;
+#endif
+    } else {
+        volatile acc_t* values =
+            reinterpret_cast<volatile acc_t*>(flag == GK_FLAG_PREFIX ? a.prefs : a.sums);
+        values[tile] = v;
+        __threadfence();
+        reinterpret_cast<volatile gk_i32*>(a.flags)[tile] = flag;
+    }
+}
+
+__device__ inline gk_tile_state gk_state_read(const gk_scan_args& a, gk_i64 tile) {
+    gk_tile_state s;
+    if constexpr (sizeof(acc_t) == 4) {
+        const gk_u64* p = reinterpret_cast<const gk_u64*>(a.flags) + tile;
+        gk_u64 w;
+#ifdef GK_SCAN_RELAXED
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
+#else
+        w = *reinterpret_cast<const volatile gk_u64*>(p);
+#endif
+        union {
+            gk_u32 u;
+            acc_t v;
+        } bits;
+        bits.u = (gk_u32)w;
+        s.flag = (int)(w >> 32);
+        s.value = bits.v;
+    } else {
+        s.flag = reinterpret_cast<const volatile gk_i32*>(a.flags)[tile];
+        if (s.flag != GK_FLAG_NONE) {
+            __threadfence();
+            const volatile acc_t* values = reinterpret_cast<const volatile acc_t*>(
+                s.flag == GK_FLAG_PREFIX ? a.prefs : a.sums);
+            s.value = values[tile];
+        }
+    }
+    return s;
+}
+
+// Warp 0 of tile q (state index s0 + q): the sum of the row's elements before the tile, the left
+// fold from the nearest earlier tile with a published inclusive prefix (before the row's first
+// tile: 0). Windows of GK_LANES tiles are read newest first; those without a prefix are kept in
+// `stash` (GK_SCAN_DEPTH windows; past that the walk starts again from q - 1, whose prefix comes
+// in time).
+__device__ inline acc_t gk_lookback(const gk_scan_args& a, gk_i64 s0, gk_i64 q, int lane,
+                                    acc_t (*stash)[GK_LANES]) {
+    gk_i64 pos = q - 1;
+    int depth = 0;
+    while (true) {
+        const gk_i64 j = pos - lane;
+        gk_tile_state st = {GK_FLAG_PREFIX, (acc_t)0};
+        if (j >= 0) {
+            while ((st = gk_state_read(a, s0 + j)).flag == GK_FLAG_NONE) gk_pause();
+        }
+        const unsigned prefixes = gk_ballot(st.flag == GK_FLAG_PREFIX);
+        if (prefixes) {
+            const int k = __ffs(prefixes) - 1;  // the nearest
+            acc_t carry = gk_shfl(st.value, k);
+            for (int l = GK_LANES - 2; l >= 0; --l) {
+                const acc_t w = gk_shfl(st.value, l);
+                if (l < k) carry = carry + w;
+            }
+            for (int d = depth - 1; d >= 0; --d) {
+                for (int l = GK_LANES - 1; l >= 0; --l) carry = carry + stash[d][l];
+            }
+            return carry;
+        }
+        stash[depth][lane] = st.value;
+        gk_syncwarp();
+        pos -= GK_LANES;
+        if (++depth == GK_SCAN_DEPTH) {
+            depth = 0;
+            pos = q - 1;
+        }
+    }
 }
 
 // y[0, GK_V) to dst (16-byte aligned) with 16-byte stores where out_t is at least as wide as in_t.
@@ -45,100 +163,14 @@ __device__ inline void gk_store_run(out_t* dst, const acc_t (&y)[GK_V]) {
     }
 }
 
-// The nearest earlier window of the row (windows from `first`) with a published prefix, waiting
-// for the sums of the windows in between; returns the left fold prefix(k) + sum(k + 1) + ... +
-// sum(win - 1), which is itself how prefix(win - 1) is defined: the same bits whatever k is.
-__device__ inline acc_t gk_window_lookback(const gk_scan_args& a, gk_i64 win, gk_i64 first,
-                                           int lane) {
-    volatile gk_i32* flags = reinterpret_cast<volatile gk_i32*>(a.win_flags);
-    volatile acc_t* sums = reinterpret_cast<volatile acc_t*>(a.win_sums);
-    volatile acc_t* prefs = reinterpret_cast<volatile acc_t*>(a.win_prefs);
-    gk_i64 pos = win - 1, from;
-    while (true) {
-        const gk_i64 j = pos - lane;
-        int f = GK_FLAG_PREFIX;  // windows before `first` are never read
-        if (j >= first) {
-            do {
-                f = flags[j];
-            } while (f == GK_FLAG_NONE);
-        }
-        const unsigned found = gk_ballot(f == GK_FLAG_PREFIX);
-        if (found) {
-            from = pos - (__ffs(found) - 1);
-            break;
-        }
-        pos -= GK_LANES;
-    }
-    __threadfence();
-    acc_t carry = prefs[from];
-    for (gk_i64 c = from + 1; c < win; c += GK_LANES) {
-        const gk_i64 j = c + lane;
-        const acc_t v = j < win ? (acc_t)sums[j] : (acc_t)0;
-        const gk_i64 count = win - c;
-        for (int l = 0; l < GK_LANES; ++l) {
-            const acc_t w = gk_shfl(v, l);
-            if (l < count) carry = carry + w;
-        }
-    }
-    return carry;
-}
-
-// Warp 0 of tile q of `row` (sum: the tile's) publishes what later tiles need and returns the sum
-// of the row's elements before the tile: the prefix of the windows before its own, plus the sum of
-// the earlier tiles of its window (a fixed scan over the window's lanes).
-__device__ inline acc_t gk_carry_in(const gk_scan_args& a, gk_i64 row, gk_i64 q, acc_t sum,
-                                    int lane) {
-    volatile gk_i32* flags = reinterpret_cast<volatile gk_i32*>(a.flags);
-    volatile acc_t* sums = reinterpret_cast<volatile acc_t*>(a.sums);
-    volatile gk_i32* win_flags = reinterpret_cast<volatile gk_i32*>(a.win_flags);
-    volatile acc_t* win_sums = reinterpret_cast<volatile acc_t*>(a.win_sums);
-    volatile acc_t* win_prefs = reinterpret_cast<volatile acc_t*>(a.win_prefs);
-    const gk_i64 tile = row * a.tiles_per_row + q;
-    const int p = (int)(q % GK_SCAN_WINDOW);
-    const gk_i64 w = q / GK_SCAN_WINDOW;
-    const gk_i64 first_win = row * ((a.tiles_per_row + GK_SCAN_WINDOW - 1) / GK_SCAN_WINDOW);
-    const gk_i64 win = first_win + w;
-    if (lane == 0 && p < GK_SCAN_WINDOW - 1) {
-        sums[tile] = sum;
-        __threadfence();
-        flags[tile] = GK_FLAG_SUM;
-    }
-    acc_t v = (acc_t)0;
-    if (lane < p) {
-        while (flags[tile - p + lane] == GK_FLAG_NONE) {
-        }
-        __threadfence();
-        v = sums[tile - p + lane];
-    } else if (lane == p) {
-        v = sum;
-    }
-    acc_t inc = v;  // lane i: the window's tiles 0..i (Hillis-Steele: depends on lanes <= i only)
-    for (int d = 1; d < GK_LANES; d *= 2) {
-        const acc_t o = gk_shfl_up(inc, d);
-        if (lane >= d) inc = o + inc;
-    }
-    const acc_t before = gk_shfl(inc, p > 0 ? p - 1 : 0);
-    const acc_t in_window = p > 0 ? before : (acc_t)0;
-    const bool last = p == GK_SCAN_WINDOW - 1;
-    const acc_t win_sum = gk_shfl(inc, GK_SCAN_WINDOW - 1);
-    if (last && w > 0 && lane == 0) {  // the window's sum first: later windows may fold it
-        win_sums[win] = win_sum;
-        __threadfence();
-        win_flags[win] = GK_FLAG_SUM;
-    }
-    const acc_t carry = w > 0 ? gk_window_lookback(a, win, first_win, lane) : (acc_t)0;
-    if (last && lane == 0) {
-        win_prefs[win] = carry + win_sum;
-        __threadfence();
-        win_flags[win] = GK_FLAG_PREFIX;
-    }
-    return carry + in_window;
-}
-
-// Tile layout: GK_R runs of GK_T loads; thread t holds elements (r * GK_T + t) * GK_V + k.
+// Tile layout: GK_R runs of GK_T chunks; thread t holds chunks r * GK_T + t (elements
+// (r * GK_T + t) * GK_V + k), staged in dynamic shared memory (GK_R * GK_T * 16 bytes).
 GK_KERNEL void __launch_bounds__(GK_T) gk_scan_tiles(const gk_scan_args a) {
+    typedef gk_vec16<in_t> chunk_t;
+    chunk_t* s_data = reinterpret_cast<chunk_t*>(gk_shared_dynamic());
     __shared__ gk_i64 s_tile;
-    __shared__ acc_t s_warp[GK_R][GK_WARPS];
+    __shared__ acc_t s_run[GK_E * GK_LANES];  // [r * GK_WARPS + w]: totals, then prefixes
+    __shared__ acc_t s_stash[GK_SCAN_DEPTH][GK_LANES];
     __shared__ acc_t s_carry;
     const int t = threadIdx.x, lane = t % GK_LANES, warp = t / GK_LANES;
     if (t == 0) {
@@ -146,76 +178,105 @@ GK_KERNEL void __launch_bounds__(GK_T) gk_scan_tiles(const gk_scan_args a) {
     }
     __syncthreads();
     const gk_i64 tile = s_tile;
-    const gk_i64 row = tile / a.tiles_per_row;
-    const gk_i64 start = (tile % a.tiles_per_row) * GK_TILE;
+    const gk_i64 row = tile / a.tiles_per_row, q = tile % a.tiles_per_row;
+    const gk_i64 start = q * ((gk_i64)GK_T * GK_R * GK_V);
     const in_t* in = reinterpret_cast<const in_t*>(a.in) +
                      gk_nd_offset(row, a.row_ndim, a.row_shape, a.in_row_stride);
     out_t* out = reinterpret_cast<out_t*>(a.out) +
                  gk_nd_offset(row, a.row_ndim, a.row_shape, a.out_row_stride);
-    const bool vec = a.in_step == 1 && a.out_step == 1 && start + GK_TILE <= a.n &&
-                     gk_aligned16(in + start) && gk_aligned16(out + start);
-    acc_t x[GK_R][GK_V];
-    if (vec) {
-        const gk_vec16<in_t>* src = reinterpret_cast<const gk_vec16<in_t>*>(in + start);
-        gk_vec16<in_t> raw[GK_R];
-        for (int r = 0; r < GK_R; ++r) raw[r] = src[r * GK_T + t];
-        for (int r = 0; r < GK_R; ++r) {
-            for (int k = 0; k < GK_V; ++k) x[r][k] = (acc_t)raw[r].v[k];
-        }
-    } else {
-        for (int r = 0; r < GK_R; ++r) {
+    // Whole chunks move 16 bytes at a time where the row is contiguous and aligned.
+    const bool in_vec = a.in_step == 1 && gk_aligned16(in + start);
+    const bool out_vec = a.out_step == 1 && gk_aligned16(out + start);
+    // Each thread stages (and later reads) only its own chunks: no barrier before pass 1.
+    for (int r = 0; r < GK_R; ++r) {
+        const gk_i64 i0 = start + (gk_i64)(r * GK_T + t) * GK_V;
+        if (in_vec && i0 + GK_V <= a.n) {
+            gk_copy16(&s_data[r * GK_T + t], in + i0);
+        } else {
+            chunk_t c = {};
             for (int k = 0; k < GK_V; ++k) {
-                const gk_i64 i = start + (gk_i64)(r * GK_T + t) * GK_V + k;
-                x[r][k] = i < a.n ? (acc_t)in[i * a.in_step] : (acc_t)0;
+                if (i0 + k < a.n) c.v[k] = in[(i0 + k) * a.in_step];
+            }
+            s_data[r * GK_T + t] = c;
+        }
+    }
+    gk_copy_wait();
+    // Pass 1: each chunk's sum, scanned over the warp's lanes run by run; the warps' totals of
+    // each run to s_run.
+    acc_t before[GK_R];  // the run's elements before this thread's chunk, within the warp
+    {
+        acc_t inc[GK_R];
+        for (int r = 0; r < GK_R; ++r) {
+            const chunk_t c = s_data[r * GK_T + t];
+            acc_t s = (acc_t)c.v[0];
+            for (int k = 1; k < GK_V; ++k) s = (acc_t)(s + (acc_t)c.v[k]);
+            inc[r] = s;
+        }
+        for (int d = 1; d < GK_LANES; d *= 2) {
+            for (int r = 0; r < GK_R; ++r) {
+                const acc_t o = gk_shfl_up(inc[r], d);
+                if (lane >= d) inc[r] = (acc_t)(o + inc[r]);
             }
         }
-    }
-    // Each run: scans within the thread, the warp (shuffles) and the block (the warps' sums).
-    acc_t inc[GK_R];
-    for (int r = 0; r < GK_R; ++r) {
-        for (int k = 1; k < GK_V; ++k) x[r][k] = (acc_t)(x[r][k - 1] + x[r][k]);
-        inc[r] = x[r][GK_V - 1];
-    }
-    for (int d = 1; d < GK_LANES; d *= 2) {
         for (int r = 0; r < GK_R; ++r) {
-            const acc_t o = gk_shfl_up(inc[r], d);
-            if (lane >= d) inc[r] = (acc_t)(o + inc[r]);
+            const acc_t o = gk_shfl_up(inc[r], 1);
+            before[r] = lane == 0 ? (acc_t)0 : o;
+            if (lane == GK_LANES - 1) s_run[r * GK_WARPS + warp] = inc[r];
         }
-    }
-    acc_t before[GK_R];  // the run's elements before this thread's, within the warp
-    for (int r = 0; r < GK_R; ++r) {
-        const acc_t o = gk_shfl_up(inc[r], 1);
-        before[r] = lane == 0 ? (acc_t)0 : o;
-        if (lane == GK_LANES - 1) s_warp[r][warp] = inc[r];
     }
     __syncthreads();
-    acc_t sum = (acc_t)0;  // the tile's elements before run r, then the tile's sum
-    for (int r = 0; r < GK_R; ++r) {
-        acc_t warps_before = (acc_t)0, run = (acc_t)0;
-        for (int w = 0; w < GK_WARPS; ++w) {
-            if (w < warp) warps_before = (acc_t)(warps_before + s_warp[r][w]);
-            run = (acc_t)(run + s_warp[r][w]);
-        }
-        before[r] = (acc_t)(sum + (acc_t)(warps_before + before[r]));
-        sum = (acc_t)(sum + run);
-    }
     if (warp == 0) {
-        const acc_t carry = gk_carry_in(a, row, tile % a.tiles_per_row, sum, lane);
-        if (lane == 0) s_carry = carry;
+        // The table's exclusive prefixes (run by run, warp by warp) and the tile's sum.
+        acc_t e[GK_E];
+        acc_t mine = (acc_t)0;
+        for (int k = 0; k < GK_E; ++k) {
+            const int at = lane * GK_E + k;
+            const acc_t x = at < GK_R * GK_WARPS ? s_run[at] : (acc_t)0;
+            e[k] = mine;
+            mine = (acc_t)(mine + x);
+        }
+        acc_t inc = mine;
+        for (int d = 1; d < GK_LANES; d *= 2) {
+            const acc_t o = gk_shfl_up(inc, d);
+            if (lane >= d) inc = (acc_t)(o + inc);
+        }
+        const acc_t o = gk_shfl_up(inc, 1);
+        const acc_t lanes_before = lane == 0 ? (acc_t)0 : o;
+        const acc_t sum = gk_shfl(inc, GK_LANES - 1);
+        for (int k = 0; k < GK_E; ++k) {
+            const int at = lane * GK_E + k;
+            if (at < GK_R * GK_WARPS) s_run[at] = (acc_t)(lanes_before + e[k]);
+        }
+        const gk_i64 s0 = row * a.tiles_per_row;
+        acc_t carry = (acc_t)0;
+        if (q > 0) {
+            if (lane == 0) gk_state_publish(a, s0 + q, GK_FLAG_SUM, sum);
+            carry = gk_lookback(a, s0, q, lane, s_stash);
+        }
+        if (lane == 0) {
+            gk_state_publish(a, s0 + q, GK_FLAG_PREFIX, (acc_t)(carry + sum));
+            s_carry = carry;
+        }
     }
     __syncthreads();
+    // Pass 2: the running sums, from the staged chunks.
     const acc_t carry = s_carry;
-    if (vec) {
-        for (int r = 0; r < GK_R; ++r) {
-            acc_t y[GK_V];
-            for (int k = 0; k < GK_V; ++k) y[k] = (acc_t)(carry + (acc_t)(before[r] + x[r][k]));
-            gk_store_run(out + start + (gk_i64)(r * GK_T + t) * GK_V, y);
+    for (int r = 0; r < GK_R; ++r) {
+        const chunk_t c = s_data[r * GK_T + t];
+        const acc_t base = (acc_t)(carry + (acc_t)(s_run[r * GK_WARPS + warp] + before[r]));
+        acc_t y[GK_V];
+        acc_t s = (acc_t)c.v[0];
+        y[0] = (acc_t)(base + s);
+        for (int k = 1; k < GK_V; ++k) {
+            s = (acc_t)(s + (acc_t)c.v[k]);
+            y[k] = (acc_t)(base + s);
         }
-    } else {
-        for (int r = 0; r < GK_R; ++r) {
+        const gk_i64 i0 = start + (gk_i64)(r * GK_T + t) * GK_V;
+        if (out_vec && i0 + GK_V <= a.n) {
+            gk_store_run(out + i0, y);
+        } else {
             for (int k = 0; k < GK_V; ++k) {
-                const gk_i64 i = start + (gk_i64)(r * GK_T + t) * GK_V + k;
-                if (i < a.n) out[i * a.out_step] = (out_t)(carry + (acc_t)(before[r] + x[r][k]));
+                if (i0 + k < a.n) out[(i0 + k) * a.out_step] = (out_t)y[k];
             }
         }
     }

@@ -114,6 +114,8 @@ def elementwise(ufunc_name: str, *operands_, out: GPUArray | None = None) -> GPU
         raise ValueError(f"no elementwise op named {ufunc_name!r}") from None
     if len(operands_) != op.arity:
         raise TypeError(f"{ufunc_name} takes {op.arity} operands, got {len(operands_)}")
+    if out is not None and _planned_into(ufunc_name, operands_, out):
+        return out
     ops, rt = operands(*operands_)
     if out is not None:
         return _into(op, ops, rt, out)
@@ -127,6 +129,35 @@ def elementwise(ufunc_name: str, *operands_, out: GPUArray | None = None) -> GPU
             return out
     buf = plan(rt.thread.stream, _quota.quota, *_args(ops))
     return wrap(buf, shape, dtype, strides, rt, desc)
+
+
+def _planned_into(name, ops, out) -> bool:
+    """Runs `name` over ops into out, and says so, when a call of the same kind (operands and
+    out) was planned before, needs no look at values, and reads no operand that shares out's
+    memory in another order; else _into decides (and plans)."""
+    if type(out) is not GPUArray or out._readonly:
+        return False
+    d_out, buf = out._desc or describe(out), out._buf
+    key, args = ["into", name], []
+    for x in ops:
+        t = type(x)
+        if t is GPUArray:
+            d = x._desc or describe(x)
+            if x._buf is buf and (d is not d_out or x._offset != out._offset):
+                return False
+            key.append(d)
+            args += (x._buf, x._offset)
+        elif t is float or t is int or t is bool:
+            key.append(t)
+            args.append(x)
+        else:
+            return False
+    key.append(d_out)
+    entry = _ENTRIES.get(tuple(key))
+    if entry is None or entry[1] is not None:
+        return False
+    entry[0](out._rt.thread.stream, _quota.quota, *args, buf, out._offset)
+    return True
 
 
 def _into(op, ops, rt, out: GPUArray) -> GPUArray:
@@ -299,7 +330,12 @@ def _install_operators():
         return lambda self: elementwise(name, self)
 
     def in_place(name):
-        return lambda self, other: elementwise(name, self, other, out=self)
+        def iop(self, other):
+            if _planned_into(name, (self, other), self):
+                return self
+            return elementwise(name, self, other, out=self)
+
+        return iop
 
     for op in ELEMENTWISE.values():
         if op.dunder is None:

@@ -228,6 +228,32 @@ def test_out_and_in_place(backend, rng):
     np.testing.assert_allclose(s.to_numpy(), expected)
 
 
+def test_repeated_out_and_in_place_calls_take_fresh_data_and_keep_overlap_rules(backend, rng):
+    """A repeated out= / in-place call of a kind seen before runs its plan at once: it must read
+    this call's operands, refuse a read-only out, and still compute through a temporary when an
+    operand overlaps out in another order (same shape and strides, another offset)."""
+    n = 2**16 + 3  # many blocks: a plan run in place over an overlapping view would race
+    base = gk.asarray(random_array(rng, (2 * n + 1,), "float32"))
+    for _ in range(3):  # the first call plans, the later ones hit
+        x, y = random_array(rng, (n,), "float32"), random_array(rng, (n,), "float32")
+        out = gk.empty(n, "float32")
+        gk.add(gk.asarray(x), gk.asarray(y), out=out)
+        np.testing.assert_array_equal(out.to_numpy(), x + y)
+        a = gk.asarray(x)
+        a *= gk.asarray(y)
+        np.testing.assert_array_equal(a.to_numpy(), x * y)
+        a -= 2.5
+        np.testing.assert_array_equal(a.to_numpy(), x * y - np.float32(2.5))
+    whole = base.to_numpy()
+    gk.add(base[1 : n + 1], 1.0, out=base[:n])  # same kind of call, out overlapping its input
+    np.testing.assert_array_equal(base.to_numpy()[:n], whole[1 : n + 1] + np.float32(1.0))
+    before = base.to_numpy()
+    gk.add(base[:n], base[1 : n + 1], out=base[1 : n + 1])
+    np.testing.assert_array_equal(base.to_numpy()[1 : n + 1], before[:n] + before[1 : n + 1])
+    with pytest.raises(ValueError, match="read-only"):
+        gk.add(gk.asarray(x), gk.asarray(y), out=gk.broadcast_to(gk.asarray(x[:1]), (n,)))
+
+
 def test_out_errors_name_the_problem(backend):
     a = gk.ones((2, 3), "int32")
     with pytest.raises(TypeError, match="cannot cast the float64 result to out's int32"):

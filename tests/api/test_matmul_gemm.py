@@ -135,6 +135,21 @@ def test_linear_fused_epilogue(backend, rng, dtype, activation, rows):
     _check(out, ref + hres.astype(f64), dtype)
 
 
+def test_linear_epilogue_at_odd_widths_and_offsets(backend, rng):
+    """The epilogue's tails: an odd number of output columns (no vector stores), rows past the last
+    full tile, a residual that starts 2 bytes into its buffer (no vector loads), and a long K that
+    is split (partial sums first, the epilogue in the reduction)."""
+    dt, f64 = gk.bfloat16, np.float64
+    for rows, k in ((300, 264), (200, 4104)):
+        hx, hw = random_array(rng, (rows, k), dt), random_array(rng, (1001, k), dt)
+        hbias, hres = random_array(rng, (1001,), dt), random_array(rng, (rows, 1002), dt)
+        res = gk.asarray(hres)[:, 1:]
+        _poisoned_pool(rows * 1001 * 2, dt)
+        out = gk.linear(gk.asarray(hx), gk.asarray(hw), gk.asarray(hbias), "gelu", res)
+        ref = ACT_REF["gelu"](hx.astype(f64) @ hw.astype(f64).T + hbias.astype(f64))
+        _check(out, ref + hres[:, 1:].astype(f64), "bfloat16")
+
+
 def test_linear_residual_broadcasts_and_batches(backend, rng):
     dt = gk.bfloat16
     hx = random_array(rng, (2, 3, 136), dt)  # batch of 2 x 3 rows

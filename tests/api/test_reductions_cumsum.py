@@ -55,3 +55,22 @@ def test_the_same_bits_on_every_run(backend, rng):
         first = gk.cumsum(arr, axis=axis).to_numpy().tobytes()
         for _ in range(9):
             assert gk.cumsum(arr, axis=axis).to_numpy().tobytes() == first
+
+
+def test_many_tiles_nan_inf_over_poisoned_memory(backend, rng):
+    """A row of more tiles than the look-back reads at once (windows of them), written where NaN
+    was just released: finite sums up to an inf, inf up to a NaN, NaN to the end, as NumPy's;
+    the same bits on every run."""
+    n = 2**24 + 5
+    x = random_array(rng, (n,), "float32")
+    i_inf, i_nan = n // 3 + 1, 2 * n // 3 + 7
+    x[i_inf], x[i_nan] = np.inf, np.nan
+    a = gk.asarray(x)
+    del_me = gk.full((n + 64,), np.nan, "float32")
+    del del_me
+    got = gk.cumsum(a)
+    out = got.to_numpy()
+    _check(got[:i_inf], x[:i_inf], 0)
+    assert np.isposinf(out[i_inf:i_nan]).all()
+    assert np.isnan(out[i_nan:]).all()
+    assert gk.cumsum(a).to_numpy().tobytes() == out.tobytes()

@@ -96,3 +96,24 @@ def test_the_same_bits_on_every_run(backend, rng, kind):
         first = _run(kind, a).to_numpy().tobytes()
         for _ in range(9):
             assert _run(kind, a).to_numpy().tobytes() == first
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("width", [1025, 4096, 16384])
+@pytest.mark.parametrize("kind", ["softmax", "log_softmax", "layer_norm", "rms_norm"])
+def test_nan_inf_over_poisoned_memory(backend, rng, kind, width, dtype):
+    """Rows a block stages whole in shared memory (1025 wide: not whole 16-byte vectors, staged
+    element by element), one holding a NaN and one a -inf, written where NaN was just released:
+    as rows_f64 (NaN rows stay NaN, a -inf logit is a zero probability). 70 rows of 16384: one
+    block each (fewer would be split over blocks), a float32 row filling the 64 KiB staged."""
+    x = random_array(rng, (70 if width == 16384 else 6, width), dtype)
+    x[1, width // 2] = np.nan
+    x[4, width - 1] = -np.inf
+    w = (1 + 0.5 * random_array(rng, (width,), "float32")).astype(x.dtype)
+    args = (w, None) if kind.endswith("norm") else (None, None)
+    del_me = gk.full(x.shape, np.nan, x.dtype)
+    del del_me
+    got = _run(kind, gk.asarray(x), *args)
+    with np.errstate(all="ignore"):
+        ref = rows_f64(kind, x, *args)
+    assert_matches(got, ref.astype(np.float64).astype(x.dtype), x.dtype, scale=2)

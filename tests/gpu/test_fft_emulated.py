@@ -226,10 +226,13 @@ def test_geometry():
     assert not fft_plan.is_smooth(17 * 4) and fft_plan.is_smooth(3 * 5 * 7 * 11 * 13 * 64)
     blk = fft_plan.block(4096, 8, False, 100)
     assert (blk.tpr, blk.rows, blk.threads) == (256, 1, 256)
+    assert fft_plan.table_length(4096) == 64 + 64 and fft_plan.table_length(6561) == 128 + 52
+    assert blk.shared == fft_plan.pitch(4096) * 8 + fft_plan.ROW_EXTRA + 128 * 8
     blk = fft_plan.block(4096, 8, True, 4096)
     assert blk.rows == 4 and blk.shared <= fft_plan.COLUMNS_SHARED
     assert fft_plan.max_block_length(8) == 8192 and fft_plan.max_block_length(16) == 4096
-    assert fft_plan.max_block_length(8, 99 * 1024) == 4096  # sm_86 / sm_89
+    assert fft_plan.max_block_length(8, 99 * 1024) == 8192  # sm_86 / sm_89
+    assert fft_plan.max_block_length(16, 48 * 1024) == 2048
 
 
 @pytest.mark.parametrize("itemsize", [8, 16])

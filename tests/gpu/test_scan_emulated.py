@@ -1,10 +1,12 @@
 """kernels/scan.cu's gk_scan_tiles run on the CPU through the host emulation of the block (threads
 as fibers in a random order, barriers, shared memory first filled with NaN bytes), launched by the
 plans that gpukit.runtime.cuda.reduce builds (the flags' zero fill first, packed blocks, address
-slots, the state scratch) and checked against NumPy: rows shorter than a tile, tails, several
-windows of tiles (the window prefixes of the look-back), several rows, strided and unaligned
-inputs, 4- and 8-byte accumulators, and the same bits whatever the thread order. (Blocks run one
-after the other here, in ticket order: the look-back's waits find what they wait for published.)"""
+slots, the state scratch, the dynamic shared memory) and checked against NumPy: rows shorter than
+a tile, tails, several tiles and rows, strided and unaligned inputs, 4- and 8-byte accumulators,
+and the same bits whatever the thread order. Blocks run one after the other here, in ticket
+order, so a tile always finds its predecessor's prefix published: the look-back over windows of
+tiles that published only their sums runs on states a test sets up (the carry must be the left
+fold from the nearest prefix, to the bit)."""
 
 import ctypes
 import shutil
@@ -19,12 +21,13 @@ from gpukit.errors import DeviceError
 from gpukit.runtime.args import CONSTANTS, arg_struct
 from gpukit.runtime.backend import Layout
 from gpukit.runtime.cuda import reduce as cuda_reduce
+from gpukit.runtime.cuda.reduce_geometry import scan_tile
 
 sys.path.insert(0, str(Path(__file__).parent / "emulator"))
 import emulation
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
-TILE = CONSTANTS["GK_SCAN_THREADS"] * CONSTANTS["GK_SCAN_ITEMS"]
+TILE = scan_tile(4)  # float32 elements of a tile
 
 
 @pytest.fixture(scope="module")
@@ -103,9 +106,82 @@ def test_short_rows_and_tails(lib_dir, rng, n):
     _check(lib_dir, rng, np.float32, np.float32, (n,))
 
 
-def test_several_windows(lib_dir, rng):
-    """More tiles than GK_SCAN_WINDOW: later windows fold the earlier windows' sums."""
-    _check(lib_dir, rng, np.float32, np.float32, (CONSTANTS["GK_SCAN_WINDOW"] * TILE + 3 * TILE,))
+def test_several_tiles(lib_dir, rng):
+    _check(lib_dir, rng, np.float32, np.float32, (5 * TILE + 3,))
+
+
+def _tile_after_states(lib_dir, tile_x, states, prefix_at, seed):
+    """Runs the one block that takes tile q = len(states) (input tile_x) of a row whose earlier
+    tiles' states are set up: `states[k]` the value tile k published, as its prefix for
+    k <= prefix_at and as its sum after. Returns (the tile's output, the flag and value it
+    published)."""
+    dtype = tile_x.dtype
+    tile, q = tile_x.size, len(states)
+    assert tile == scan_tile(dtype.itemsize)
+    defines = cuda_reduce.kernels.cumsum(dtype, dtype)[1]
+    run = emulation.build_one("scan.cu", "gk_scan_tiles", "gk_scan_args", defines, lib_dir)
+    x = np.full((q + 1) * tile, np.nan, dtype)  # only the last tile is to be read
+    x[q * tile :] = tile_x
+    out = np.full_like(x, np.nan)
+    ticket = np.array([q, 0], np.uint64)
+    flag = np.where(np.arange(q + 1) <= prefix_at, 2, 1).astype(np.uint64)
+    flag[q] = 0
+    values = np.append(states, 0).astype(dtype)
+    if dtype.itemsize == 4:  # flag << 32 | value bits in one word
+        flags = (flag << np.uint64(32)) | values.view(np.uint32).astype(np.uint64)
+        sums = prefs = np.zeros(1, dtype)
+    else:
+        flags = flag.astype(np.int32)
+        prefs = np.where(flag == 2, values, np.nan).astype(dtype)
+        sums = np.where(flag == 1, values, np.nan).astype(dtype)
+    s = arg_struct("gk_scan_args")
+    fields = dict.fromkeys(s.fields, 0)
+    addr = {
+        k: v.ctypes.data
+        for k, v in (
+            ("in", x),
+            ("out", out),
+            ("ticket", ticket),
+            ("flags", flags),
+            ("sums", sums),
+            ("prefs", prefs),
+        )
+    }
+    fields.update(addr, n_rows=1, n=x.size, in_step=1, out_step=1, tiles_per_row=q + 1,
+                  row_ndim=1, row_shape=[1], in_row_stride=[0], out_row_stride=[0])  # fmt: skip
+    blob = ctypes.create_string_buffer(bytes(s.pack(**fields)), s.size)
+    run(blob, 1, 1, 1, CONSTANTS["GK_SCAN_THREADS"], tile * dtype.itemsize, seed)
+    if dtype.itemsize == 4:
+        published = (int(flags[q]) >> 32, np.uint32(flags[q] & 0xFFFFFFFF).view(dtype))
+    else:
+        published = (int(flags[q]), prefs[q])
+    return out[q * tile :], published
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("prefix_at", [99, 93, 60, 29])
+def test_lookback_folds_from_the_nearest_prefix(lib_dir, rng, dtype, prefix_at):
+    """Tile 100 after tiles that published only their sums back to `prefix_at` (in the nearest
+    window of GK_LANES tiles, at its first lane and a later one; one and two windows further,
+    past windows the look-back keeps): the carry is the left fold prefix(prefix_at) +
+    sum(prefix_at + 1) + ... + sum(99), bit for bit; the tiles before prefix_at (prefixes of
+    1e30) are never used."""
+    dtype = np.dtype(dtype)
+    states = rng.standard_normal(100).astype(dtype) * 100
+    states[:prefix_at] = 1e30
+    carry = states[prefix_at]
+    for v in states[prefix_at + 1 :]:
+        carry = dtype.type(carry + v)
+    seed = int(rng.integers(1 << 31))
+    x = rng.standard_normal(scan_tile(dtype.itemsize)).astype(dtype)
+    got, (flag, value) = _tile_after_states(lib_dir, x, states, prefix_at, seed)
+    assert got[0] == dtype.type(carry + x[0])
+    want = carry + np.cumsum(x.astype(np.float64))
+    scale = np.abs(carry) + np.cumsum(np.abs(x.astype(np.float64)))
+    assert (np.abs(got - want) <= 16 * np.finfo(dtype).eps * scale).all()
+    assert flag == 2 and abs(value - want[-1]) <= 16 * np.finfo(dtype).eps * scale[-1]
+    again, _ = _tile_after_states(lib_dir, x, states, prefix_at, seed + 1)
+    assert again.tobytes() == got.tobytes(), "the bits depend on the thread order"
 
 
 def test_rows_strided_and_unaligned(lib_dir, rng):

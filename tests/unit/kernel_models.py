@@ -51,6 +51,7 @@ class FakeCuda:
         self.cpu, self.pool, self.sm_count = cpu, cpu.pool, sm_count
         self.launch_table = None
         self.functions: list[tuple] = []
+        self.shared_allowed: dict[int, int] = {}
 
     def function(self, file, defines, name):
         self.functions.append((file, tuple(defines), name))
@@ -58,6 +59,10 @@ class FakeCuda:
 
     def blocks_for(self, threads: int, block: int) -> int:
         return min(-(-max(threads, 1) // block), self.sm_count * 32)
+
+    def allow_shared(self, fn: int, nbytes: int) -> None:
+        assert nbytes <= 227 * 1024, "more shared memory than an sm_90 block may have"
+        self.shared_allowed[fn] = nbytes
 
 
 def emulated(planner, sm_count: int):
@@ -117,9 +122,10 @@ class EmulatedPlan:
                 else:
                     struct.pack_into("<q", blob, offset, int(v))
             file, defines, name = self.fake.functions[fn]
-            assert shared == 0, name
+            assert shared <= 48 * 1024 or self.fake.shared_allowed.get(fn, 0) >= shared, name
             _check_dims(grid, block, name)
-            run_model(mem, file, dict(d.split("=", 1) for d in defines), name, grid, block, blob)
+            defines = dict(d.split("=", 1) for d in defines)
+            run_model(mem, file, defines, name, grid, block, shared, blob)
             self.launches_run.append(name)
         outs = made[: len(b.outputs)]  # the scratch buffers go back to the pool when dropped
         return None if not outs else outs[0] if len(outs) == 1 else tuple(outs)
@@ -198,16 +204,17 @@ def nd_offset(idx, ndim: int, shape, stride) -> np.ndarray:
     return off
 
 
-def run_model(mem, file, defines, name, grid, block, blob):
+def run_model(mem, file, defines, name, grid, block, shared, blob):
+    if file == "scan.cu":
+        return _scan(mem, defines, name, grid, block, shared, decode(_STRUCT_OF[file], blob))
+    if file == "nn_rows.cu":
+        return _rows(mem, defines, name, grid, block, shared, decode(_STRUCT_OF[file], blob))
+    assert shared == 0, name
     if file == "elementwise.cu":
         return _elementwise(mem, defines, name, grid, block, blob)
     a = decode(_STRUCT_OF[file], blob)
     if file == "reduce.cu":
         return _reduce(mem, defines, name, grid, block, a)
-    if file == "scan.cu":
-        return _scan(mem, defines, name, grid, block, a)
-    if file == "nn_rows.cu":
-        return _rows(mem, defines, name, grid, block, a)
     if file == "transpose.cu":
         return _transpose(mem, defines, name, grid, block, a)
     raise NotImplementedError(file)
@@ -434,22 +441,24 @@ def _results(values) -> np.ndarray:
 
 
 # --- scan.cu --------------------------------------------------------------------------------------
-def _scan(mem, d, name, grid, block, a):
+def _scan(mem, d, name, grid, block, shared, a):
     in_t, acc, out_t = DTYPES[d["GK_IN_T"]], DTYPES[d["GK_ACC_T"]], DTYPES[d["GK_OUT_T"]]
     wide = np.float64 if acc.kind == "f" else acc.type
     n_rows, n = a["n_rows"], a["n"]
     nd, shape = a["row_ndim"], a["row_shape"]
     if name == "gk_scan_tiles":
-        tile, window = C["GK_SCAN_THREADS"] * C["GK_SCAN_ITEMS"], C["GK_SCAN_WINDOW"]
+        chunks = C["GK_SCAN_THREADS"] * C["GK_SCAN_CHUNKS"]
+        tile = chunks * (C["GK_VEC_BYTES"] // in_t.itemsize)
         per_row = a["tiles_per_row"]
-        assert block == (C["GK_SCAN_THREADS"], 1, 1) and per_row * tile >= n
+        assert block == (C["GK_SCAN_THREADS"], 1, 1) and per_row * tile >= n > (per_row - 1) * tile
         assert grid == (n_rows * per_row, 1, 1), "a block per tile"
-        tiles, windows = n_rows * per_row, n_rows * -(-per_row // window)
+        assert shared == chunks * C["GK_VEC_BYTES"], "the tile staged in dynamic shared memory"
+        tiles = n_rows * per_row
         assert mem.load(a["ticket"], [0], np.dtype(np.uint64))[0] == 0, "the ticket starts at 0"
-        assert (mem.load(a["flags"], np.arange(tiles), np.dtype(np.int32)) == 0).all()
-        assert (mem.load(a["win_flags"], np.arange(windows), np.dtype(np.int32)) == 0).all()
-        for field, count in (("sums", tiles), ("win_sums", windows), ("win_prefs", windows)):
-            mem.store(a[field], np.arange(count), acc, np.zeros(count))  # in the scratch
+        assert (mem.load(a["flags"], np.arange(tiles), np.dtype(np.uint64)) == 0).all()
+        if acc.itemsize > 4:  # the values apart from the flags, in the scratch
+            for field in ("sums", "prefs"):
+                mem.store(a[field], np.arange(tiles), acc, np.zeros(tiles))
         rows = np.arange(n_rows)
         i = np.arange(n)
         src = nd_offset(rows, nd, shape, a["in_row_stride"])[:, None] + i[None, :] * a["in_step"]
@@ -503,7 +512,7 @@ def _row_values(kind, x, w, b, eps):
     return y
 
 
-def _rows(mem, d, name, grid, block, a):
+def _rows(mem, d, name, grid, block, shared, a):
     t = DTYPES[d["GK_T"]]
     acc = DTYPES[d["GK_ACC_T"]]
     kind = next(k for k in _KINDS if name.startswith(f"gk_{k}_"))
@@ -537,6 +546,14 @@ def _rows(mem, d, name, grid, block, a):
         at = nd_offset([row], nd, shape, a["out_row_stride"]) + i * a["out_step"]
         mem.store(a["out"], at, t, y)
 
+    if part == "rows_staged":  # a block per row, the row (and residual) in shared memory
+        assert vecs == 0 and g == block[0] and a["splits"] == 1 and grid == (n_rows, 1, 1)
+        assert shared == n * t.itemsize * (2 if a["residual"] else 1), (shared, n)
+        assert shared <= C["GK_ROWS_STAGED_BYTES"]
+        for row in range(n_rows):
+            write(row, 0, n, row_x(row, 0, n))
+        return
+    assert shared == 0, name
     if part == "rows":
         assert block[0] % g == 0 and a["splits"] == 1
         assert grid[0] * (block[0] // g) >= n_rows, "rows left without a group"

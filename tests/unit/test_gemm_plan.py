@@ -30,9 +30,10 @@ def test_stages_fill_the_shared_memory_budget():
     for bm, bn in gp.SM90_TILES:
         stages, shared = kernels.sm90_stages(bm, bn)
         stage = (bm + bn) * C["GK_SM90_ROW_BYTES"]
+        budget = C["GK_SM90_SMEM_BUDGET"] - 2 * C["GK_SM90_EPI_BYTES"]  # the epilogue's chunks
         assert stages >= 4
         assert shared <= C["GK_SM90_SMEM_BUDGET"] + C["GK_SM90_SMEM_EXTRA"]
-        assert (stages + 1) * stage > C["GK_SM90_SMEM_BUDGET"] or stages == C["GK_SM90_MAX_STAGES"]
+        assert (stages + 1) * stage > budget or stages == C["GK_SM90_MAX_STAGES"]
 
 
 def test_tiles_fill_the_gpu_and_split_k_only_when_it_pays():
@@ -256,7 +257,7 @@ def test_sm90_launch_places_tensor_maps_and_block_where_the_driver_says(built):
         1,
     )
     assert get["total_tiles"] == get["tiles_m"] * get["tiles_n"] and grid[0] <= 132
-    assert get["k_tiles"] == 4096 * 2 // 128 and get["out_pairs"] == 1
+    assert get["k_tiles"] == 4096 * 2 // 128
     assert get["sr_m"] == 1024 and get["s_bias"] == 1
     maps = [s for s in slots if s[0] == "tensor_map"]
     assert [(s[1], s[2], s[3]) for s in maps] == [(0x30, 0, 0), (0xB0, 1, 0)]

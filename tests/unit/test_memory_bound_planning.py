@@ -333,16 +333,31 @@ def test_a_scan_zeroes_its_flags_before_the_tiles(builds):
         cuda_reduce.plan_cumsum, src, 1, Layout(F32, (3, 100_000), (400_000, 4))
     )
     assert (fill, scan) == ("gk_ew_contig", "gk_scan_tiles")
-    tile = CONSTANTS["GK_SCAN_THREADS"] * CONSTANTS["GK_SCAN_ITEMS"]
+    tile = reduce_geometry.scan_tile(4)
+    assert tile == CONSTANTS["GK_SCAN_THREADS"] * CONSTANTS["GK_SCAN_CHUNKS"] * 4
     assert a["tiles_per_row"] == -(-100_000 // tile) and grid == (3 * a["tiles_per_row"], 1, 1)
     (state,) = b.scratch
     scratch = b.scratch_arg(0)
     assert fslots["ptr"] == ("address", scratch, 0, 1)  # the fill's out: the scratch's start
     zeroed = fa["n"]
     assert slots["ticket"] == ("address", scratch, 0, 1)
-    assert all(slots[f][1] == scratch for f in ("flags", "win_flags", "sums", "win_sums"))
-    assert slots["flags"][2] < zeroed and slots["win_flags"][2] < zeroed <= slots["sums"][2]
-    assert slots["win_prefs"][2] < state
+    assert slots["flags"][1] == scratch and slots["flags"][2] + 8 * grid[0] <= zeroed
+    # 4-byte accumulators keep flag and value in one word: the scratch is what is zeroed
+    assert zeroed == state == 16 + -(-8 * grid[0] // 16) * 16
+
+
+def test_a_scan_of_wide_accumulators_keeps_values_apart(builds):
+    f64 = np.dtype(np.float64)
+    src = Layout(f64, (100_000,), (8,), 16)
+    (_, _, _, fa, _, b), (_, grid, _, _, slots, _) = _launches(
+        cuda_reduce.plan_cumsum, src, 0, Layout(f64, (100_000,), (8,))
+    )
+    (state,) = b.scratch
+    zeroed, tiles = fa["n"], grid[0]
+    assert tiles == -(-100_000 // reduce_geometry.scan_tile(8))
+    assert slots["flags"][2] + 4 * tiles <= zeroed <= slots["sums"][2]  # flags zeroed, values not
+    assert slots["sums"][2] + 8 * tiles <= slots["prefs"][2]
+    assert slots["prefs"][2] + 8 * tiles <= state
 
 
 def test_rows_plans_match_their_geometry(builds):
@@ -351,10 +366,12 @@ def test_rows_plans_match_their_geometry(builds):
         dt = np.dtype(gk.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
         src = Layout(dt, (n_rows, n), (n * dt.itemsize, dt.itemsize), 16)
         launches = _launches(cuda_nn.plan_nn_rows, "rms_norm", src, 1, src, None, None, src)
-        geo = rows_geometry.plan_rows(n, n_rows, dt.itemsize, 132)
+        geo = rows_geometry.plan_rows(n, n_rows, dt.itemsize, 132, True)
         names = [x[0] for x in launches]
         if geo.split:
             assert names == ["gk_rms_norm_split_stats", "gk_rms_norm_split_apply"]
+        elif geo.shared:  # x and the residual staged
+            assert names == ["gk_rms_norm_rows_staged"] and geo.shared == 2 * n * dt.itemsize
         else:
             assert names == ["gk_rms_norm_rows"]
         for _, grid, block, a, slots, b in launches:

@@ -53,9 +53,10 @@ def test_each_launch_is_the_preemptible_gemm_watching_its_words(built):  # noqa:
         addresses = {
             o - 0x130: (arg, align) for kind, o, arg, _, align in slots if kind == "address"
         }
-        # The caller's a, b, then the output, the control words and the save area.
+        # The caller's a, b, then the output (element-aligned: the kernel's epilogue takes vector
+        # stores where the address allows), the control words and the save area.
         assert addresses == {
-            s.offset("out"): (2, 4),
+            s.offset("out"): (2, 2),
             s.offset("next_tile"): (3, 4),
             s.offset("save"): (4, 16),
         }

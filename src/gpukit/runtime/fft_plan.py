@@ -102,7 +102,7 @@ def block(n: int, itemsize: int, columns: bool, batch: int, shared_limit=227 * 1
     rs = radices(n)
     tpr = max(1, min(n // max(rs), max_threads(rs, itemsize)))  # a thread may take several
     row_bytes = pitch(n) * itemsize + ROW_EXTRA
-    table = n * itemsize if len(rs) > 1 else 0  # the passes' twiddles (kernels/fft.cu)
+    table = table_length(n) * itemsize if len(rs) > 1 else 0
     if columns:
         budget = min(COLUMNS_SHARED, shared_limit) - table
         rows = max(1, min(MAX_COLUMNS, budget // row_bytes, batch))
@@ -112,6 +112,13 @@ def block(n: int, itemsize: int, columns: bool, batch: int, shared_limit=227 * 1
     rows = 1 << (rows.bit_length() - 1)  # a power of two: whole sectors, even splits
     threads = -(-rows * tpr // 32) * 32
     return Block(n, rs, tpr, rows, threads, rows * row_bytes + table)
+
+
+def table_length(n: int) -> int:
+    """Entries of kernels/fft.cu's two twiddle tables: exp(-2 pi i k / n) for k < L and for the
+    multiples of L below n, L the power of two at or above sqrt(n)."""
+    lo = 1 << (((n - 1).bit_length() + 1) // 2)
+    return lo + -(-n // lo)
 
 
 def defines(blk: Block, real: str) -> tuple[str, ...]:

@@ -193,10 +193,12 @@ def _epilogue(epilogue) -> tuple[str, ...]:
 
 def sm90_stages(bm: int, bn: int) -> tuple[int, int]:
     """(pipeline stages, dynamic shared bytes) of the sm_90a GEMM with a bm x bn tile: as many
-    K slices as the shared-memory budget holds."""
-    stage = (bm + bn) * CONSTANTS["GK_SM90_ROW_BYTES"]
-    stages = min(CONSTANTS["GK_SM90_MAX_STAGES"], CONSTANTS["GK_SM90_SMEM_BUDGET"] // stage)
-    return stages, stages * stage + CONSTANTS["GK_SM90_SMEM_EXTRA"]
+    K slices as the shared-memory budget holds beside the two consumers' epilogue chunks."""
+    c = CONSTANTS
+    stage = (bm + bn) * c["GK_SM90_ROW_BYTES"]
+    epilogue = 2 * c["GK_SM90_EPI_BYTES"]
+    stages = min(c["GK_SM90_MAX_STAGES"], (c["GK_SM90_SMEM_BUDGET"] - epilogue) // stage)
+    return stages, stages * stage + epilogue + c["GK_SM90_SMEM_EXTRA"]
 
 
 def gemm_sm90(
@@ -566,7 +568,7 @@ KERNEL_NAMES = {
     "nn_rows.cu": tuple(
         f"gk_{kind}_{part}"
         for kind in ("softmax", "log_softmax", "layer_norm", "rms_norm")
-        for part in ("rows", "split_stats", "split_apply")
+        for part in ("rows", "rows_staged", "split_stats", "split_apply")
     ),
     "nn_gather.cu": ("gk_embedding", "gk_rope"),
     "attention.cu": ("gk_attention", "gk_attention_combine"),

@@ -34,7 +34,7 @@
 #define __shared__ static __attribute__((section("gk_emu_shared")))
 #define __launch_bounds__(...)
 #define GK_DEV inline
-#define GK_EMULATOR 1  // kernels that take dynamic shared memory from gk_dynamic_smem() here
+#define GK_HOST_EMULATION 1  // kernels/staging.cuh: gk_shared_dynamic comes from here
 
 struct gk_emu_dim3 {
     unsigned x = 1, y = 1, z = 1;
@@ -359,6 +359,7 @@ const char* launch(void (*kernel)(Args), gk_emu_dim3 grid, gk_emu_dim3 block, si
 #define gridDim (gkemu::blk->gdim)
 
 inline unsigned char* gk_dynamic_smem() { return gkemu::blk->smem.data(); }
+inline unsigned char* gk_shared_dynamic() { return gkemu::blk->smem.data(); }
 inline unsigned gk_smem_addr(const void* p) {
     return (unsigned)((const unsigned char*)p - gkemu::blk->smem.data());
 }
@@ -463,6 +464,7 @@ inline unsigned long long __ballot(int p) {
     return gkemu::cur->out_w;
 }
 inline void __builtin_amdgcn_wave_barrier() { gk_sync_warp(); }
+inline void __builtin_amdgcn_s_sleep(int) {}
 // Blocks run one after the other and fibers switch only at collectives: memory is always in order.
 inline void __threadfence() {}
 inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }

@@ -322,7 +322,9 @@ class CpuBackend:
                     residual=None, tf32=False):  # fmt: skip
         """out = activation(a @ b + bias) + residual; floating results in float32 (float64 stays
         float64) rounded once when stored, as the GPU kernels' epilogue does; integer ones exact.
-        `row_block`: at most that many output rows per step, as the GPU backends launch it.
+        `row_block` is checked and otherwise ignored: the product is one NumPy call (which
+        releases the GIL), since BLAS rounds a row differently with the number of rows in the
+        call (OpenBLAS 0.3.31: small-matrix kernels), and row blocks must give the same bits.
         `tf32` changes nothing here: NumPy multiplies in full float32."""
         if row_block is not None and row_block < 1:
             raise ValueError(f"matmul: row_block must be at least 1, got {row_block}")
@@ -337,14 +339,7 @@ class CpuBackend:
             if floating:
                 va, vb = va.astype(acc, copy=False), vb.astype(acc, copy=False)
             dest = np.empty(vo.shape, acc) if floating else vo
-            if va.ndim == 1 or row_block is None or row_block >= va.shape[-2]:
-                np.matmul(va, vb, out=dest)
-            else:
-                b2 = vb if vb.ndim > 1 else vb[:, None]
-                o2 = dest if vb.ndim > 1 else dest[..., None]
-                for r0 in range(0, va.shape[-2], row_block):
-                    rows = slice(r0, r0 + row_block)
-                    np.matmul(va[..., rows, :], b2, out=o2[..., rows, :])
+            np.matmul(va, vb, out=dest)
             if vbias is not None:
                 np.add(dest, vbias.astype(acc) if floating else vbias, out=dest)
             if act is not None:

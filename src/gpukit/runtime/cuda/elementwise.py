@@ -79,7 +79,7 @@ def emit(b: PlanBuilder, op, loop, inputs, target) -> None:
     if contiguous and len(inputs) <= 2:
         fn = backend.function(file, defines, "gk_ew_contig")
         fields = {"n": n, **_scalars(scalar_fields, 3)}
-        grid = backend.blocks_for(-(-n // _vector(loop, out.dtype, in_types)), _BLOCK)
+        grid = _contig_grid(backend, -(-n // _vector(loop, out.dtype, in_types)))
         b.launch(fn, grid, _BLOCK, "gk_ew_contig_args", fields, addresses=addresses,
                  floats=floats, ints=ints, imags=imags)  # fmt: skip
         return
@@ -133,6 +133,14 @@ def _emit_transpose(b: PlanBuilder, src, src_arg, out: Layout, out_arg) -> bool:
     fn = b.backend.function(*kernels.transpose(item), "gk_transpose")
     b.launch(fn, geo.grid, geo.block, "gk_transpose_args", fields, addresses=addresses)
     return True
+
+
+def _contig_grid(backend, vectors: int) -> int:
+    """Blocks of gk_ew_contig for `vectors` vectors: GK_EW_UNROLL a thread, at most
+    GK_EW_BLOCKS_PER_SM blocks per SM (a grid-stride loop does the rest)."""
+    per_block = _BLOCK * CONSTANTS["GK_EW_UNROLL"]
+    cap = backend.sm_count * CONSTANTS["GK_EW_BLOCKS_PER_SM"]
+    return max(1, min(-(-vectors // per_block), cap))
 
 
 def _vector(loop, out, in_types) -> int:

@@ -65,8 +65,6 @@ class _Emitter:
             "batch_ndim": len(shape),
             "conj_in": int(conj_in),
             "conj_out": int(conj_out),
-            "in_rows_fast": int(src.step == 1),
-            "out_rows_fast": int(dst.step == 1),
         }
         self.b.launch(fn, -(-rows // blk.rows), blk.threads, "gk_fft_args", fields,
                       shared=blk.shared,

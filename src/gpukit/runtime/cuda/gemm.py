@@ -125,7 +125,6 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
     workspace = None
     if whole.workspace_bytes:
         workspace = builder.add_scratch(whole.workspace_bytes)
-    out_pairs = p.n % 2 == 0 and (p.batch == 1 or p.bo[0] % 2 == 0)
     for r0, rows in _slices(p.m, step):
         plan = gemm_plan.plan_sm90(p.dtype, rows, p.n, p.k, p.batch, a_mat, b_mat,
                                    backend.sm_count, flags, tile, preempt=preemptible)  # fmt: skip
@@ -146,12 +145,11 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
             "total_tiles": plan.total_tiles,
             "a_batched": int(plan.a_batched),
             "b_batched": int(plan.b_batched),
-            "out_pairs": int(out_pairs),
             **_epilogue_fields(args, epi),
         }
         res_at = r0 * epi.residual[0] * item if epi.residual is not None else 0
         addresses = [
-            ("out", args.out, r0 * p.so[0] * item, 2 * item if out_pairs else item),
+            ("out", args.out, r0 * p.so[0] * item, item),
             *_epilogue_addresses(args, epi, res_at),
         ]
         if workspace is not None:

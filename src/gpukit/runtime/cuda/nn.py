@@ -50,7 +50,9 @@ def plan_nn_rows(backend, kind: str, src: Layout, axis: int, out: Layout, weight
     n, steps, row_shape, (in_rows, out_rows, res_rows) = _row_layout(src, axis, residual)
     n_rows = math.prod(row_shape)
     if n and n_rows:
-        geo = rows_geometry.plan_rows(n, n_rows, src.dtype.itemsize, backend.sm_count)
+        geo = rows_geometry.plan_rows(
+            n, n_rows, src.dtype.itemsize, backend.sm_count, residual is not None
+        )
         file, defines = kernels.nn_rows(src.dtype, geo.vecs)
         fields = {
             "n_rows": n_rows,
@@ -77,10 +79,13 @@ def plan_nn_rows(backend, kind: str, src: Layout, axis: int, out: Layout, weight
             addresses.append(("residual_out", b.output(1), 0, 1))
         if geo.split:
             addresses.append(("partial", b.add_scratch(geo.scratch_bytes), 0, 1))
-        for part in ("split_stats", "split_apply") if geo.split else ("rows",):
+        parts = ("split_stats", "split_apply") if geo.split else ("rows",)
+        for part in ("rows_staged",) if geo.shared else parts:
             fn = backend.function(file, defines, f"gk_{kind}_{part}")
-            b.launch(fn, geo.grid, geo.block, "gk_rows_args", fields, addresses=addresses,
-                     floats=[("eps", arg)])  # fmt: skip
+            if geo.shared:
+                backend.allow_shared(fn, geo.shared)
+            b.launch(fn, geo.grid, geo.block, "gk_rows_args", fields, shared=geo.shared,
+                     addresses=addresses, floats=[("eps", arg)])  # fmt: skip
     return b.build()
 
 

@@ -102,8 +102,8 @@ def plan_cumsum(backend, src: Layout, axis: int, out: Layout):
 
 def emit_cumsum(b: PlanBuilder, src: Layout, src_arg: int, axis: int, out: Layout, out_arg):
     """Appends out (contiguous) = running sum of src along `axis`: gk_scan_tiles over a scratch
-    buffer of tile and window states (its flags zeroed first), or, for a strided axis, the
-    pieces' sums (a reduction into scratch) then gk_scan_columns."""
+    buffer of tile states (its flags zeroed first), or, for a strided axis, the pieces' sums (a
+    reduction into scratch) then gk_scan_columns."""
     file, defines = kernels.cumsum(src.dtype, out.dtype)
     geo = reduce_geometry.plan_cumsum(
         src.shape,
@@ -136,7 +136,7 @@ def emit_cumsum(b: PlanBuilder, src: Layout, src_arg: int, axis: int, out: Layou
     if geo.main.kernel == "gk_scan_tiles":
         state = b.add_scratch(max(geo.scratch_bytes, 16))
         emit_fill_zero(b, Layout(_U8, (geo.zero_bytes,), (1,)), state)
-        names = ("ticket", "flags", "sums", "win_flags", "win_sums", "win_prefs")
+        names = ("ticket", "flags", "sums", "prefs")
         addresses += [(f, state, at, 1) for f, at in zip(names, geo.offsets, strict=True)]
         addresses.append(("partial", state, 0, 1))
     elif geo.reduce is not None:  # the pieces' sums, [piece][row], first (not combined)
@@ -149,7 +149,10 @@ def emit_cumsum(b: PlanBuilder, src: Layout, src_arg: int, axis: int, out: Layou
         )  # fmt: skip
         addresses.append(("partial", partial, 0, 1))
     fn = b.backend.function(file, defines, geo.main.kernel)
-    b.launch(fn, geo.main.grid, geo.main.block, "gk_scan_args", fields, addresses=addresses)
+    if geo.shared:
+        b.backend.allow_shared(fn, geo.shared)
+    b.launch(fn, geo.main.grid, geo.main.block, "gk_scan_args", fields, shared=geo.shared,
+             addresses=addresses)  # fmt: skip
 
 
 def plan_arange(backend, out: Layout):

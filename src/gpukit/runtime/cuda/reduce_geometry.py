@@ -43,9 +43,10 @@ class ReducePlan(NamedTuple):
 
 
 class ScanPlan(NamedTuple):
-    """gk_scan_args fields and launches: gk_scan_tiles, with a scratch holding ticket, tile flags,
-    window flags (the first zero_bytes, zeroed first), tile sums, window sums and window prefixes
-    at `offsets`; or gk_scan_columns after `reduce` (when pieces > 1) wrote the pieces' sums."""
+    """gk_scan_args fields and launches: gk_scan_tiles (`shared` bytes of dynamic shared memory),
+    with a scratch holding the ticket and the tiles' states (the first zero_bytes, zeroed first)
+    and, for accumulators wider than 4 bytes, the tiles' sums and prefixes, at `offsets`; or
+    gk_scan_columns after `reduce` (when pieces > 1) wrote the pieces' sums."""
 
     main: Launch
     reduce: ReducePlan | None
@@ -61,7 +62,8 @@ class ScanPlan(NamedTuple):
     out_row_stride: list
     scratch_bytes: int
     zero_bytes: int
-    offsets: tuple  # byte offsets of ticket, flags, sums, win_flags, win_sums, win_prefs
+    offsets: tuple  # byte offsets of ticket, flags, sums, prefs
+    shared: int
 
 
 def _pow2_at_least(n: int) -> int:
@@ -228,7 +230,9 @@ def plan_cumsum(
         return None
     in_step, out_step = in_strides[axis], out_strides[axis]
     if in_step == 1 or n == 1 or n_rows < _LANES:
-        return _scan_tiles(n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, acc_bytes)
+        return _scan_tiles(
+            n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, in_itemsize, acc_bytes
+        )
     v = _VEC_BYTES // in_itemsize
     vec = (
         v > 1
@@ -268,27 +272,32 @@ def plan_cumsum(
         out_rows,
         reduce.scratch_bytes if reduce else 0,
         0,
-        (0,) * 6,
+        (0,) * 4,
+        0,
     )
 
 
-def _scan_tiles(n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, acc_bytes):
-    tile = _C["GK_SCAN_THREADS"] * _C["GK_SCAN_ITEMS"]
-    per_row = _ceil(n, tile)
+def scan_tile(in_itemsize: int) -> int:
+    """Elements of one tile of gk_scan_tiles."""
+    return _C["GK_SCAN_THREADS"] * _C["GK_SCAN_CHUNKS"] * (_VEC_BYTES // in_itemsize)
+
+
+def _scan_tiles(n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, in_itemsize, acc_bytes):
+    per_row = _ceil(n, scan_tile(in_itemsize))
     tiles = n_rows * per_row
-    windows = n_rows * _ceil(per_row, _C["GK_SCAN_WINDOW"])
 
     def pad(nbytes):
         return _ceil(nbytes, 16) * 16
 
     flags_at = 16
-    win_flags_at = flags_at + pad(tiles * 4)
-    sums_at = win_flags_at + pad(windows * 4)  # everything before this starts at zero
-    win_sums_at = sums_at + pad(tiles * acc_bytes)
-    win_prefs_at = win_sums_at + pad(windows * acc_bytes)
-    scratch = win_prefs_at + windows * acc_bytes
-    main = Launch("gk_scan_tiles", (tiles, 1, 1), (_C["GK_SCAN_THREADS"], 1, 1))
-    offsets = (0, flags_at, sums_at, win_flags_at, win_sums_at, win_prefs_at)
+    sums_at = flags_at + pad(tiles * 8)  # everything before this starts at zero
+    if acc_bytes == 4:  # flag and value share a word: no sums or prefixes
+        prefs_at = scratch = sums_at
+    else:
+        prefs_at = sums_at + pad(tiles * acc_bytes)
+        scratch = prefs_at + tiles * acc_bytes
+    threads = _C["GK_SCAN_THREADS"]
+    main = Launch("gk_scan_tiles", (tiles, 1, 1), (threads, 1, 1))
     return ScanPlan(
         main,
         None,
@@ -304,5 +313,6 @@ def _scan_tiles(n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, acc_
         out_rows,
         scratch,
         sums_at,
-        offsets,
+        (0, flags_at, sums_at, prefs_at),
+        threads * _C["GK_SCAN_CHUNKS"] * _VEC_BYTES,
     )
