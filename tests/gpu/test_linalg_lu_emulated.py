@@ -7,19 +7,13 @@ tests/api/test_linalg_lu.py's, on sizes the emulator runs in seconds. The kernel
 with NVRTC for sm_80/89/90 without local memory."""
 
 import ctypes
-import glob
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import gpukit as gk
-from gpukit import jit
-from gpukit.errors import BackendUnavailableError
 from gpukit.runtime import kernels
 from gpukit.runtime.args import CONSTANTS
 
@@ -27,18 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "emulator"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 import emulation
 import test_linalg_lu as cases
-from lu_hybrid import hybrid_cpu
 
 pytestmark = pytest.mark.skipif(emulation.compiler() is None, reason="needs g++")
-
-
-@pytest.fixture
-def hybrid(tmp_path_factory, rng):
-    lib_dir = tmp_path_factory.getbasetemp() / "lu_emulator"
-    lib_dir.mkdir(exist_ok=True)
-    with hybrid_cpu(lib_dir, int(rng.integers(1 << 30))) as rt:
-        cases.poison_pool()
-        yield rt
 
 
 def _ran_blocked(rt, *also):
@@ -108,35 +92,11 @@ def test_blocked_cholesky(hybrid, rng, dtype):
         gk.linalg.cholesky(gk.asarray(bad))
 
 
-def _cuobjdump():
-    hits = [p for root in sys.path for p in glob.glob(f"{root}/nvidia/*/bin/cuobjdump")]
-    return hits[0] if hits else None
-
-
 @pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
 def test_kernels_compile_without_local_memory(arch):
-    try:
-        nvrtc = jit.open_compiler("nvrtc")[0]
-    except BackendUnavailableError as e:
-        pytest.skip(str(e))
-    j = jit.Jit(nvrtc, [f"--gpu-architecture={arch}"])
-    tool = _cuobjdump()
-    for dtype in ("float32", "float64"):
-        file, defines = kernels.linalg_lu(dtype)
-        image = j.build_builtin(file, defines)
-        for name in kernels.kernels_of(file, defines):
-            assert name.encode() in image, name
-        if tool is None:
-            continue
-        env = {**os.environ, "PATH": os.path.dirname(tool) + os.pathsep + os.environ["PATH"]}
-        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-            f.write(image)
-            f.flush()
-            sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True,
-                                  env=env, check=True).stdout  # fmt: skip
-        assert " LDL" not in sass and " STL" not in sass, f"local memory in {file} {dtype}"
-    if tool is None:
-        pytest.skip("no cuobjdump: compiled, SASS not inspected")
+    emulation.compile_without_local_memory(
+        arch, [kernels.linalg_lu(dtype) for dtype in ("float32", "float64")]
+    )
 
 
 def _repeating_pivots(n, k, w):

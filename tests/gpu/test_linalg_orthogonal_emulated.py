@@ -8,37 +8,20 @@ larger matrices take on a GPU are reached here at small sizes by lowering the li
 end reads (blocks of rows, rows shortened by a QR, a panel partly outside shared memory). The
 kernels also compile with NVRTC for sm_80/89/90 without local memory."""
 
-import glob
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from gpukit import jit
-from gpukit.errors import BackendUnavailableError
 from gpukit.runtime import kernels
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "emulator"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 import emulation
 import test_linalg_orthogonal as cases
-from lu_hybrid import hybrid_cpu
-from test_linalg_lu import poison_pool
 
 pytestmark = pytest.mark.skipif(emulation.compiler() is None, reason="needs g++")
-
-
-@pytest.fixture
-def hybrid(tmp_path_factory, rng):
-    lib_dir = tmp_path_factory.getbasetemp() / "lu_emulator"
-    lib_dir.mkdir(exist_ok=True)
-    with hybrid_cpu(lib_dir, int(rng.integers(1 << 30))) as rt:
-        poison_pool()
-        yield rt
 
 
 def _ran(rt, *names):
@@ -130,36 +113,13 @@ def test_layouts_repeated_bits_and_small_batches(hybrid, rng):
     _ran(hybrid, "gk_svj")
 
 
-def _cuobjdump():
-    hits = [p for root in sys.path for p in glob.glob(f"{root}/nvidia/*/bin/cuobjdump")]
-    return hits[0] if hits else None
-
-
 @pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
 def test_kernels_compile_without_local_memory(arch):
-    try:
-        nvrtc = jit.open_compiler("nvrtc")[0]
-    except BackendUnavailableError as e:
-        pytest.skip(str(e))
-    j = jit.Jit(nvrtc, [f"--gpu-architecture={arch}"])
-    tool = _cuobjdump()
-    for make in (kernels.linalg_qr, kernels.linalg_svj):
-        for dtype in ("float32", "float64"):
-            file, defines = make(dtype)
-            image = j.build_builtin(file, defines)
-            for name in kernels.kernels_of(file, defines):
-                assert name.encode() in image, name
-            if tool is None:
-                continue
-            env = {**os.environ, "PATH": os.path.dirname(tool) + os.pathsep + os.environ["PATH"]}
-            with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-                f.write(image)
-                f.flush()
-                sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True,
-                                      env=env, check=True).stdout  # fmt: skip
-            assert " LDL" not in sass and " STL" not in sass, f"local memory in {file} {dtype}"
-    if tool is None:
-        pytest.skip("no cuobjdump: compiled, SASS not inspected")
+    emulation.compile_without_local_memory(
+        arch,
+        [make(dtype) for make in (kernels.linalg_qr, kernels.linalg_svj)
+         for dtype in ("float32", "float64")],
+    )  # fmt: skip
 
 
 def test_svj_plan_rejects_what_the_kernel_cannot_hold(hybrid):

@@ -22,6 +22,43 @@ HERE = Path(__file__).resolve().parent
 KERNELS = HERE.parents[2] / "kernels"
 
 
+def compile_without_local_memory(arch: str, instances) -> None:
+    """Builds each (file, defines) of `instances` with NVRTC for `arch` and checks that its
+    kernels are in the image and, where pip's cuobjdump is installed, that their SASS has no
+    local memory (LDL / STL); skips without NVRTC, and after building without cuobjdump."""
+    import glob
+    import sys
+    import tempfile
+
+    import pytest
+
+    from gpukit import jit
+    from gpukit.errors import BackendUnavailableError
+    from gpukit.runtime import kernels
+
+    try:
+        nvrtc = jit.open_compiler("nvrtc")[0]
+    except BackendUnavailableError as e:
+        pytest.skip(str(e))
+    j = jit.Jit(nvrtc, [f"--gpu-architecture={arch}"])
+    tools = [p for root in sys.path for p in glob.glob(f"{root}/nvidia/*/bin/cuobjdump")]
+    for file, defines in instances:
+        image = j.build_builtin(file, defines)
+        for name in kernels.kernels_of(file, defines):
+            assert name.encode() in image, name
+        if not tools:
+            continue
+        env = {**os.environ, "PATH": os.path.dirname(tools[0]) + os.pathsep + os.environ["PATH"]}
+        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+            f.write(image)
+            f.flush()
+            sass = subprocess.run([tools[0], "-sass", f.name], capture_output=True, text=True,
+                                  env=env, check=True).stdout  # fmt: skip
+        assert " LDL" not in sass and " STL" not in sass, f"local memory in {file} {defines}"
+    if not tools:
+        pytest.skip("no cuobjdump: compiled, SASS not inspected")
+
+
 def compiler() -> str | None:
     """The host C++ compiler ($CXX or g++), None when there is none."""
     return shutil.which(os.environ.get("CXX", "g++"))
