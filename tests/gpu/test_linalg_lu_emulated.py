@@ -20,9 +20,11 @@ from gpukit.runtime.args import CONSTANTS
 sys.path.insert(0, str(Path(__file__).resolve().parent / "emulator"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 import emulation
+import lu_hybrid
 import test_linalg_lu as cases
 
 pytestmark = pytest.mark.skipif(emulation.compiler() is None, reason="needs g++")
+hybrid = lu_hybrid.hybrid  # the shared fixture
 
 
 def _ran_blocked(rt, *also):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 
 import emulation
+import pytest
 
 from gpukit.runtime import devices
 from gpukit.runtime.cpu import CpuBackend
@@ -70,3 +71,17 @@ def hybrid_cpu(lib_dir, seed):
             devices._opened.pop(key, None)
         else:
             devices._opened[key] = saved
+
+
+@pytest.fixture
+def hybrid(tmp_path_factory, rng):
+    """The "cpu" device as a HybridBackend, the pool's next blocks poisoned
+    (tests/api/test_linalg_lu.py's poison_pool); test modules take it as `hybrid =
+    lu_hybrid.hybrid` (a second conftest.py would shadow tests/conftest.py's helpers)."""
+    from test_linalg_lu import poison_pool
+
+    lib_dir = tmp_path_factory.getbasetemp() / "lu_emulator"
+    lib_dir.mkdir(exist_ok=True)
+    with hybrid_cpu(lib_dir, int(rng.integers(1 << 30))) as rt:
+        poison_pool()
+        yield rt
