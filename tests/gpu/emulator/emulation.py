@@ -1,22 +1,29 @@
-"""What every host-emulated kernel test shares: building a kernel of kernels/ with g++ over
-gk_emulate.h into a ctypes library, checking that library's argument layout against the block
-gpukit packs, reading a launch's result, and a launch table through which gpukit._core's plans
-launch into the emulated kernels, and the CUDA backend such plans are built for."""
+"""What every host-emulated kernel test shares: the NVRTC build of kernels checked for local
+memory, building a kernel of kernels/ with g++ over gk_emulate.h into a ctypes library, checking
+that library's argument layout against the block gpukit packs, reading a launch's result, and a
+launch table through which gpukit._core's plans launch into the emulated kernels, and the CUDA
+backend such plans are built for."""
 
 from __future__ import annotations
 
 import ctypes
+import glob
 import hashlib
 import os
 import shutil
 import subprocess
+import sys
+import tempfile
 from abc import ABC, abstractmethod
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
-from gpukit.runtime import open_backend
+from gpukit import jit
+from gpukit.errors import BackendUnavailableError
+from gpukit.runtime import kernels, open_backend
 
 HERE = Path(__file__).resolve().parent
 KERNELS = HERE.parents[2] / "kernels"
@@ -26,16 +33,6 @@ def compile_without_local_memory(arch: str, instances) -> None:
     """Builds each (file, defines) of `instances` with NVRTC for `arch` and checks that its
     kernels are in the image and, where pip's cuobjdump is installed, that their SASS has no
     local memory (LDL / STL); skips without NVRTC, and after building without cuobjdump."""
-    import glob
-    import sys
-    import tempfile
-
-    import pytest
-
-    from gpukit import jit
-    from gpukit.errors import BackendUnavailableError
-    from gpukit.runtime import kernels
-
     try:
         nvrtc = jit.open_compiler("nvrtc")[0]
     except BackendUnavailableError as e:
