@@ -18,6 +18,7 @@ from . import copy_geometry
 from .plans import Const, PlanBuilder
 
 _BLOCK, _VEC_BYTES = CONSTANTS["GK_BLOCK"], CONSTANTS["GK_VEC_BYTES"]
+_MAX_GRID_X = 2**31 - 1  # blocks along x of one launch
 
 
 def plan_elementwise(backend, op, loop, inputs, out: Layout, allocate: bool):
@@ -79,7 +80,8 @@ def emit(b: PlanBuilder, op, loop, inputs, target) -> None:
     if contiguous and len(inputs) <= 2:
         fn = backend.function(file, defines, "gk_ew_contig")
         fields = {"n": n, **_scalars(scalar_fields, 3)}
-        grid = _contig_grid(backend, -(-n // _vector(loop, out.dtype, in_types)))
+        vec = _vector(loop, out.dtype, in_types)
+        grid = _contig_grid(backend, -(-n // vec), op.long_math and vec > 4)
         b.launch(fn, grid, _BLOCK, "gk_ew_contig_args", fields, addresses=addresses,
                  floats=floats, ints=ints, imags=imags)  # fmt: skip
         return
@@ -135,12 +137,14 @@ def _emit_transpose(b: PlanBuilder, src, src_arg, out: Layout, out_arg) -> bool:
     return True
 
 
-def _contig_grid(backend, vectors: int) -> int:
-    """Blocks of gk_ew_contig for `vectors` vectors: GK_EW_UNROLL a thread, at most
-    GK_EW_BLOCKS_PER_SM blocks per SM (a grid-stride loop does the rest)."""
-    per_block = _BLOCK * CONSTANTS["GK_EW_UNROLL"]
-    cap = backend.sm_count * CONSTANTS["GK_EW_BLOCKS_PER_SM"]
-    return max(1, min(-(-vectors // per_block), cap))
+def _contig_grid(backend, vectors: int, capped: bool) -> int:
+    """Blocks of gk_ew_contig for `vectors` vectors: GK_EW_UNROLL a thread; `capped` (an op of
+    long math over narrow elements): at most GK_EW_BLOCKS_PER_SM blocks per SM, a grid-stride
+    loop doing the rest."""
+    blocks = -(-vectors // (_BLOCK * CONSTANTS["GK_EW_UNROLL"]))
+    if capped:
+        blocks = min(blocks, backend.sm_count * CONSTANTS["GK_EW_BLOCKS_PER_SM"])
+    return max(1, min(blocks, _MAX_GRID_X))
 
 
 def _vector(loop, out, in_types) -> int:
