@@ -1,8 +1,9 @@
-// Small dense factorizations, one block per matrix of a contiguous stack, the matrix in shared
-// memory (n <= GK_LA_MAX_N): Cholesky (gk_chol_small, with the inverse of the lower factor when
-// asked: the blocked Cholesky's panels) and LU with partial pivoting followed by
-// what is asked of it (gk_lu_small: solve, inverse, determinant, log-determinant). Every sum is
-// taken in one fixed order (no atomics): the same bits on every run.
+// Small dense factorizations, one block per matrix of a contiguous stack (n <= GK_LA_MAX_N):
+// Cholesky (gk_chol_small, the matrix in registers, with the inverse of the lower factor when
+// asked: the blocked Cholesky's panels) and LU with partial pivoting, the matrix in shared
+// memory, followed by what is asked of it (gk_lu_small: solve, inverse, determinant,
+// log-determinant). Every sum is taken in one fixed order (no atomics): the same bits on every
+// run.
 //
 // Defines: GK_T (float or double). Blocks of GK_LA_THREADS threads (geometry.cuh).
 #include "args.cuh"
@@ -12,66 +13,127 @@
 
 __device__ inline la_t la_inf() { return gk_inf((la_t)0); }
 
-// Rows of `n` columns of the matrix (row-major, stride n) into shared memory; `lower_of_upper`
-// reads the upper triangle transposed (the Cholesky of UPLO="U").
-__device__ inline void la_load(la_t* s, const la_t* a, int n, bool lower_of_upper) {
-    for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
-        const int i = e / n, j = e % n;
-        if (j <= i) s[i * LA_LD + j] = lower_of_upper ? a[j * n + i] : a[i * n + j];
-    }
+// gk_chol_small: thread (ty, tx) of a 16 x 16 layout holds the elements (ty + 16 r, tx + 16 q),
+// r, q < 4, of the matrix in registers (cyclic, so every thread keeps work as the trailing
+// triangle shrinks). Each column of the factor is published in a shared row of its own, so one
+// barrier per column suffices (no buffer is ever rewritten while it is read); the same for the
+// rows of the inverse, whose two buffers alternate.
+#define LA_SIDE 16
+#define LA_PER (GK_LA_MAX_N / LA_SIDE)
+
+// a[r][q] where q is only known at run time (registers are indexed by constants).
+__device__ inline la_t la_pick(const la_t (&a)[LA_PER], int q) {
+    la_t v = a[0];
+#pragma unroll
+    for (int k = 1; k < LA_PER; ++k)
+        if (q == k) v = a[k];
+    return v;
 }
 
 GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
-    __shared__ la_t s[GK_LA_MAX_N * LA_LD];
-    __shared__ int failed;
-    const int n = args.n;
+    static_assert(GK_LA_THREADS == LA_SIDE * LA_SIDE && GK_LA_MAX_N == LA_PER * LA_SIDE,
+                  "a 16 x 16 thread layout over at most 64 x 64");
+    // col[j][i]: column j of A after the updates of columns < j (unscaled; L = col * inv[j]).
+    __shared__ la_t col[GK_LA_MAX_N][LA_LD];
+    __shared__ la_t root[GK_LA_MAX_N], inv[GK_LA_MAX_N];
+    __shared__ la_t xrow[2][GK_LA_MAX_N];
+    const int n = args.n, tx = threadIdx.x % LA_SIDE, ty = threadIdx.x / LA_SIDE;
+    const bool upper = args.upper != 0;
     const gk_i64 mat = blockIdx.x;
-    const la_t* a = reinterpret_cast<const la_t*>(args.a) + mat * n * n;
-    la_t* out = reinterpret_cast<la_t*>(args.out) + mat * n * n;
-    la_load(s, a, n, args.upper != 0);
-    if (threadIdx.x == 0) failed = 0;
-    __syncthreads();
+    const la_t* src = reinterpret_cast<const la_t*>(args.a) + mat * n * n;
+    la_t a[LA_PER][LA_PER];
+#pragma unroll
+    for (int r = 0; r < LA_PER; ++r)
+#pragma unroll
+        for (int q = 0; q < LA_PER; ++q) {
+            const int i = ty + LA_SIDE * r, c = tx + LA_SIDE * q;
+            a[r][q] = (la_t)0;
+            if (i < n && c <= i) a[r][q] = upper ? src[c * n + i] : src[i * n + c];
+        }
+    bool failed = false;
     for (int j = 0; j < n; ++j) {
-        if (threadIdx.x == 0) {
-            const la_t d = s[j * LA_LD + j];
-            if (!(d > (la_t)0)) failed = 1;  // also NaN
-            s[j * LA_LD + j] = gkm_sqrt(d);
+        if (tx == j % LA_SIDE)
+#pragma unroll
+            for (int r = 0; r < LA_PER; ++r) {
+                const int i = ty + LA_SIDE * r;
+                if (i >= j && i < n) col[j][i] = la_pick(a[r], j / LA_SIDE);
+            }
+        __syncthreads();
+        const la_t d = col[j][j];
+        if (!(d > (la_t)0)) {  // also NaN; every thread reads the same d
+            failed = true;
+            break;
         }
-        __syncthreads();
-        if (failed) break;
-        const la_t inv_d = (la_t)1 / s[j * LA_LD + j];
-        for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) s[i * LA_LD + j] *= inv_d;
-        __syncthreads();
-        // Trailing lower triangle: rows i > j, columns j < c <= i.
-        const int m = n - j - 1;
-        for (int e = threadIdx.x; e < m * m; e += blockDim.x) {
-            const int i = j + 1 + e / m, c = j + 1 + e % m;
-            if (c <= i) s[i * LA_LD + c] -= s[i * LA_LD + j] * s[c * LA_LD + j];
+        const la_t sq = gkm_sqrt(d), rs = (la_t)1 / sq;
+        if (threadIdx.x == 0) root[j] = sq, inv[j] = rs;
+#pragma unroll
+        for (int r = 0; r < LA_PER; ++r) {
+            const int i = ty + LA_SIDE * r;
+            if (i <= j || i >= n) continue;
+            const la_t li = col[j][i] * rs;
+#pragma unroll
+            for (int q = 0; q < LA_PER; ++q) {
+                const int c = tx + LA_SIDE * q;
+                if (c > j && c <= i) a[r][q] -= li * (col[j][c] * rs);
+            }
         }
-        __syncthreads();
     }
-    for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
-        const int i = e / n, c = e % n;  // out (i, c)
-        la_t v;
-        if (failed)
-            v = la_inf() - la_inf();
-        else if (args.upper)
-            v = c >= i ? s[c * LA_LD + i] : (la_t)0;
-        else
-            v = c <= i ? s[i * LA_LD + c] : (la_t)0;
-        out[e] = v;
-    }
+    __syncthreads();
+    la_t* out = reinterpret_cast<la_t*>(args.out) + mat * n * n;
+#pragma unroll
+    for (int r = 0; r < LA_PER; ++r)
+#pragma unroll
+        for (int q = 0; q < LA_PER; ++q) {
+            const int i = ty + LA_SIDE * r, c = tx + LA_SIDE * q;
+            if (i >= n || c >= n) continue;
+            const int lo = upper ? c : i, hi = upper ? i : c;  // L[lo][hi], lo >= hi
+            la_t v = (la_t)0;
+            if (failed)
+                v = la_inf() - la_inf();
+            else if (lo == hi)
+                v = root[lo];
+            else if (lo > hi)
+                v = col[hi][lo] * inv[hi];
+            out[i * n + c] = v;
+        }
     if (threadIdx.x == 0) reinterpret_cast<gk_i32*>(args.info)[mat] = failed;
     if (!args.mode || failed) return;
-    // mode 1: also X = L^-1 (lower) into out2, in place over L.
-    __shared__ la_t col[GK_LA_MAX_N];
-    __syncthreads();
-    la_invert_lower<LA_LD>(s, n, col, true);
-    la_t* inv = reinterpret_cast<la_t*>(args.out2) + mat * n * n;
-    for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
-        const int i = e / n, c = e % n;
-        inv[e] = c <= i ? s[i * LA_LD + c] : (la_t)0;
+    // mode 1: also X = L^-1 (lower) into out2, by rows: X[j] = (e_j - sum_{k<j} L[j][k] X[k]) /
+    // L[j][j], each finished row taken out of the rows below it at once.
+#pragma unroll
+    for (int r = 0; r < LA_PER; ++r)
+#pragma unroll
+        for (int q = 0; q < LA_PER; ++q)
+            a[r][q] = ty + LA_SIDE * r == tx + LA_SIDE * q ? (la_t)1 : (la_t)0;
+    for (int j = 0; j < n; ++j) {
+        la_t* x = xrow[j & 1];
+        if (ty == j % LA_SIDE)
+#pragma unroll
+            for (int r = 0; r < LA_PER; ++r)
+                if (r == j / LA_SIDE)
+#pragma unroll
+                    for (int q = 0; q < LA_PER; ++q) {
+                        a[r][q] *= (la_t)1 / root[j];
+                        x[tx + LA_SIDE * q] = a[r][q];
+                    }
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < LA_PER; ++r) {
+            const int i = ty + LA_SIDE * r;
+            if (i <= j || i >= n) continue;
+            const la_t lij = col[j][i] * inv[j];
+#pragma unroll
+            for (int q = 0; q < LA_PER; ++q) a[r][q] -= lij * x[tx + LA_SIDE * q];
+        }
     }
+    la_t* x_out = reinterpret_cast<la_t*>(args.out2) + mat * n * n;
+#pragma unroll
+    for (int r = 0; r < LA_PER; ++r)
+#pragma unroll
+        for (int q = 0; q < LA_PER; ++q) {
+            const int i = ty + LA_SIDE * r, c = tx + LA_SIDE * q;
+            if (i < n && c < n) x_out[i * n + c] = c <= i ? a[r][q] : (la_t)0;
+        }
 }
 
 // LU of s in place (unit lower L below the diagonal, U on and above), perm[i]: the source row of
