@@ -603,11 +603,12 @@
     F(gk_u64, v) /* count x m x nb: the reflectors (unit lower trapezoid) */                \
     F(gk_u64, r) /* count x nb x nb: R11 (zeros below the diagonal) */                      \
     F(gk_u64, t) /* count x nb x nb: -T of the compact WY form I - V T V^T (zeros below) */ \
+    F(gk_u64, w) /* count x nb x (m - smem_rows): the rows past shared memory, by column */ \
     F(gk_i64, ld)                                                                           \
     F(gk_i64, stride)                                                                       \
     F(gk_i32, m)                                                                            \
     F(gk_i32, nb)                                                                           \
-    F(gk_i32, smem_rows) /* the panel's first rows, held in shared memory (the rest in v) */
+    F(gk_i32, smem_rows) /* the panel's first rows, held in shared memory (the rest in w) */
 
 // kernels/linalg_svj.cu: stacks of k rows of len elements (x, contiguous) made orthogonal in
 // place, the same rotations applied to the rows of r (k x k, contiguous).

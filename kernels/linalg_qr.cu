@@ -39,9 +39,16 @@ __device__ __forceinline__ la_t qr_warp_columns(la_t (&acc)[GK_QR_NB]) {
     return acc[0];
 }
 
-// Row r of the panel being factored: in shared memory (the first smem_rows rows) or in v.
-__device__ inline la_t* qr_row(la_t* s, la_t* v, int r, int smem_rows, int nb) {
-    return r < smem_rows ? s + r * QR_LD : v + (gk_i64)r * nb;
+// Row r of the panel being factored: in shared memory (the first smem_rows rows) or in w, stored
+// by column, so that a warp's lanes, on consecutive rows, touch consecutive words of each column.
+struct qr_row_ref {
+    la_t* p;
+    gk_i64 step;
+    __device__ la_t& operator[](int c) const { return p[c * step]; }
+};
+__device__ inline qr_row_ref qr_row(la_t* s, la_t* w, int r, int smem_rows, int w_rows) {
+    if (r < smem_rows) return {s + r * QR_LD, 1};
+    return {w + (r - smem_rows), w_rows};
 }
 
 // Per column j: the sums g_c = x^T A[j+1:, c] for every column c (x = A[j+1:, j]; the columns
@@ -58,9 +65,11 @@ GK_KERNEL void __launch_bounds__(GK_QR_THREADS) gk_qr_panel(const gk_qr_args arg
     const gk_i64 mat = blockIdx.x;
     const la_t* a = reinterpret_cast<const la_t*>(args.a) + mat * args.stride;
     la_t* v = reinterpret_cast<la_t*>(args.v) + mat * (gk_i64)m * nb;
+    const int w_rows = m > srows ? m - srows : 0;
+    la_t* w = reinterpret_cast<la_t*>(args.w) + mat * (gk_i64)w_rows * nb;
     for (gk_i64 e = tid; e < (gk_i64)m * nb; e += GK_QR_THREADS) {
         const int r = (int)(e / nb), c = (int)(e % nb);
-        qr_row(s, v, r, srows, nb)[c] = a[r * args.ld + c];
+        qr_row(s, w, r, srows, w_rows)[c] = a[r * args.ld + c];
     }
     __syncthreads();
     for (int j = 0; j < nb; ++j) {
@@ -68,7 +77,7 @@ GK_KERNEL void __launch_bounds__(GK_QR_THREADS) gk_qr_panel(const gk_qr_args arg
 #pragma unroll
         for (int c = 0; c < GK_QR_NB; ++c) acc[c] = 0;
         for (int r = j + 1 + tid; r < m; r += GK_QR_THREADS) {
-            const la_t* p = qr_row(s, v, r, srows, nb);
+            const qr_row_ref p = qr_row(s, w, r, srows, w_rows);
             const la_t x = p[j];
 #pragma unroll
             for (int c = 0; c < GK_QR_NB; ++c)
@@ -94,7 +103,7 @@ GK_KERNEL void __launch_bounds__(GK_QR_THREADS) gk_qr_panel(const gk_qr_args arg
         if (tid < nb) dots[tid] = pj[tid] + sums[tid] * scale;
         __syncthreads();  // every thread has read row j before its owner updates it
         for (int r = j + tid; r < m; r += GK_QR_THREADS) {
-            la_t* p = qr_row(s, v, r, srows, nb);
+            const qr_row_ref p = qr_row(s, w, r, srows, w_rows);
             const la_t vr = r == j ? (la_t)1 : p[j] * scale;
             const la_t f = tau * vr;
 #pragma unroll
@@ -118,9 +127,8 @@ GK_KERNEL void __launch_bounds__(GK_QR_THREADS) gk_qr_panel(const gk_qr_args arg
         r_out[e] = c >= i ? s[i * QR_LD + c] : (la_t)0;
         t_out[e] = c >= i ? -ts[i * QR_LD + c] : (la_t)0;
     }
-    const int shared_rows = srows < m ? srows : m;
-    for (int e = tid; e < shared_rows * nb; e += GK_QR_THREADS) {
-        const int r = e / nb, c = e % nb;
-        v[e] = r < c ? (la_t)0 : r == c ? (la_t)1 : s[r * QR_LD + c];
+    for (gk_i64 e = tid; e < (gk_i64)m * nb; e += GK_QR_THREADS) {
+        const int r = (int)(e / nb), c = (int)(e % nb);
+        v[e] = r < c ? (la_t)0 : r == c ? (la_t)1 : qr_row(s, w, r, srows, w_rows)[c];
     }
 }

@@ -43,7 +43,7 @@ copy_ms = t_ms(lambda: gk.ascontiguousarray(xs["float32"][::1] + 0) if False els
 copy_gbs = 2 * 4 * N / copy_ms / 1e6
 print(f"copy f32 {copy_gbs:.0f} GB/s", flush=True)
 t0 = time.time()
-for cap in (BASE, 1 << 20):
+for cap in [int(c) for c in os.environ.get("EW_CAPS", f"{BASE},{1 << 20}").split(",")]:
     CONSTANTS["GK_EW_BLOCKS_PER_SM"] = cap
     clear()
     for name, arity, ns in names:

@@ -78,3 +78,62 @@ for m in (n - nb, n // 2, n // 8):
     res[f"panel m={m}"] = (p1, p2, neg)
     print(f"m={m}: panel product {p1*1e3:.1f} us, update {p2*1e3:.1f} us ({2*m*m*nb/p2/1e9:.1f} TFLOP/s), negative {neg*1e3:.1f} us")
 json.dump(res, open(os.path.join(os.environ.get("OUT", "."), "linalg_probe.json"), "w"), indent=1)
+
+# QR, LU and Jacobi steps alone (float32), each section on its own.
+from gpukit import linalg_steps as st
+
+
+def qr_steps():
+    for m in (n, n // 2):
+        x = gk.asarray(rng.standard_normal((1, m, 32)).astype("float32"))
+        outs = [((1, m, 32), x.dtype), ((1, 32, 32), x.dtype), ((1, 32, 32), x.dtype)]
+        d, _ = ev_ms(lambda: st.run("qr_panel", [x], outs), 10)
+        res[f"qr_panel {m}x32"] = d
+        print(f"qr_panel {m} x 32: {d*1e3:.1f} us", flush=True)
+
+
+def qr_update():
+    v = gk.asarray(rng.standard_normal((1, n, 32)).astype("float32"))
+    nt = gk.asarray(rng.standard_normal((1, 32, 32)).astype("float32"))
+    rest = gk.asarray(rng.standard_normal((1, n, n - 32)).astype("float32"))
+    d1, _ = ev_ms(lambda: gk.matrix_transpose(v) @ rest, 10)
+    w1 = gk.matrix_transpose(v) @ rest
+    d2, _ = ev_ms(lambda: gk.matrix_transpose(nt) @ w1, 10)
+    w2 = gk.matrix_transpose(nt) @ w1
+    d3, _ = ev_ms(lambda: product(v, w2, residual=rest), 10)
+    res["qr update"] = (d1, d2, d3)
+    print(f"qr trailing update at {n}: V^T C {d1*1e3:.1f} us, T^T W {d2*1e3:.1f} us, C - V W {d3*1e3:.1f} us", flush=True)
+
+
+def lu_steps():
+    t = gk.asarray(rng.standard_normal((1, n, n)).astype("float32"))
+    piv, diag = gk.zeros((1, n), "int32"), gk.zeros((1, n), "float32")
+    info, counter = gk.zeros((1,), "int32"), gk.zeros((1,), "uint32")
+    d, _ = ev_ms(lambda: st.run("lu_panel", [t.copy(), piv, diag, info, counter], [], (("k", 0), ("n", n), ("nb", 64))), 5)
+    dc, _ = ev_ms(lambda: t.copy(), 5)
+    res["lu_panel"] = d - dc
+    print(f"lu_panel {n} x 64: {(d - dc)*1e3:.1f} us (copy {dc*1e3:.1f} subtracted)", flush=True)
+    d, _ = ev_ms(lambda: st.run("lu_trinv", [t], [((1, 64, 64), t.dtype)], (("upper", False),)), 20)
+    res["lu_trinv 64"] = d
+    print(f"lu_trinv 64: {d*1e3:.1f} us", flush=True)
+
+
+def svj_sweep():
+    k = n // 4
+    xs = gk.asarray(rng.standard_normal((1, k, k)).astype("float32"))
+    rr = gk.asarray(np.eye(k, dtype="float32")[None])
+
+    def sweep():
+        st.run("svj", [xs, rr, gk.zeros((1,), "int32")], [], (("whole", False),))
+
+    d, _ = ev_ms(sweep, 3)
+    res[f"svj sweep {k}"] = d
+    print(f"one Jacobi sweep, {k} rows of {k}: {d*1e3:.1f} us", flush=True)
+
+
+for f in (qr_steps, qr_update, lu_steps, svj_sweep):
+    try:
+        f()
+    except Exception as e:
+        print(f.__name__, "failed:", type(e).__name__, str(e)[:300], flush=True)
+json.dump(res, open(os.path.join(os.environ.get("OUT", "."), "linalg_probe.json"), "w"), indent=1)

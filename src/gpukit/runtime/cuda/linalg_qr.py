@@ -2,7 +2,7 @@
 products that decompositions._blocked_qr runs through matmul: "qr_panel" factors a stack of
 panels (count x m x nb, any strides; nb <= GK_QR_NB) into its reflectors V (count x m x nb), R11
 and -T (count x nb x nb each), one block per matrix. The panel's first rows are held in shared
-memory, as many as fit; the rest are factored in place in V (global memory)."""
+memory, as many as fit; the rest in a workspace in global memory, stored by column."""
 
 from __future__ import annotations
 
@@ -39,6 +39,9 @@ def plan_panel(backend, inputs, outputs):
     fields = {"ld": ld, "stride": stride, "m": m, "nb": nb, "smem_rows": smem_rows}
     addresses = [("a", 0, 0, 1), ("v", b.output(0), 0, 1), ("r", b.output(1), 0, 1),
                  ("t", b.output(2), 0, 1)]  # fmt: skip
+    if m > smem_rows:  # the rest of the panel, by column (coalesced across a warp's rows)
+        w = b.add_scratch(count * (m - smem_rows) * nb * x.dtype.itemsize)
+        addresses.append(("w", w, 0, 1))
     b.launch(fn, count, _C["GK_QR_THREADS"], "gk_qr_args", fields, shared=shared,
              addresses=addresses)  # fmt: skip
     return b.build()
