@@ -40,7 +40,8 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
     const int n = args.n, tx = threadIdx.x % LA_SIDE, ty = threadIdx.x / LA_SIDE;
     const bool upper = args.upper != 0;
     const gk_i64 mat = blockIdx.x;
-    const la_t* src = reinterpret_cast<const la_t*>(args.a) + mat * n * n;
+    const la_t* src = reinterpret_cast<const la_t*>(args.a) + mat * args.stride;
+    const gk_i64 ld = args.ld;
     la_t a[LA_PER][LA_PER];
 #pragma unroll
     for (int r = 0; r < LA_PER; ++r)
@@ -48,7 +49,7 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
         for (int q = 0; q < LA_PER; ++q) {
             const int i = ty + LA_SIDE * r, c = tx + LA_SIDE * q;
             a[r][q] = (la_t)0;
-            if (i < n && c <= i) a[r][q] = upper ? src[c * n + i] : src[i * n + c];
+            if (i < n && c <= i) a[r][q] = upper ? src[c * ld + i] : src[i * ld + c];
         }
     bool failed = false;
     for (int j = 0; j < n; ++j) {

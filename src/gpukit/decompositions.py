@@ -76,9 +76,9 @@ def _empty(like: GPUArray, shape, dtype, identity: bool = False) -> GPUArray:
 
 
 def _cholesky(a: GPUArray, upper: bool, inverse: bool = False, check: bool = True):
-    """The backend's Cholesky of contiguous stack a (raises LinAlgError where not PD); with
-    `inverse`, (factor, inverse of the lower factor). Without `check`, the info array comes
-    last instead (read back by the caller)."""
+    """The backend's Cholesky of stack a (contiguous, or matrices of contiguous rows along one
+    stack axis; raises LinAlgError where not PD); with `inverse`, (factor, inverse of the lower
+    factor). Without `check`, the info array comes last instead (read back by the caller)."""
     batch = a.shape[:-2]
     shapes = [(a.shape, a.dtype)] * (2 if inverse else 1) + [((_count(batch),), _I32)]
     options = (("upper", upper),) + ((("inverse", True),) if inverse else ())
@@ -109,14 +109,13 @@ def _blocked_cholesky(a: GPUArray, nb: int) -> GPUArray:
     failed = None  # the steps' infos summed: one read back at the end, no wait per step
     for k in range(0, n, nb):
         w = min(nb, n - k)
-        l11, l11_inv, info = _cholesky(ascontiguousarray(t[:, :w, :w]), False, True, False)
+        l11, l11_inv, info = _cholesky(t[:, :w, :w], False, True, False)
         failed = info if failed is None else failed + info
         out[:, k : k + w, k : k + w] = l11
         if k + w == n:
             break
         neg_l21 = t[:, w:, :w] @ negative(_mT(l11_inv))
-        l21 = negative(neg_l21)
-        out[:, k + w :, k : k + w] = l21
+        l21 = negative(neg_l21, out=out[:, k + w :, k : k + w])
         t = product(neg_l21, _mT(l21), residual=t[:, w:, w:])
     _check(failed, "Matrix is not positive definite")
     return out.reshape(a.shape)

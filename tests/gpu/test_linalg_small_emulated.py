@@ -40,7 +40,8 @@ def _run(run, kernel, count, seed, **fields):
     ptrs = {k: (v.ctypes.data if isinstance(v, np.ndarray) else 0) for k, v in fields.items()
             if k in ("a", "b", "out", "out2", "info")}  # fmt: skip
     rest = {k: v for k, v in fields.items() if k not in ptrs}
-    blob = ARGS.pack(**{"n": 0, "k": 0, "mode": 0, "upper": 0, **rest, **ptrs})
+    n = rest.get("n", 0)
+    blob = ARGS.pack(**{"k": 0, "mode": 0, "upper": 0, "ld": n, "stride": n * n, **rest, **ptrs})
     buf = ctypes.create_string_buffer(bytes(blob), len(blob))
     run(buf, kernel, count, THREADS, seed)
 
@@ -73,11 +74,16 @@ def test_cholesky(emu, rng):
             assert np.isnan(out[1]).all()
             ref = np.linalg.cholesky(spd[[0, 2]], upper=bool(upper))
             np.testing.assert_allclose(out[[0, 2]], ref, rtol=_tol(dtype, n), atol=_tol(dtype, n))
-        # mode 1: the inverse of the lower factor too (the blocked Cholesky's panels)
-        a = np.ascontiguousarray(spd[[0, 2]].astype(dtype))
-        out, inv = np.full_like(a, np.nan), np.full_like(a, np.nan)
+        # mode 1: the inverse of the lower factor too (the blocked Cholesky's panels), each
+        # matrix read as the top-left block of a larger one (row stride n + 5)
+        big = np.full((2, n + 3, n + 5), 7e3, dtype)
+        big[:, :n, :n] = spd[[0, 2]]
+        out, inv = np.full((2, n, n), np.nan, dtype), np.full((2, n, n), np.nan, dtype)
         info = np.full(2, -1, np.int32)
-        _run(so, 0, 2, 11, a=a, out=out, out2=inv, info=info, n=n, mode=1)
+        _run(so, 0, 2, 11, a=big, out=out, out2=inv, info=info, n=n, mode=1, ld=n + 5,
+             stride=(n + 3) * (n + 5))  # fmt: skip
+        np.testing.assert_allclose(out, np.linalg.cholesky(spd[[0, 2]]), rtol=_tol(dtype, n),
+                                   atol=_tol(dtype, n))  # fmt: skip
         np.testing.assert_array_equal(info, [0, 0])
         ref = np.linalg.inv(np.linalg.cholesky(spd[[0, 2]]))
         np.testing.assert_allclose(inv, ref, rtol=_tol(dtype, n) * 10, atol=_tol(dtype, n) * 10)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...base import shapes
 from .. import kernels
 from ..args import CONSTANTS
 from . import linalg_lu, linalg_qr, linalg_svj
@@ -61,6 +62,17 @@ def linalg_max_n(backend, op: str, dtype) -> int:
     return _max_n(op, dtype)
 
 
+def _matrix_strides(a, n: int) -> dict:
+    """ld and stride (elements) of stack a: contiguous, or one axis of matrices whose rows are
+    (the blocked Cholesky's diagonal blocks, views into its trailing matrix)."""
+    st = [s // a.dtype.itemsize for s in a.strides]
+    if shapes.is_contiguous(a.shape, a.strides, a.dtype.itemsize):
+        return {"ld": n, "stride": n * n}
+    if a.ndim != 3 or (n > 1 and st[-1] != 1):
+        raise ValueError(f"cholesky: a stack of shape {a.shape} and strides {a.strides}")
+    return {"ld": st[-2], "stride": st[0]}
+
+
 def plan_linalg(backend, op: str, inputs, outputs, options):
     """gpukit.runtime.backend.Backend.plan_linalg on CUDA (see the module's docstring)."""
     if op in linalg_lu.OPS:
@@ -82,12 +94,13 @@ def plan_linalg(backend, op: str, inputs, outputs, options):
         backend, "a" * len(inputs), outputs=[o.size * o.dtype.itemsize for o in outputs]
     )
     file, defines = kernels.linalg_small(a.dtype)
-    fields = {"n": n, "k": 0, "mode": 0, "upper": 0}
+    fields = {"n": n, "k": 0, "mode": 0, "upper": 0, "ld": n, "stride": n * n}
     addresses = [("a", 0, 0, 1), ("out", b.output(0), 0, 1)]
     if op == "cholesky":
         name = "gk_chol_small"
         opts = dict(options)
         fields.update(upper=int(opts["upper"]), mode=int(opts.get("inverse", False)))
+        fields.update(_matrix_strides(a, n))
         if opts.get("inverse", False):
             addresses.append(("out2", b.output(1), 0, 1))
         addresses.append(("info", b.output(len(outputs) - 1), 0, 1))
