@@ -100,17 +100,23 @@ def emit(b: PlanBuilder, op, loop, inputs, target) -> None:
 
 
 def _emit_transpose(b: PlanBuilder, src, src_arg, out: Layout, out_arg) -> bool:
-    """out (contiguous, src's dtype) = src through shared-memory tiles, when src is contiguous
-    along a dimension other than out's last; False when that does not apply."""
+    """out (src's dtype; contiguous in some order of its axes) = src through shared-memory
+    tiles, when src is contiguous along a dimension other than out's innermost; False when
+    that does not apply."""
     if not isinstance(src, Layout) or src.dtype != out.dtype:
         return False
     item = out.dtype.itemsize
-    if not shapes.is_contiguous(out.shape, out.strides, item):
+    # A copy is the same copy with both sides' axes in any one order: out's, outermost first.
+    order = sorted(range(len(out.shape)), key=lambda d: -out.strides[d])
+    shape = [out.shape[d] for d in order]
+    out_strides = [out.strides[d] for d in order]
+    if min(out.strides, default=0) < 0 or not shapes.is_contiguous(shape, out_strides, item):
         return False
+    src_strides = strides.element_strides(src, out.shape)
     geo = copy_geometry.plan_transpose(
-        out.shape,
-        strides.element_strides(src, out.shape),
-        shapes.contiguous_strides(out.shape, 1),
+        shape,
+        [src_strides[d] for d in order],
+        shapes.contiguous_strides(shape, 1),
         item,
         (src.align, out.align),
     )
