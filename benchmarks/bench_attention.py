@@ -6,7 +6,8 @@
 - decode: one query per head against 8192 cached keys, 32 query heads on 8 kv heads, head_dim
   128, bfloat16: GB/s of K and V read (the bytes each step must read), with the cache length
   also given on the device (kv_length). Several caches rotate so that the 50 MB L2 cannot hold
-  them.
+  them. The "graph" rows time the device work alone: one step per cache captured into a graph
+  (gpukit's and torch's CUDA graph), replayed; the other rows call from Python each step.
 
 Prints a table (gpukit, torch, ratio) and writes the rows as JSON (--json PATH, default
 bench_attention.json in $OUT or the working directory).
@@ -31,10 +32,12 @@ PREFILL = [
     ("f16 causal b4 h8 s4096 d256", "float16", 4, 8, 4096, 256, True),
 ]
 DECODE = [
-    # (label, batch, q heads, kv heads, cached keys, head_dim, kv_length on the device)
-    ("decode b1 GQA 32/8 8192 keys d128", 1, 32, 8, 8192, 128, False),
-    ("decode b1 GQA 32/8 8192 keys d128 kv_length", 1, 32, 8, 8192, 128, True),
-    ("decode b8 GQA 32/8 8192 keys d128", 8, 32, 8, 8192, 128, False),
+    # (label, batch, q heads, kv heads, cached keys, head_dim, kv_length on the device, graph)
+    ("decode b1 GQA 32/8 8192 keys d128", 1, 32, 8, 8192, 128, False, False),
+    ("decode b1 GQA 32/8 8192 keys d128 kv_length", 1, 32, 8, 8192, 128, True, False),
+    ("decode b8 GQA 32/8 8192 keys d128", 8, 32, 8, 8192, 128, False, False),
+    ("decode b1 GQA 32/8 8192 keys d128 kv_length, graph", 1, 32, 8, 8192, 128, True, True),
+    ("decode b8 GQA 32/8 8192 keys d128 kv_length, graph", 8, 32, 8, 8192, 128, True, True),
 ]
 ROTATE = 8  # KV caches cycled through by the decode timings
 
@@ -83,37 +86,73 @@ def bench_prefill(torch, rng, row):
     return label, "TFLOP/s", fl / ours / 1e12, None if theirs is None else fl / theirs / 1e12
 
 
-def bench_decode(torch, rng, row):
-    label, b, hq, hkv, skv, d, device_length = row
-    bf16 = np.dtype(gk.bfloat16)
+def decode_caches(rng, b, hq, hkv, skv, d):
+    """ROTATE (q, k, v) sets of float32 host arrays."""
     caches = []
     for _ in range(ROTATE):
         q = rng.standard_normal((b, hq, 1, d), np.float32)
         k = rng.standard_normal((b, hkv, skv, d), np.float32)
         v = rng.standard_normal((b, hkv, skv, d), np.float32)
         caches.append((q, k, v))
+    return caches
+
+
+def seconds_per_step(steps, sync, captured, graph):
+    """Seconds per decode step: steps[i]() runs the step on cache i; eager, each step called in
+    turn; captured, all of them captured by graph(fn) once and the replays timed."""
+    if not captured:
+        it = [0]
+
+        def step():
+            steps[it[0] % len(steps)]()
+            it[0] += 1
+
+        return seconds_per_call(step, sync)
+    for s in steps:  # compiled and planned outside the capture
+        s()
+    sync()
+    replay = graph(lambda: [s() for s in steps])
+    return seconds_per_call(replay, sync) / len(steps)
+
+
+def torch_graph(torch, fn):
+    """fn captured into a torch CUDA graph (warmed up on a side stream, as torch asks); its
+    replay."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fn()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g.replay
+
+
+def bench_decode(torch, rng, row):
+    label, b, hq, hkv, skv, d, device_length, captured = row
+    bf16 = np.dtype(gk.bfloat16)
+    caches = decode_caches(rng, b, hq, hkv, skv, d)
     dev = [tuple(gk.asarray(x.astype(bf16)) for x in c) for c in caches]
     length = gk.asarray(np.array(skv, np.int32)) if device_length else None
-    it = [0]
+    sdpa_gk = nn.scaled_dot_product_attention
+    steps = [lambda c=c: sdpa_gk(*c, kv_length=length) for c in dev]
 
-    def ours_step():
-        q, k, v = dev[it[0] % ROTATE]
-        nn.scaled_dot_product_attention(q, k, v, kv_length=length)
-        it[0] += 1
+    def gk_graph(fn):
+        return gk.graph(fn).replay
 
-    ours = seconds_per_call(ours_step, gk.synchronize)
+    ours = seconds_per_step(steps, gk.synchronize, captured, gk_graph)
+    del steps
     dev.clear()  # frees the caches before torch's
     theirs = None
     if torch:
         tdev = [tuple(torch.from_numpy(x).cuda().bfloat16() for x in c) for c in caches]
         sdpa = torch.nn.functional.scaled_dot_product_attention
-
-        def torch_step():
-            q, k, v = tdev[it[0] % ROTATE]
-            sdpa(q, k, v, enable_gqa=True)
-            it[0] += 1
-
-        theirs = seconds_per_call(torch_step, torch.cuda.synchronize)
+        steps = [lambda c=c: sdpa(*c, enable_gqa=True) for c in tdev]
+        theirs = seconds_per_step(
+            steps, torch.cuda.synchronize, captured, lambda fn: torch_graph(torch, fn)
+        )
+        del steps
         tdev.clear()
     kv_bytes = 2 * b * hkv * skv * d * 2
     return (
@@ -127,6 +166,7 @@ def bench_decode(torch, rng, row):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default=json_path("bench_attention"))
+    ap.add_argument("--rows", choices=["all", "prefill", "decode", "graph"], default="all")
     args = ap.parse_args()
     print(gk.info())
     if gk.backend() == "cpu":
@@ -139,7 +179,12 @@ def main():
     print(f"{'case':{width}s} {'unit':>12s} {'gpukit':>9s} {'torch':>9s} {'gk/torch':>9s}")
     out = []
     # Each row is printed as soon as it is measured (a run cut short keeps what it measured).
-    cases = [(bench_prefill, r) for r in PREFILL] + [(bench_decode, r) for r in DECODE]
+    cases = [(bench_prefill, r) for r in PREFILL if args.rows in ("all", "prefill")]
+    cases += [
+        (bench_decode, r)
+        for r in DECODE
+        if args.rows in ("all", "decode") or (args.rows == "graph" and r[-1])
+    ]
     for bench, case in cases:
         label, unit, ours, theirs = bench(torch, rng, case)
         ratio = None if theirs is None else ours / theirs

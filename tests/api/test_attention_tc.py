@@ -178,3 +178,46 @@ def test_attention_kv_length_errors(backend):
         nn.scaled_dot_product_attention(q, kv, kv, kv_length=gk.zeros((1,), "float32"))
     with pytest.raises(ValueError, match=r"\(3,\)"):
         nn.scaled_dot_product_attention(q, kv, kv, kv_length=gk.zeros((3,), "int32"))
+
+
+def test_attention_decode_graph_replays_at_every_length(backend, rng):
+    """A captured decode step (GQA 32/8, 4096 cached keys: several key splits merged by the last
+    to finish) replayed after the device length changes: every replay matches float64 at its
+    length, lengths that end inside a split, on the first, and at zero included; a replay at a
+    length seen before gives the same bits (the splits' counters start from zero every time)."""
+    (q, k, v), (qr, kr, vr) = _inputs(rng, "bfloat16", 1, 32, 8, 1, 4096, 128)
+    n = gk.asarray(np.array([4096], np.int32))
+    nn.scaled_dot_product_attention(q, k, v, kv_length=n)  # planned outside the capture
+    g = gk.graph(lambda: nn.scaled_dot_product_attention(q, k, v, kv_length=n))
+    first = {}
+    for length in (4096, 2345, 1, 0, 4095, 2345, 4096):
+        n[...] = gk.asarray(np.array([length], np.int32))
+        got = g.replay()
+        _check(got, attention_f64(qr, kr, vr, kv_length=[length]), "bfloat16")
+        bits = got.to_numpy().view(np.uint16).copy()
+        if length in first:
+            np.testing.assert_array_equal(bits, first[length])
+        first[length] = bits
+
+
+@pytest.mark.parametrize("mask", ["bool", "additive"])
+def test_attention_decode_masks_over_splits(backend, rng, mask):
+    """Decode (GQA 32/8, one query, 3000 keys) with a mask and a device length per batch entry:
+    the splits' partial states merge right where the mask hides whole splits of a row."""
+    b, skv = 2, 3000
+    (q, k, v), (qr, kr, vr) = _inputs(rng, "float16", b, 32, 8, 1, skv, 128)
+    if mask == "bool":
+        m = rng.random((b, 32, 1, skv)) < 0.5
+        m[0, :5, :, :2000] = False  # rows whose first splits see nothing
+        m[1, 7] = False  # a row that sees no key at all: zeros
+        ref_mask = m
+    else:
+        m = (rng.standard_normal((1, 32, 1, skv)) * 2).astype("float16")
+        m[..., 100:2500] = -np.inf
+        ref_mask = m.astype(np.float64)
+    lengths = [2999, 1800]
+    kv_length = gk.asarray(np.array(lengths, np.int32))
+    _poison((b, 32, 1, 128), "float16")
+    got = nn.scaled_dot_product_attention(q, k, v, mask=gk.asarray(m), kv_length=kv_length)
+    want = attention_f64(qr, kr, vr, ref_mask, kv_length=lengths)
+    _check(got, want, "float16")
