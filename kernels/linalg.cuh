@@ -8,24 +8,58 @@ typedef GK_T la_t;
 
 __device__ inline la_t la_abs(la_t x) { return x < (la_t)0 ? -x : x; }
 
-// The inverse of the n x n lower triangle held in shared memory `s` (row stride LD), in place,
-// last column first (LAPACK's trti2): X[j+1:, j] = -X[j+1:, j+1:] L[j+1:, j] / L[j][j]. With
-// invert_diagonal false the diagonal is taken as ones (a unit-lower triangle, its ones stored).
-// `col`: n elements of shared scratch. Every thread of the block calls it.
-template <int LD>
-__device__ inline void la_invert_lower(la_t* s, int n, la_t* col, bool invert_diagonal) {
-    for (int j = n - 1; j >= 0; --j) {
-        for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) col[i] = s[i * LD + j];
-        if (threadIdx.x == 0 && invert_diagonal) s[j * LD + j] = (la_t)1 / s[j * LD + j];
-        __syncthreads();
-        const la_t neg = -s[j * LD + j];
-        for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) {
-            la_t acc = 0;
-            for (int k = j + 1; k <= i; ++k) acc += s[i * LD + k] * col[k];
-            s[i * LD + j] = neg * acc;
+// Small triangles in registers: thread (ty, tx) of a 16 x 16 layout holds the elements
+// (ty + 16 r, tx + 16 q), r, q < LA_PER, of a matrix of at most GK_LA_MAX_N rows (cyclic, so
+// every thread keeps work as a triangle shrinks).
+#define LA_SIDE 16
+#define LA_PER (GK_LA_MAX_N / LA_SIDE)
+static_assert(GK_LA_MAX_N == LA_PER * LA_SIDE, "a 16 x 16 layout over the largest matrix");
+
+// X = L^-1 of the n x n lower triangle L into x (identity on entry), by rows: X[j] = (e_j -
+// sum_{k<j} L[j][k] X[k]) / L[j][j], each finished row taken out of the rows below it at once.
+// L[i][j] at l[i * si + j * sj] (a unit diagonal, not read, with `unit`); `rows`: two buffers of
+// GK_LA_MAX_N that alternate, so one barrier per row suffices. Every thread of a 16 x 16 block
+// calls it.
+__device__ inline void la_invert_rows(la_t (&x)[LA_PER][LA_PER], int n, la_t (*rows)[GK_LA_MAX_N],
+                                      const la_t* l, int si, int sj, bool unit) {
+    const int tx = threadIdx.x % LA_SIDE, ty = threadIdx.x / LA_SIDE;
+    for (int j = 0; j < n; ++j) {
+        la_t* xj = rows[j & 1];
+        if (ty == j % LA_SIDE) {
+            const la_t d = unit ? (la_t)1 : (la_t)1 / l[j * (si + sj)];
+            // Every r computed and the one of row j kept: a branch on r == j / LA_SIDE would let
+            // the compiler index x by it, which puts x in local memory.
+#pragma unroll
+            for (int r = 0; r < LA_PER; ++r) {
+                const bool row_j = r == j / LA_SIDE;
+#pragma unroll
+                for (int q = 0; q < LA_PER; ++q) {
+                    const la_t v = x[r][q] * d;
+                    x[r][q] = row_j ? v : x[r][q];
+                    if (row_j) xj[tx + LA_SIDE * q] = v;
+                }
+            }
         }
         __syncthreads();
+#pragma unroll
+        for (int r = 0; r < LA_PER; ++r) {
+            const int i = ty + LA_SIDE * r;
+            if (i <= j || i >= n) continue;
+            const la_t lij = l[i * si + j * sj];
+#pragma unroll
+            for (int q = 0; q < LA_PER; ++q) x[r][q] -= lij * xj[tx + LA_SIDE * q];
+        }
     }
+}
+
+// The identity in the layout's registers.
+__device__ inline void la_identity(la_t (&x)[LA_PER][LA_PER]) {
+    const int tx = threadIdx.x % LA_SIDE, ty = threadIdx.x / LA_SIDE;
+#pragma unroll
+    for (int r = 0; r < LA_PER; ++r)
+#pragma unroll
+        for (int q = 0; q < LA_PER; ++q)
+            x[r][q] = ty + LA_SIDE * r == tx + LA_SIDE * q ? (la_t)1 : (la_t)0;
 }
 
 // The pair of round `r` at slot `k` of a round-robin over m (even) indices: every pair of

@@ -149,30 +149,37 @@ GK_KERNEL void gk_lu_panel(const gk_lu_args args) {
 
 // The inverse of a diagonal block of the panel at the top left of T (nb x nb, one block per
 // matrix) into out (count x nb x nb): mode 0, minus the inverse of the unit-lower L11 (the
-// strictly lower part of the block); mode 1, the inverse of the upper U11. In shared memory,
-// a lower triangle inverted in place last column first (LAPACK's trti2 order; U11 as U11^T).
+// strictly lower part of the block); mode 1, the inverse of the upper U11, as the transpose of
+// the inverse of U11^T. The block in shared memory, its inverse in registers (la_invert_rows).
 GK_KERNEL void gk_lu_trinv(const gk_lu_args args) {
+    static_assert(GK_LU_THREADS == LA_SIDE * LA_SIDE && GK_LU_NB <= GK_LA_MAX_N,
+                  "linalg.cuh's 16 x 16 layout over the block");
     __shared__ la_t s[GK_LU_NB * LU_LD];
-    __shared__ la_t col[GK_LU_NB];
-    const int nb = args.nb;
+    __shared__ la_t rows[2][GK_LA_MAX_N];
+    const int nb = args.nb, tx = threadIdx.x % LA_SIDE, ty = threadIdx.x / LA_SIDE;
     const bool upper = args.mode != 0;
     const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.x;
     const la_t* t = reinterpret_cast<const la_t*>(args.a) + mat * args.stride;
     for (int e = threadIdx.x; e < nb * nb; e += blockDim.x) {
         const int i = e / nb, c = e % nb;
-        if (c < i) s[i * LU_LD + c] = upper ? t[c * args.ld + i] : t[i * args.ld + c];
-        if (c == i) s[i * LU_LD + c] = upper ? t[i * args.ld + i] : (la_t)1;
+        if (c <= i) s[i * LU_LD + c] = upper ? t[c * args.ld + i] : t[i * args.ld + c];
     }
     __syncthreads();
-    la_invert_lower<LU_LD>(s, nb, col, upper);
+    la_t x[LA_PER][LA_PER];
+    la_identity(x);
+    la_invert_rows(x, nb, rows, s, LU_LD, 1, !upper);
     la_t* out = reinterpret_cast<la_t*>(args.out) + mat * nb * nb;
-    for (int e = threadIdx.x; e < nb * nb; e += blockDim.x) {
-        const int i = e / nb, c = e % nb;
-        if (upper)
-            out[e] = c >= i ? s[c * LU_LD + i] : (la_t)0;
-        else
-            out[e] = c <= i ? -s[i * LU_LD + c] : (la_t)0;
-    }
+#pragma unroll
+    for (int r = 0; r < LA_PER; ++r)
+#pragma unroll
+        for (int q = 0; q < LA_PER; ++q) {
+            const int i = ty + LA_SIDE * r, c = tx + LA_SIDE * q;  // X[i][c], X = L^-1 or U^-T
+            if (i >= nb || c >= nb) continue;
+            if (upper)
+                out[c * nb + i] = x[r][q];  // U^-1 at (c, i): zero where c > i
+            else
+                out[i * nb + c] = c <= i ? -x[r][q] : (la_t)0;
+        }
 }
 
 // A panel's interchanges (row i with row sp[i] >= i, in order, rows counted from the panel's

@@ -13,13 +13,9 @@
 
 __device__ inline la_t la_inf() { return gk_inf((la_t)0); }
 
-// gk_chol_small: thread (ty, tx) of a 16 x 16 layout holds the elements (ty + 16 r, tx + 16 q),
-// r, q < 4, of the matrix in registers (cyclic, so every thread keeps work as the trailing
-// triangle shrinks). Each column of the factor is published in a shared row of its own, so one
-// barrier per column suffices (no buffer is ever rewritten while it is read); the same for the
-// rows of the inverse, whose two buffers alternate.
-#define LA_SIDE 16
-#define LA_PER (GK_LA_MAX_N / LA_SIDE)
+// gk_chol_small: the matrix in registers (linalg.cuh's 16 x 16 layout). Each column of the
+// factor is published in a shared row of its own, so one barrier per column suffices (no
+// buffer is ever rewritten while it is read).
 
 // a[r][q] where q is only known at run time (registers are indexed by constants).
 __device__ inline la_t la_pick(const la_t (&a)[LA_PER], int q) {
@@ -31,8 +27,7 @@ __device__ inline la_t la_pick(const la_t (&a)[LA_PER], int q) {
 }
 
 GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
-    static_assert(GK_LA_THREADS == LA_SIDE * LA_SIDE && GK_LA_MAX_N == LA_PER * LA_SIDE,
-                  "a 16 x 16 thread layout over at most 64 x 64");
+    static_assert(GK_LA_THREADS == LA_SIDE * LA_SIDE, "a 16 x 16 thread layout");
     // col[j][i]: column j of A after the updates of columns < j (unscaled; L = col * inv[j]).
     __shared__ la_t col[GK_LA_MAX_N][LA_LD];
     __shared__ la_t root[GK_LA_MAX_N], inv[GK_LA_MAX_N];
@@ -99,34 +94,17 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
         }
     if (threadIdx.x == 0) reinterpret_cast<gk_i32*>(args.info)[mat] = failed;
     if (!args.mode || failed) return;
-    // mode 1: also X = L^-1 (lower) into out2, by rows: X[j] = (e_j - sum_{k<j} L[j][k] X[k]) /
-    // L[j][j], each finished row taken out of the rows below it at once.
-#pragma unroll
-    for (int r = 0; r < LA_PER; ++r)
-#pragma unroll
-        for (int q = 0; q < LA_PER; ++q)
-            a[r][q] = ty + LA_SIDE * r == tx + LA_SIDE * q ? (la_t)1 : (la_t)0;
-    for (int j = 0; j < n; ++j) {
-        la_t* x = xrow[j & 1];
-        if (ty == j % LA_SIDE)
-#pragma unroll
-            for (int r = 0; r < LA_PER; ++r)
-                if (r == j / LA_SIDE)
-#pragma unroll
-                    for (int q = 0; q < LA_PER; ++q) {
-                        a[r][q] *= (la_t)1 / root[j];
-                        x[tx + LA_SIDE * q] = a[r][q];
-                    }
-        __syncthreads();
-#pragma unroll
-        for (int r = 0; r < LA_PER; ++r) {
-            const int i = ty + LA_SIDE * r;
-            if (i <= j || i >= n) continue;
-            const la_t lij = col[j][i] * inv[j];
-#pragma unroll
-            for (int q = 0; q < LA_PER; ++q) a[r][q] -= lij * x[tx + LA_SIDE * q];
-        }
+    // mode 1: also X = L^-1 (lower) into out2, L scaled in place first (col[j][i] = L[i][j])
+    // once every thread has written its part of the factor from it.
+    __syncthreads();
+    for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
+        const int j = e / n, i = e % n;
+        if (i > j) col[j][i] *= inv[j];
+        if (i == j) col[j][j] = root[j];
     }
+    __syncthreads();
+    la_identity(a);
+    la_invert_rows(a, n, xrow, &col[0][0], 1, LA_LD, false);
     la_t* x_out = reinterpret_cast<la_t*>(args.out2) + mat * n * n;
 #pragma unroll
     for (int r = 0; r < LA_PER; ++r)

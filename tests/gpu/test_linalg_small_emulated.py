@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gpukit.runtime import kernels
 from gpukit.runtime.args import CONSTANTS, arg_struct
 
 sys.path.insert(0, str(Path(__file__).parent / "emulator"))
@@ -162,3 +163,11 @@ def test_eigh_jacobi(emu, rng):
             assert np.abs(av).max() < tol * 4, n
             vv = np.swapaxes(v, -1, -2).astype(np.float64) @ v - np.eye(n)
             assert np.abs(vv).max() < tol * 4, n
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
+def test_kernels_compile_without_local_memory(arch):
+    """gk_chol_small keeps its 16 elements a thread in registers (float64 too)."""
+    emulation.compile_without_local_memory(
+        arch, [kernels.linalg_small(dtype) for dtype in ("float32", "float64")]
+    )
