@@ -9,6 +9,19 @@ from gpukit import decompositions as dec
 rng = np.random.default_rng(0)
 res = {}
 
+def dev_ms(fn, reps=20):
+    """Device ms per call of fn: reps calls captured in a graph, the replay timed."""
+    fn(); gk.synchronize()
+    g = gk.graph(lambda: [fn() for _ in range(reps)])
+    g.replay(); gk.synchronize()
+    a = gk.Event().record()
+    for _ in range(3):
+        g.replay()
+    b = gk.Event().record(); b.synchronize()
+    g.release()
+    return a.elapsed_ms(b) / 3 / reps, None
+
+
 def ev_ms(fn, reps=3):
     fn(); gk.synchronize()
     a = gk.Event().record()
@@ -65,7 +78,7 @@ for name, (f, x) in cases.items():
 nb = 64
 a = gk.asarray(spd(n).astype("float32"))
 blk = gk.ascontiguousarray(a[:nb, :nb].reshape(1, nb, nb))
-d, _ = ev_ms(lambda: dec._cholesky(blk, False, True, False), 20)
+d, _ = dev_ms(lambda: dec._cholesky(blk, False, True, False))
 res["chol_small 64"] = d; print(f"chol_small 64x64 + inverse: {d*1e3:.1f} us")
 from gpukit.fused_products import product
 for m in (n - nb, n // 2, n // 8):
@@ -87,7 +100,7 @@ def qr_steps():
     for m in (n, n // 2):
         x = gk.asarray(rng.standard_normal((1, m, 32)).astype("float32"))
         outs = [((1, m, 32), x.dtype), ((1, 32, 32), x.dtype), ((1, 32, 32), x.dtype)]
-        d, _ = ev_ms(lambda: st.run("qr_panel", [x], outs), 10)
+        d, _ = dev_ms(lambda: st.run("qr_panel", [x], outs), 5)
         res[f"qr_panel {m}x32"] = d
         print(f"qr_panel {m} x 32: {d*1e3:.1f} us", flush=True)
 
@@ -113,7 +126,7 @@ def lu_steps():
     dc, _ = ev_ms(lambda: t.copy(), 5)
     res["lu_panel"] = d - dc
     print(f"lu_panel {n} x 64: {(d - dc)*1e3:.1f} us (copy {dc*1e3:.1f} subtracted)", flush=True)
-    d, _ = ev_ms(lambda: st.run("lu_trinv", [t], [((1, 64, 64), t.dtype)], (("upper", False),)), 20)
+    d, _ = dev_ms(lambda: st.run("lu_trinv", [t], [((1, 64, 64), t.dtype)], (("upper", False),)))
     res["lu_trinv 64"] = d
     print(f"lu_trinv 64: {d*1e3:.1f} us", flush=True)
 
