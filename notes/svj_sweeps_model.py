@@ -17,8 +17,9 @@ def pair(k, r, m):
     return min(a, b), max(a, b)
 
 
-def sweep(x, rows, tol):
-    """One sweep over x's rows in place; the number of rotations."""
+def sweep(x, rows, tol, floor=0.0):
+    """One sweep over x's rows in place; the number of rotations (a row of norm at most
+    `floor`, set to zero, counts as one)."""
     k = x.shape[0]
     half = rows // 2
     blocks = -(-k // half)
@@ -38,7 +39,13 @@ def sweep(x, rows, tol):
             xp, xq = x[p], x[q]
             pp, qq = np.einsum("ij,ij->i", xp, xp), np.einsum("ij,ij->i", xq, xq)
             pq = np.einsum("ij,ij->i", xp, xq)
-            rot = np.abs(pq) > tol * np.sqrt(pp) * np.sqrt(qq)
+            rp, rq = np.sqrt(pp), np.sqrt(qq)
+            zp, zq = (pp > 0) & (rp <= floor), (qq > 0) & (rq <= floor)
+            x[p[zp]] = 0
+            x[q[zq]] = 0
+            zero = zp | zq
+            rotated += int(zero.sum())
+            rot = ~zero & (np.abs(pq) > tol * rp * rq)
             if not rot.any():
                 continue
             rotated += int(rot.sum())

@@ -6,10 +6,12 @@ gpukit's ops). Inputs: contiguous stacks of real matrices with elements."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import reductions as _red
 from .array import GPUArray
 from .creation import eye, zeros_like
-from .elementwise import greater, isfinite, less, sqrt, where
+from .elementwise import absolute, greater, isfinite, less, sqrt, where
 from .errors import LinAlgError
 from .fused_products import product
 from .linalg_steps import I32, count, mT, run
@@ -79,14 +81,20 @@ def _complete(u: GPUArray, cols: int) -> GPUArray:
 
 def _sweeps(x: GPUArray, r: GPUArray) -> bool:
     """Rotates the rows of x (count x k x len) until they are orthogonal, the same rotations on
-    r; whether every matrix converged within GK_LA_SWEEPS sweeps."""
+    r; whether every matrix converged within GK_LA_SWEEPS sweeps. Rows of norm at most
+    eps ||x||_F (each matrix's; scaled by the largest element against overflow) are set to zero:
+    the rows of zero singular values, which rotations only cancel to noise again."""
     c, k, _ = x.shape
+    big = _red.max(absolute(x), axis=(-2, -1))
+    big = where(greater(big, 0), big, 1)[:, None, None]  # NaN stays NaN: nothing is zeroed
+    fro = sqrt(_red.sum((x / big) ** 2, axis=(-2, -1))) * big[:, 0, 0]
+    negligible = (fro * float(np.finfo(x.dtype).eps)).astype(x.dtype, copy=False)
     if k <= (x._rt.linalg_max_n("svj_whole", x.dtype) or 0):
-        (info,) = run("svj", [x, r], [((c,), I32)], (("whole", True),))
+        (info,) = run("svj", [x, r, negligible], [((c,), I32)], (("whole", True),))
         return not info.to_numpy().any()
     for _ in range(CONSTANTS["GK_LA_SWEEPS"]):
         flag = zeros_like(x, I32, (c,))
-        run("svj", [x, r, flag], [], (("whole", False),))
+        run("svj", [x, r, negligible, flag], [], (("whole", False),))
         if not flag.to_numpy().any():
             return True
     return False
