@@ -16,7 +16,6 @@ from .errors import LinAlgError
 from .fused_products import product
 from .linalg_steps import I32, count, mT, run
 from .matrices import diagonal, tril, triu
-from .runtime.args import CONSTANTS
 from .searching import take_along_axis
 from .sorting import argsort
 from .views import ascontiguousarray, broadcast_to
@@ -79,11 +78,18 @@ def _complete(u: GPUArray, cols: int) -> GPUArray:
     return q[:, :, :cols]
 
 
+# Past one launch's 64 rows, sweeps without pivoting converge slowly on graded spectra: in
+# notes/svj_sweeps_model.py a float64 512 x 512 matrix of singular values 1 to 1e-6 (random
+# singular vectors) takes 30 sweeps, about 3 more each time n doubles (64 rows: 19).
+_BLOCKED_SWEEPS = 60
+
+
 def _sweeps(x: GPUArray, r: GPUArray) -> bool:
     """Rotates the rows of x (count x k x len) until they are orthogonal, the same rotations on
-    r; whether every matrix converged within GK_LA_SWEEPS sweeps. Rows of norm at most
-    eps ||x||_F (each matrix's; scaled by the largest element against overflow) are set to zero:
-    the rows of zero singular values, which rotations only cancel to noise again."""
+    r; whether every matrix converged (within GK_LA_SWEEPS sweeps in one launch, _BLOCKED_SWEEPS
+    over blocks of rows). Rows of norm at most eps ||x||_F (each matrix's, summed over its largest
+    element against overflow) are set to zero: the rows of zero singular values, which rotations
+    only cancel to noise again."""
     c, k, _ = x.shape
     big = _red.max(absolute(x), axis=(-2, -1))
     big = where(greater(big, 0), big, 1)[:, None, None]  # NaN stays NaN: nothing is zeroed
@@ -92,7 +98,7 @@ def _sweeps(x: GPUArray, r: GPUArray) -> bool:
     if k <= (x._rt.linalg_max_n("svj_whole", x.dtype) or 0):
         (info,) = run("svj", [x, r, negligible], [((c,), I32)], (("whole", True),))
         return not info.to_numpy().any()
-    for _ in range(CONSTANTS["GK_LA_SWEEPS"]):
+    for _ in range(_BLOCKED_SWEEPS):
         flag = zeros_like(x, I32, (c,))
         run("svj", [x, r, negligible, flag], [], (("whole", False),))
         if not flag.to_numpy().any():

@@ -79,6 +79,22 @@ def test_svd_of_long_rows_through_qr(hybrid, rng):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_svd_rank_deficient(hybrid, rng, dtype):
+    """Columns spanning a subspace exactly (repeated and zero columns, polyfit's Vandermonde
+    matrix of repeated nodes), on which the sweeps rotated noise until GK_LA_SWEEPS before
+    rows of norm at most eps ||A||_F were set to zero: one launch, then blocks of rows; eigh of
+    a singular shifted matrix."""
+    cases.check_svd_rank_deficient(rng, dtype, [(12, 5), (5, 12), (33, 33)])
+    _ran(hybrid, "gk_svj")
+    hybrid.limits["eigh"] = 4
+    cases.check_eigh_singular_shift(rng, dtype, 9)
+    hybrid.limits["svj_whole"] = 6
+    cases.check_svd_rank_deficient(rng, dtype, [(20, 13), (13, 20)])
+    cases.check_eigh_singular_shift(rng, dtype, 13)
+    _ran(hybrid, "gk_svj")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_composed(hybrid, rng, dtype):
     cases.check_composed(rng, dtype, 14, 9)
 
