@@ -205,6 +205,19 @@ def check_svd_rank_deficient(rng, dtype, shapes):
         assert got == ranks, (m, n, got)
 
 
+def check_svd_extreme_scales(rng, dtype, shapes):
+    """Singular values 1 to 1e-3 times a factor whose squares underflow or overflow `dtype`
+    (entries of 1e-25 or 1e25 in float32, 1e-170 or 1e170 in float64)."""
+    big = 1e25 if dtype == "float32" else 1e170
+    for m, n in shapes:
+        k = min(m, n)
+        for factor in (1 / big, big):
+            s_true = np.broadcast_to(np.logspace(0, -3, k) * factor, (2, k))
+            a = np.stack([with_singular_values(rng, m, n, x, dtype) for x in s_true])
+            u, s, vh = (x.to_numpy() for x in gk.linalg.svd(_dev(a), full_matrices=False))
+            _svd_ok(a, u, s, vh, s_true, dtype, False)
+
+
 def check_eigh_singular_shift(rng, dtype, n):
     """Eigenvalues -1 (once) and 0: B = A + ||A||_F I, whose rows the sweeps orthogonalize,
     is singular."""
@@ -302,6 +315,11 @@ def test_svd_rank_deficient(backend, rng, dtype):
     (65, 100, 257), tall and wide; eigh of a singular shifted matrix."""
     check_svd_rank_deficient(rng, dtype, RANK_SHAPES)
     check_eigh_singular_shift(rng, dtype, 65)
+
+
+@pytest.mark.parametrize("dtype", REAL)
+def test_svd_extreme_scales(backend, rng, dtype):
+    check_svd_extreme_scales(rng, dtype, [(12, 5), (65, 65), (40, 100)])
 
 
 @pytest.mark.parametrize("dtype", REAL)
