@@ -151,8 +151,9 @@ def test_kernels_compile_without_local_memory(arch):
 
 
 def test_svj_plan_rejects_what_the_kernel_cannot_hold(hybrid):
-    """The planner refuses rows longer than shared memory holds and more rows than one launch
-    sweeps whole, with a ValueError rather than a launch that would fail."""
+    """The planner refuses rows longer than shared memory holds, more rows than one launch
+    sweeps whole and negligible norms not one per matrix, with a ValueError rather than a
+    launch that would fail or read past them."""
     from gpukit.runtime.backend import Layout
     from gpukit.runtime.cuda import linalg_svj
 
@@ -167,6 +168,8 @@ def test_svj_plan_rejects_what_the_kernel_cannot_hold(hybrid):
 
     whole = (("whole", True),)
     with pytest.raises(ValueError, match="rows"):
-        linalg_svj.plan_svj(hybrid.emu, (lay(1, 2, longest + 1), lay(1, 2, 2)), (), whole)
+        linalg_svj.plan_svj(hybrid.emu, (lay(1, 2, longest + 1), lay(1, 2, 2), lay(1)), (), whole)
     with pytest.raises(ValueError, match="rows"):
-        linalg_svj.plan_svj(hybrid.emu, (lay(1, 65, 65), lay(1, 65, 65)), (), whole)
+        linalg_svj.plan_svj(hybrid.emu, (lay(1, 65, 65), lay(1, 65, 65), lay(1)), (), whole)
+    with pytest.raises(ValueError, match="negligible"):
+        linalg_svj.plan_svj(hybrid.emu, (lay(2, 4, 4), lay(2, 4, 4), lay(1)), (), whole)

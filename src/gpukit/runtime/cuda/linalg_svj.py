@@ -58,6 +58,11 @@ def plan_svj(backend, inputs, outputs, options):
     for d in batch:
         count *= d
     whole = bool(opts["whole"])
+    negligible = inputs[2]
+    if negligible.dtype != x.dtype or negligible.shape != (count,):
+        raise ValueError(
+            f"svj: negligible norms {negligible.shape} {negligible.dtype} for {x.shape}"
+        )
     if k > length or (whole and k > _C["GK_SVJ_ROWS"]) or length > max_len(backend, x.dtype):
         raise ValueError(f"svj: {k} rows of {length} elements ({'whole' if whole else 'blocks'})")
     rows = _rows(backend, k, length, x.dtype.itemsize, whole)
