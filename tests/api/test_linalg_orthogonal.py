@@ -281,7 +281,8 @@ QR_SHAPES = [(1, 1), (7, 7), (32, 32), (33, 33), (64, 65), (65, 64), (100, 37), 
 SVD_SHAPES = [(1, 1), (2, 2), (5, 5), (32, 32), (64, 64), (40, 300), (300, 40), (65, 65),
               (131, 97), (97, 131), (500, 100), (100, 500)]  # fmt: skip
 EIGH_SIZES = [33, 40, 64, 65, 97, 200]
-RANK_SHAPES = [(12, 5), (5, 12), (33, 33), (65, 65), (100, 65), (65, 100), (257, 257)]
+RANK_SHAPES = [(12, 5), (5, 12), (33, 33), (65, 65), (100, 65), (65, 100), (257, 257),
+               (300, 40)]  # fmt: skip
 
 
 @pytest.mark.parametrize("dtype", REAL)
@@ -312,7 +313,8 @@ def test_svd_and_eigh_n_512(backend, rng, dtype):
 @pytest.mark.parametrize("dtype", REAL)
 def test_svd_rank_deficient(backend, rng, dtype):
     """Columns spanning a subspace exactly: one launch (12 x 5 as polyfit's, 33), blocks of rows
-    (65, 100, 257), tall and wide; eigh of a singular shifted matrix."""
+    (65, 100, 257), tall and wide, rows shortened by a QR first (300 x 40); eigh of a singular
+    shifted matrix."""
     check_svd_rank_deficient(rng, dtype, RANK_SHAPES)
     check_eigh_singular_shift(rng, dtype, 65)
 

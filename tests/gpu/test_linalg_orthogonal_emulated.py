@@ -82,8 +82,8 @@ def test_svd_of_long_rows_through_qr(hybrid, rng):
 def test_svd_rank_deficient(hybrid, rng, dtype):
     """Columns spanning a subspace exactly (repeated and zero columns, polyfit's Vandermonde
     matrix of repeated nodes), on which the sweeps rotated noise until GK_LA_SWEEPS before
-    rows of norm at most eps ||A||_F were set to zero: one launch, then blocks of rows; eigh of
-    a singular shifted matrix."""
+    rows of norm at most eps ||A||_F were set to zero: one launch, blocks of rows, rows
+    shortened by a QR first; eigh of a singular shifted matrix."""
     cases.check_svd_rank_deficient(rng, dtype, [(12, 5), (5, 12), (33, 33)])
     _ran(hybrid, "gk_svj")
     hybrid.limits["eigh"] = 4
@@ -92,6 +92,9 @@ def test_svd_rank_deficient(hybrid, rng, dtype):
     cases.check_svd_rank_deficient(rng, dtype, [(20, 13), (13, 20)])
     cases.check_eigh_singular_shift(rng, dtype, 13)
     _ran(hybrid, "gk_svj")
+    hybrid.limits["svj"] = 16
+    cases.check_svd_rank_deficient(rng, dtype, [(40, 6)])
+    _ran(hybrid, "gk_qr_panel", "gk_svj")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
