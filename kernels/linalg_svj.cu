@@ -3,7 +3,11 @@
 // applied to the rows of r (k x k; the identity at first, so that r ends as the product of the
 // rotations). A pair (p, q) rotates when |x_p . x_q| > tol ||x_p|| ||x_q||, by
 // t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2)), zeta = (||x_q||^2 - ||x_p||^2) / (2 x_p . x_q)
-// (LAPACK's gesvj), which makes the two rows orthogonal.
+// (LAPACK's gesvj), which makes the two rows orthogonal. A row of norm at most `negligible`
+// (the front end's eps ||x||_F per matrix) is set to zero when its pair is examined, and rows
+// of zero norm are not rotated: a zero singular value's row is noise of that size, which
+// rotations only cancel to eps of itself, again and again (never converging where the rows
+// span a subspace exactly, as with repeated columns; slowly, past GK_LA_SWEEPS, otherwise).
 //
 // gk_svj: a block per pair of row blocks of rows / 2 rows (grid (blocks / 2, matrices); round
 // `round` of a round robin over `blocks` blocks, so that a launch's pairs are disjoint and the
@@ -52,6 +56,7 @@ GK_KERNEL void __launch_bounds__(GK_SVJ_THREADS) gk_svj(const gk_svj_args args) 
     const gk_i64 mat = blockIdx.y;
     la_t* x = reinterpret_cast<la_t*>(args.x) + mat * k * len;
     la_t* r = reinterpret_cast<la_t*>(args.r) + mat * k * k;
+    const la_t negl = reinterpret_cast<const la_t*>(args.negligible)[mat];
     int b0, b1;
     la_pair(blockIdx.x, args.round, args.blocks, &b0, &b1);
     // The pair's row i is row SVJ_ROW(i) of x: block b0's first half rows, then b1's.
@@ -93,8 +98,17 @@ GK_KERNEL void __launch_bounds__(GK_SVJ_THREADS) gk_svj(const gk_svj_args args) 
                 la_t pp = 0, qq = 0, pq = 0;  // the pair's warps' shares in warp order
                 for (int h = pair * groups; h < (pair + 1) * groups; ++h)
                     pp += part[h][0], qq += part[h][1], pq += part[h][2];
-                // NaN compares false: such a pair is left, and the front end raises.
-                if (la_abs(pq) > tol * gkm_sqrt(pp) * gkm_sqrt(qq)) {
+                const la_t np = gkm_sqrt(pp), nq = gkm_sqrt(qq);
+                // A row whose squares underflow (pp == 0) is left as it is: its norm is zero.
+                const bool zp = pp > (la_t)0 && np <= negl, zq = qq > (la_t)0 && nq <= negl;
+                if (zp || zq) {
+                    for (int c = lane + GK_LANES * g; c < len; c += step) {
+                        if (zp) xp[c] = (la_t)0;
+                        if (zq) xq[c] = (la_t)0;
+                    }
+                    if (tid % (GK_LANES * groups) == 0) rotated = any = 1;
+                } else if (np > negl && nq > negl && la_abs(pq) > tol * np * nq) {
+                    // NaN compares false: such a pair is left, and the front end raises.
                     const la_t t = svj_tangent(pp, qq, pq);
                     const la_t cs = (la_t)1 / gkm_sqrt(1 + t * t), sn = cs * t;
 #pragma unroll 4

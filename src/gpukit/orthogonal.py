@@ -6,15 +6,16 @@ gpukit's ops). Inputs: contiguous stacks of real matrices with elements."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import reductions as _red
 from .array import GPUArray
 from .creation import eye, zeros_like
-from .elementwise import greater, isfinite, less, sqrt, where
+from .elementwise import absolute, greater, isfinite, less, sqrt, where
 from .errors import LinAlgError
 from .fused_products import product
 from .linalg_steps import I32, count, mT, run
 from .matrices import diagonal, tril, triu
-from .runtime.args import CONSTANTS
 from .searching import take_along_axis
 from .sorting import argsort
 from .views import ascontiguousarray, broadcast_to
@@ -77,19 +78,34 @@ def _complete(u: GPUArray, cols: int) -> GPUArray:
     return q[:, :, :cols]
 
 
-def _sweeps(x: GPUArray, r: GPUArray) -> bool:
+# Past one launch's 64 rows, sweeps without pivoting converge slowly on graded spectra: in
+# notes/svj_sweeps_model.py a float64 512 x 512 matrix of singular values 1 to 1e-6 (random
+# singular vectors) takes 30 sweeps, about 3 more each time n doubles (64 rows: 19).
+_BLOCKED_SWEEPS = 60
+
+
+def _sweeps(x: GPUArray, r: GPUArray) -> tuple[bool, GPUArray]:
     """Rotates the rows of x (count x k x len) until they are orthogonal, the same rotations on
-    r; whether every matrix converged within GK_LA_SWEEPS sweeps."""
+    r; whether every matrix converged (within GK_LA_SWEEPS sweeps in one launch, _BLOCKED_SWEEPS
+    over blocks of rows), and the factor (count) each matrix was divided by first: its largest
+    magnitude, so that the squared norms neither overflow nor underflow. Rows of norm at most
+    eps ||x||_F are set to zero: the rows of zero singular values, which rotations only cancel
+    to noise again."""
     c, k, _ = x.shape
+    big = _red.max(absolute(x), axis=(-2, -1))
+    big = where(greater(big, 0), big, 1)  # NaN stays NaN, and the front end raises
+    x[...] = x / big[:, None, None]
+    fro = sqrt(_red.sum(x * x, axis=(-2, -1)))
+    negligible = (fro * float(np.finfo(x.dtype).eps)).astype(x.dtype, copy=False)
     if k <= (x._rt.linalg_max_n("svj_whole", x.dtype) or 0):
-        (info,) = run("svj", [x, r], [((c,), I32)], (("whole", True),))
-        return not info.to_numpy().any()
-    for _ in range(CONSTANTS["GK_LA_SWEEPS"]):
+        (info,) = run("svj", [x, r, negligible], [((c,), I32)], (("whole", True),))
+        return not info.to_numpy().any(), big
+    for _ in range(_BLOCKED_SWEEPS):
         flag = zeros_like(x, I32, (c,))
-        run("svj", [x, r, flag], [], (("whole", False),))
+        run("svj", [x, r, negligible, flag], [], (("whole", False),))
         if not flag.to_numpy().any():
-            return True
-    return False
+            return True, big
+    return False, big
 
 
 def _norms(x: GPUArray) -> GPUArray:
@@ -124,17 +140,19 @@ def jacobi_svd(a: GPUArray, full: bool, vectors: bool) -> list[GPUArray]:
         return _full(u, s, vh, full, tall, batch)
     x = (mT(a3) if tall else a3).copy()  # rotated in place: never the caller's memory
     r = _identity(x, c, k)
-    converged = _sweeps(x, r)
+    converged, scale = _sweeps(x, r)
     sig = _norms(x)
     order = argsort(sig, axis=-1, descending=True)
-    s = take_along_axis(sig, order, axis=-1)
+    sig = take_along_axis(sig, order, axis=-1)
+    s = sig * scale[:, None]
     if not converged or not bool(_red.all(isfinite(s)).to_numpy()):
         raise LinAlgError("SVD did not converge")
     if not vectors:
         return [s.reshape(*batch, k)]
     rows = take_along_axis(x, order[:, :, None], axis=-2)
-    positive = greater(s, 0)[:, :, None]
-    left = where(positive, rows / where(positive, s[:, :, None], 1), 0).astype(a.dtype, copy=False)
+    positive = greater(sig, 0)[:, :, None]
+    left = where(positive, rows / where(positive, sig[:, :, None], 1), 0)
+    left = left.astype(a.dtype, copy=False)
     vecs = take_along_axis(r, order[:, :, None], axis=-2)
     u, vh = (mT(left), vecs) if tall else (mT(vecs), left)
     return _full(u, s, vh, full, tall, batch)
@@ -167,7 +185,7 @@ def jacobi_eigh(a: GPUArray, upper: bool, vectors: bool) -> list[GPUArray]:
     shift = sqrt(_red.sum(sym * sym, axis=(-2, -1)))
     x = ascontiguousarray(sym + shift[:, None, None] * _identity(a3, 1, n))
     r = _identity(x, c, n)
-    converged = _sweeps(x, r)
+    converged, _ = _sweeps(x, r)
     v = mT(r)
     lam = _red.sum(v * (sym @ v), axis=-2) / _red.sum(v * v, axis=-2)
     order = argsort(lam, axis=-1)

@@ -171,6 +171,62 @@ def check_eigh(rng, dtype, sizes, batch=(2,)):
             assert np.max(np.abs(wo - lam)) <= BOUND * n * eps(dtype) * 3, n
 
 
+def _exactly_rank_deficient(rng, m, n, dtype):
+    """Three m x n matrices whose columns (rows, for wide shapes) span a subspace exactly in
+    `dtype`, and their ranks: columns repeating those of a rank-h matrix (h = k // 2) with the
+    last one zero, a Vandermonde matrix of 3 nodes each repeated (polyfit's, columns scaled to
+    unit norm), and zero. One-sided Jacobi cannot make such columns orthogonal (rounding
+    leaves noise inside the subspace)."""
+    big, k = max(m, n), min(m, n)
+    h = max(k // 2, 1)
+    b = with_singular_values(rng, big, h, np.logspace(0, -2, h), "float64")
+    dup = b[:, np.arange(k) % h]
+    dup[:, k - 1] = 0  # a copy of column (k - 1) % h comes earlier where k >= 2
+    nodes = np.array([-1.0, 0.5, 2.0]) + rng.uniform(-0.2, 0.2, 3)
+    vander = nodes[np.arange(big) % 3, None] ** np.arange(k)
+    vander /= np.linalg.norm(vander, axis=0)
+    a = np.stack([dup, vander, np.zeros((big, k))]).astype(dtype)
+    a = a if m >= n else np.swapaxes(a, -1, -2).copy()
+    return a, [h if k >= 2 else 1, min(3, k), 0]
+
+
+def check_svd_rank_deficient(rng, dtype, shapes):
+    """svd, svdvals and matrix_rank of _exactly_rank_deficient's matrices against LAPACK
+    in float64 (NumPy's zero singular values are noise of eps ||A||; gpukit's may be exact)."""
+    for m, n in shapes:
+        a, ranks = _exactly_rank_deficient(rng, m, n, dtype)
+        ref = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+        for full in (False, True):
+            u, s, vh = (x.to_numpy() for x in gk.linalg.svd(_dev(a), full_matrices=full))
+            _svd_ok(a, u, s, vh, ref, dtype, full)
+        s = gk.linalg.svdvals(_dev(a)).to_numpy()
+        assert np.max(np.abs(s - ref)) <= BOUND * max(m, n) * eps(dtype) * np.max(ref), (m, n)
+        got = [int(gk.linalg.matrix_rank(_dev(x)).to_numpy()) for x in a]
+        assert got == ranks, (m, n, got)
+
+
+def check_svd_extreme_scales(rng, dtype, shapes):
+    """Singular values 1 to 1e-3 times a factor whose squares underflow or overflow `dtype`
+    (entries of 1e-25 or 1e25 in float32, 1e-170 or 1e170 in float64)."""
+    big = 1e25 if dtype == "float32" else 1e170
+    for m, n in shapes:
+        k = min(m, n)
+        for factor in (1 / big, big):
+            s_true = np.broadcast_to(np.logspace(0, -3, k) * factor, (2, k))
+            a = np.stack([with_singular_values(rng, m, n, x, dtype) for x in s_true])
+            u, s, vh = (x.to_numpy() for x in gk.linalg.svd(_dev(a), full_matrices=False))
+            _svd_ok(a, u, s, vh, s_true, dtype, False)
+
+
+def check_eigh_singular_shift(rng, dtype, n):
+    """Eigenvalues -1 (once) and 0: B = A + ||A||_F I, whose rows the sweeps orthogonalize,
+    is singular."""
+    lam = np.r_[-1.0, np.zeros(n - 1)]
+    a = hermitian(rng, n, lam, dtype, batch=(2,))
+    w, v = (x.to_numpy() for x in gk.linalg.eigh(_dev(a)))
+    _eigh_ok(a, w, v, np.broadcast_to(lam, (2, n)), dtype)
+
+
 def check_special(rng, dtype, n):
     """The identity and zero (nothing to rotate), and NaN in a matrix of a stack: svd and eigh
     raise LinAlgError as NumPy does."""
@@ -225,6 +281,8 @@ QR_SHAPES = [(1, 1), (7, 7), (32, 32), (33, 33), (64, 65), (65, 64), (100, 37), 
 SVD_SHAPES = [(1, 1), (2, 2), (5, 5), (32, 32), (64, 64), (40, 300), (300, 40), (65, 65),
               (131, 97), (97, 131), (500, 100), (100, 500)]  # fmt: skip
 EIGH_SIZES = [33, 40, 64, 65, 97, 200]
+RANK_SHAPES = [(12, 5), (5, 12), (33, 33), (65, 65), (100, 65), (65, 100), (257, 257),
+               (300, 40)]  # fmt: skip
 
 
 @pytest.mark.parametrize("dtype", REAL)
@@ -250,6 +308,20 @@ def test_svd(backend, rng, dtype):
 def test_svd_and_eigh_n_512(backend, rng, dtype):
     check_svd(rng, dtype, [(512, 512)], batch=(2,))
     check_eigh(rng, dtype, [512], batch=(1,))
+
+
+@pytest.mark.parametrize("dtype", REAL)
+def test_svd_rank_deficient(backend, rng, dtype):
+    """Columns spanning a subspace exactly: one launch (12 x 5 as polyfit's, 33), blocks of rows
+    (65, 100, 257), tall and wide, rows shortened by a QR first (300 x 40); eigh of a singular
+    shifted matrix."""
+    check_svd_rank_deficient(rng, dtype, RANK_SHAPES)
+    check_eigh_singular_shift(rng, dtype, 65)
+
+
+@pytest.mark.parametrize("dtype", REAL)
+def test_svd_extreme_scales(backend, rng, dtype):
+    check_svd_extreme_scales(rng, dtype, [(12, 5), (65, 65), (40, 100)])
 
 
 @pytest.mark.parametrize("dtype", REAL)

@@ -79,6 +79,35 @@ def test_svd_of_long_rows_through_qr(hybrid, rng):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_svd_rank_deficient(hybrid, rng, dtype):
+    """Columns spanning a subspace exactly (repeated and zero columns, polyfit's Vandermonde
+    matrix of repeated nodes), on which the sweeps rotated noise until GK_LA_SWEEPS before
+    rows of norm at most eps ||A||_F were set to zero: one launch, blocks of rows, rows
+    shortened by a QR first; eigh of a singular shifted matrix."""
+    cases.check_svd_rank_deficient(rng, dtype, [(12, 5), (5, 12), (33, 33)])
+    _ran(hybrid, "gk_svj")
+    hybrid.limits["eigh"] = 4
+    cases.check_eigh_singular_shift(rng, dtype, 9)
+    hybrid.limits["svj_whole"] = 6
+    cases.check_svd_rank_deficient(rng, dtype, [(20, 13), (13, 20)])
+    cases.check_eigh_singular_shift(rng, dtype, 13)
+    _ran(hybrid, "gk_svj")
+    hybrid.limits["svj"] = 16
+    cases.check_svd_rank_deficient(rng, dtype, [(40, 6)])
+    _ran(hybrid, "gk_qr_panel", "gk_svj")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_svd_extreme_scales(hybrid, rng, dtype):
+    """Entries whose squares underflow (the sums were zero: zero singular values) or overflow
+    (infinite: raised), divided by their largest magnitude first: one launch, blocks of rows."""
+    cases.check_svd_extreme_scales(rng, dtype, [(12, 5), (5, 12)])
+    hybrid.limits["svj_whole"] = 6
+    cases.check_svd_extreme_scales(rng, dtype, [(20, 13)])
+    _ran(hybrid, "gk_svj")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_composed(hybrid, rng, dtype):
     cases.check_composed(rng, dtype, 14, 9)
 
@@ -125,8 +154,9 @@ def test_kernels_compile_without_local_memory(arch):
 
 
 def test_svj_plan_rejects_what_the_kernel_cannot_hold(hybrid):
-    """The planner refuses rows longer than shared memory holds and more rows than one launch
-    sweeps whole, with a ValueError rather than a launch that would fail."""
+    """The planner refuses rows longer than shared memory holds, more rows than one launch
+    sweeps whole and negligible norms not one per matrix, with a ValueError rather than a
+    launch that would fail or read past them."""
     from gpukit.runtime.backend import Layout
     from gpukit.runtime.cuda import linalg_svj
 
@@ -141,6 +171,8 @@ def test_svj_plan_rejects_what_the_kernel_cannot_hold(hybrid):
 
     whole = (("whole", True),)
     with pytest.raises(ValueError, match="rows"):
-        linalg_svj.plan_svj(hybrid.emu, (lay(1, 2, longest + 1), lay(1, 2, 2)), (), whole)
+        linalg_svj.plan_svj(hybrid.emu, (lay(1, 2, longest + 1), lay(1, 2, 2), lay(1)), (), whole)
     with pytest.raises(ValueError, match="rows"):
-        linalg_svj.plan_svj(hybrid.emu, (lay(1, 65, 65), lay(1, 65, 65)), (), whole)
+        linalg_svj.plan_svj(hybrid.emu, (lay(1, 65, 65), lay(1, 65, 65), lay(1)), (), whole)
+    with pytest.raises(ValueError, match="negligible"):
+        linalg_svj.plan_svj(hybrid.emu, (lay(2, 4, 4), lay(2, 4, 4), lay(1)), (), whole)

@@ -1,11 +1,12 @@
 """One-sided Jacobi on CUDA (kernels/linalg_svj.cu) for decompositions' svd and eigh: "svj"
 makes the k rows of x (count x k x len, contiguous, k <= len) mutually orthogonal in place and
-applies the same rotations to the rows of r (count x k x k, contiguous). With option whole
-(k <= whole_rows, rows that fit shared memory) the plan is one launch that sweeps until
-converged; its output is an int32 per matrix, 1 where GK_LA_SWEEPS sweeps did not converge.
-Otherwise the plan is one sweep (a launch per round of a pairing of row blocks) and its third
-input, an int32 per matrix, is set to 1 where a pair rotated (the front end clears it, sweeps
-and reads it back)."""
+applies the same rotations to the rows of r (count x k x k, contiguous); its third input (count,
+x's dtype) is each matrix's negligible row norm: rows of norm at most it are set to zero and
+rotate no more. With option whole (k <= whole_rows, rows that fit shared memory) the plan is one
+launch that sweeps until converged; its output is an int32 per matrix, 1 where GK_LA_SWEEPS
+sweeps did not converge. Otherwise the plan is one sweep (a launch per round of a pairing of row
+blocks) and its fourth input, an int32 per matrix, is set to 1 where a pair rotated or a row was
+zeroed (the front end clears it, sweeps and reads it back)."""
 
 from __future__ import annotations
 
@@ -57,6 +58,11 @@ def plan_svj(backend, inputs, outputs, options):
     for d in batch:
         count *= d
     whole = bool(opts["whole"])
+    negligible = inputs[2]
+    if negligible.dtype != x.dtype or negligible.shape != (count,):
+        raise ValueError(
+            f"svj: negligible norms {negligible.shape} {negligible.dtype} for {x.shape}"
+        )
     if k > length or (whole and k > _C["GK_SVJ_ROWS"]) or length > max_len(backend, x.dtype):
         raise ValueError(f"svj: {k} rows of {length} elements ({'whole' if whole else 'blocks'})")
     rows = _rows(backend, k, length, x.dtype.itemsize, whole)
@@ -69,11 +75,11 @@ def plan_svj(backend, inputs, outputs, options):
     b = PlanBuilder(
         backend, "a" * len(inputs), outputs=[o.size * o.dtype.itemsize for o in outputs]
     )
-    addresses = [("x", 0, 0, 1), ("r", 1, 0, 1)]
+    addresses = [("x", 0, 0, 1), ("r", 1, 0, 1), ("negligible", 2, 0, 1)]
     if whole:
         addresses += [("flag", b.add_scratch(4 * count), 0, 1), ("info", b.output(0), 0, 1)]
     else:
-        addresses += [("flag", 2, 0, 1)]
+        addresses += [("flag", 3, 0, 1)]
     eps = 2.0 ** (-23 if x.dtype.itemsize == 4 else -52)
     fields = {"tol": eps * max(length, 64) ** 0.5, "k": k, "len": length, "rows": rows,
               "blocks": blocks, "round": 0, "whole": int(whole)}  # fmt: skip
@@ -83,7 +89,8 @@ def plan_svj(backend, inputs, outputs, options):
     for rnd in range(blocks - 1):
         for first in range(0, count, _GRID_Y):
             n = min(_GRID_Y, count - first)
-            size = {"x": k * length * x.dtype.itemsize, "r": k * k * x.dtype.itemsize}
+            size = {"x": k * length * x.dtype.itemsize, "r": k * k * x.dtype.itemsize,
+                    "negligible": x.dtype.itemsize}  # fmt: skip
             at = [(f, a, first * size.get(f, 4), al) for f, a, _, al in addresses]
             b.launch(fn, (blocks // 2, n), threads, "gk_svj_args", {**fields, "round": rnd},
                      shared=shared, addresses=at)  # fmt: skip
