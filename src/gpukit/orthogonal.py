@@ -84,6 +84,13 @@ def _complete(u: GPUArray, cols: int) -> GPUArray:
 _BLOCKED_SWEEPS = 60
 
 
+def _largest(x: GPUArray) -> GPUArray:
+    """The largest magnitude of each matrix of stack x (count), 1 for a zero matrix (NaN stays
+    NaN, and the front end raises)."""
+    big = _red.max(absolute(x), axis=(-2, -1))
+    return where(greater(big, 0), big, 1)
+
+
 def _sweeps(x: GPUArray, r: GPUArray) -> tuple[bool, GPUArray]:
     """Rotates the rows of x (count x k x len) until they are orthogonal, the same rotations on
     r; whether every matrix converged (within GK_LA_SWEEPS sweeps in one launch, _BLOCKED_SWEEPS
@@ -92,8 +99,7 @@ def _sweeps(x: GPUArray, r: GPUArray) -> tuple[bool, GPUArray]:
     eps ||x||_F are set to zero: the rows of zero singular values, which rotations only cancel
     to noise again."""
     c, k, _ = x.shape
-    big = _red.max(absolute(x), axis=(-2, -1))
-    big = where(greater(big, 0), big, 1)  # NaN stays NaN, and the front end raises
+    big = _largest(x)
     x[...] = x / big[:, None, None]
     fro = sqrt(_red.sum(x * x, axis=(-2, -1)))
     negligible = (fro * float(np.finfo(x.dtype).eps)).astype(x.dtype, copy=False)
@@ -130,11 +136,15 @@ def jacobi_svd(a: GPUArray, full: bool, vectors: bool) -> list[GPUArray]:
             f"{a._rt.name} backend (one-sided Jacobi holds a pair of rows in shared memory)"
         )
     if length > min(max(2 * k, a._rt.linalg_max_n("svj_whole", a.dtype)), longest):
-        q, rk = blocked_qr(ascontiguousarray(a3 if tall else mT(a3)), "reduced", _qr_nb(a))
+        # Scaled first, as the sweeps are: the QR's column norms must not underflow either.
+        big = _largest(a3)
+        scaled = (a3 if tall else mT(a3)) / big[:, None, None]
+        q, rk = blocked_qr(scaled, "reduced", _qr_nb(a))
         made = jacobi_svd(rk, False, vectors)
         if not vectors:
-            return [made[0].reshape(*batch, k)]
+            return [(made[0] * big[:, None]).reshape(*batch, k)]
         u, s, vh = made
+        s = s * big[:, None]
         left = q @ u  # A (or A^T) = Q U S Vh
         u, vh = (left, vh) if tall else (mT(vh), mT(left))
         return _full(u, s, vh, full, tall, batch)

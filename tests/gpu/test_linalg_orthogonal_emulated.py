@@ -100,11 +100,15 @@ def test_svd_rank_deficient(hybrid, rng, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_svd_extreme_scales(hybrid, rng, dtype):
     """Entries whose squares underflow (the sums were zero: zero singular values) or overflow
-    (infinite: raised), divided by their largest magnitude first: one launch, blocks of rows."""
+    (infinite: raised), divided by their largest magnitude first: one launch, blocks of rows,
+    rows shortened by a QR first (whose column norms underflowed too)."""
     cases.check_svd_extreme_scales(rng, dtype, [(12, 5), (5, 12)])
     hybrid.limits["svj_whole"] = 6
     cases.check_svd_extreme_scales(rng, dtype, [(20, 13)])
     _ran(hybrid, "gk_svj")
+    hybrid.limits["svj"] = 16
+    cases.check_svd_extreme_scales(rng, dtype, [(40, 6), (6, 40)])
+    _ran(hybrid, "gk_qr_panel", "gk_svj")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
