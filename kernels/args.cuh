@@ -562,7 +562,8 @@
     F(gk_i32, batch_ndim)                        \
     F(gk_i32, conj)
 
-// kernels/linalg_small.cu: contiguous stacks of n x n matrices (b and out: n x k for a solve).
+// kernels/linalg_small.cu: stacks of n x n matrices, contiguous but for gk_chol_small's input
+// (ld, stride) (b and out: n x k for a solve).
 #define GK_LINALG_ARGS(F, A, M)                                                                 \
     F(gk_u64, a)                                                                                \
     F(gk_u64, b)    /* right-hand sides (GK_LA_SOLVE) */                                        \

@@ -1,9 +1,9 @@
-// Small dense factorizations, one block per matrix of a contiguous stack (n <= GK_LA_MAX_N):
-// Cholesky (gk_chol_small, the matrix in registers, with the inverse of the lower factor when
-// asked: the blocked Cholesky's panels) and LU with partial pivoting, the matrix in shared
-// memory, followed by what is asked of it (gk_lu_small: solve, inverse, determinant,
-// log-determinant). Every sum is taken in one fixed order (no atomics): the same bits on every
-// run.
+// Small dense factorizations, one block per matrix of a stack (n <= GK_LA_MAX_N): Cholesky
+// (gk_chol_small, rows of any stride, the matrix in registers, with the inverse of the lower
+// factor when asked: the blocked Cholesky's diagonal blocks, read in place) and LU with partial
+// pivoting, the matrix in shared memory, followed by what is asked of it (gk_lu_small: solve,
+// inverse, determinant, log-determinant). Every sum is taken in one fixed order (no atomics):
+// the same bits on every run.
 //
 // Defines: GK_T (float or double). Blocks of GK_LA_THREADS threads (geometry.cuh).
 #include "args.cuh"
