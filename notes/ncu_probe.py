@@ -1,0 +1,30 @@
+"""Work for ncu to profile (notes/runs/lead_2026-11-27b/ncu_*.txt): `norms` runs layer_norm and
+rms_norm of bfloat16 16384 x 4096 three times each, `fft` four complex64 FFTs of 4096 x 4096 along
+the last axis. Run under ncu after scripts/gpu_machine.sh installed gpukit."""
+
+import sys
+
+import numpy as np
+
+import gpukit as gk
+from gpukit import nn
+
+what = sys.argv[1]
+rng = np.random.default_rng(0)
+if what == "norms":
+    x = gk.asarray(rng.standard_normal((16384, 4096)).astype(np.float32)).astype("bfloat16")
+    w = gk.asarray(rng.standard_normal(4096).astype(np.float32)).astype("bfloat16")
+    b = gk.asarray(rng.standard_normal(4096).astype(np.float32)).astype("bfloat16")
+    for _ in range(3):
+        nn.layer_norm(x, w, b)
+    for _ in range(3):
+        nn.rms_norm(x, w)
+elif what == "fft":
+    x = gk.asarray(
+        (rng.standard_normal((4096, 4096)) + 1j * rng.standard_normal((4096, 4096))).astype(
+            np.complex64
+        )
+    )
+    for _ in range(4):
+        gk.fft.fft(x, axis=-1)
+gk.synchronize()
