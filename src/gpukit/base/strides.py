@@ -14,6 +14,13 @@ def element_strides(arr, shape) -> tuple[int, ...]:
     return tuple(out)
 
 
+def matrix_strides(arr) -> tuple[int, int]:
+    """(row stride, matrix stride) in elements of a stack of matrices (the last two axes) whose
+    matrices lie one stride apart; 0 for the matrix stride of a single matrix."""
+    st = [s // arr.dtype.itemsize for s in arr.strides]
+    return st[-2], (st[-3] if arr.ndim > 2 else 0)
+
+
 def collapse(shape, strides_per_operand):
     """Drops size-1 dimensions and merges neighbours that every operand walks contiguously.
     Returns (shape, [strides of each operand]) with the same element order."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...base import shapes
+from ...base import shapes, strides
 from .. import kernels
 from ..args import CONSTANTS
 from . import linalg_lu, linalg_qr, linalg_svj
@@ -65,12 +65,12 @@ def linalg_max_n(backend, op: str, dtype) -> int:
 def _matrix_strides(a, n: int) -> dict:
     """ld and stride (elements) of stack a: contiguous, or one axis of matrices whose rows are
     (the blocked Cholesky's diagonal blocks, views into its trailing matrix)."""
-    st = [s // a.dtype.itemsize for s in a.strides]
     if shapes.is_contiguous(a.shape, a.strides, a.dtype.itemsize):
         return {"ld": n, "stride": n * n}
-    if a.ndim != 3 or (n > 1 and st[-1] != 1):
+    if a.ndim != 3 or (n > 1 and a.strides[-1] != a.dtype.itemsize):
         raise ValueError(f"cholesky: a stack of shape {a.shape} and strides {a.strides}")
-    return {"ld": st[-2], "stride": st[0]}
+    ld, stride = strides.matrix_strides(a)
+    return {"ld": ld, "stride": stride}
 
 
 def plan_linalg(backend, op: str, inputs, outputs, options):

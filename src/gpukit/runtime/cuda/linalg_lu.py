@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...base import strides
 from .. import kernels
 from ..args import CONSTANTS
 from .plans import PlanBuilder
@@ -18,12 +19,6 @@ from .plans import PlanBuilder
 _C = CONSTANTS
 _GRID_Y = 65535
 OPS = ("lu_panel", "lu_trinv", "lu_swap", "lu_det", "lu_solve")
-
-
-def _strides(x) -> tuple[int, int]:
-    """(row stride, matrix stride) of a stack of matrices, in elements."""
-    st = [s // x.dtype.itemsize for s in x.strides]
-    return st[-2], (st[-3] if x.ndim > 2 else 0)
 
 
 def _chunks(count: int):
@@ -56,7 +51,7 @@ def plan_lu(backend, op: str, inputs, outputs, options):
             addresses.append(("out2", b.output(1), 0, 1))
         b.launch(fn, -(-count // threads), threads, "gk_lu_args", fields, addresses=addresses)
         return b.build()
-    ld, stride = _strides(x)
+    ld, stride = strides.matrix_strides(x)
     fields.update(ld=ld, stride=stride, m=x.shape[-2])
     count = int(np.prod(x.shape[:-2], dtype=np.int64))
     if op == "lu_trinv":  # inputs: the panel (its top-left nb x nb block); output nb x nb each

@@ -6,6 +6,7 @@ memory, as many as fit; the rest in a workspace in global memory, stored by colu
 
 from __future__ import annotations
 
+from ...base import strides
 from .. import kernels
 from ..args import CONSTANTS
 from .plans import PlanBuilder
@@ -13,11 +14,6 @@ from .plans import PlanBuilder
 _C = CONSTANTS
 _LD = _C["GK_QR_NB"] + 1  # the kernel's padded row
 _STATIC = 16 * 1024  # the kernel's own shared memory, rounded up
-
-
-def _strides(x) -> tuple[int, int]:
-    st = [s // x.dtype.itemsize for s in x.strides]
-    return st[-2], (st[-3] if x.ndim > 2 else 0)
 
 
 def plan_panel(backend, inputs, outputs):
@@ -35,7 +31,7 @@ def plan_panel(backend, inputs, outputs):
     fn = backend.function(file, defines, "gk_qr_panel")
     backend.allow_shared(fn, shared)
     b = PlanBuilder(backend, "a", outputs=[o.size * o.dtype.itemsize for o in outputs])
-    ld, stride = _strides(x)
+    ld, stride = strides.matrix_strides(x)
     fields = {"ld": ld, "stride": stride, "m": m, "nb": nb, "smem_rows": smem_rows}
     addresses = [("a", 0, 0, 1), ("v", b.output(0), 0, 1), ("r", b.output(1), 0, 1),
                  ("t", b.output(2), 0, 1)]  # fmt: skip
