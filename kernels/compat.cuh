@@ -171,6 +171,8 @@ GK_MATH2(gkm_copysign, copysignf, copysign)
 GK_MATH2(gkm_atan2, atan2f, atan2)
 GK_MATH2(gkm_hypot, hypotf, hypot)
 #undef GK_MATH2
+__device__ inline float gkm_fma(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ inline double gkm_fma(double a, double b, double c) { return fma(a, b, c); }
 __device__ inline float gkm_ldexp(float a, int e) { return ldexpf(a, e); }
 __device__ inline double gkm_ldexp(double a, int e) { return ldexp(a, e); }
 __device__ inline float gk_inf(float) { return GK_INF_F; }

@@ -16,7 +16,7 @@
 // Statistics are merged in a fixed order, so results are the same bits on every run.
 #include "args.cuh"
 #include "staging.cuh"
-#include "warp.cuh"
+#include "vec_convert.cuh"
 
 typedef GK_T T;
 typedef GK_ACC_T acc_t;
@@ -28,6 +28,9 @@ typedef GK_ACC_T acc_t;
 // would fit one to an SM with 8 (measured slower). GK_ROWS_WRITE_BATCH: per step of the output.
 #define GK_ROWS_BATCH (sizeof(T) == 2 ? 8 : 4)
 #define GK_ROWS_WRITE_BATCH 2
+// The staged kernel's output reads the row from shared memory: a batch of 1 holds fewer registers
+// (more blocks per SM) and measured faster for the norms, whose weight and bias loads it waits on.
+#define GK_ROWS_STAGED_WRITE_BATCH 1
 
 static const int GK_V = gk_vec16<T>::N;
 typedef gk_vec16<T> vec_t;
@@ -130,6 +133,7 @@ __device__ inline acc_t gk_apply(const gk_prep& p, acc_t x) {
 
 // y = f(x) * weight + bias, element by element.
 __device__ inline acc_t gk_affine(const gk_row& r, gk_i64 i, acc_t y) {
+    if (r.w && r.b) return gkm_fma(y, (acc_t)r.w[i], (acc_t)r.b[i]);
     if (r.w) y *= (acc_t)r.w[i];
     if (r.b) y += (acc_t)r.b[i];
     return y;
@@ -231,10 +235,12 @@ __device__ inline void gk_rows_regs(const gk_rows_args& a) {
             if (r.b) bv = reinterpret_cast<const vec_t*>(r.b)[vi];
 #pragma unroll
             for (int k = 0; k < GK_V; ++k) {
-                acc_t v = gk_apply<KIND>(p, (acc_t)h[j].v[k]);
-                if (r.w) v *= (acc_t)wv.v[k];
-                if (r.b) v += (acc_t)bv.v[k];
-                y.v[k] = (T)v;
+                const acc_t v = gk_apply<KIND>(p, (acc_t)h[j].v[k]);
+                if (r.w && r.b) {
+                    y.v[k] = (T)gkm_fma(v, (acc_t)wv.v[k], (acc_t)bv.v[k]);
+                } else {
+                    y.v[k] = (T)(r.w ? v * (acc_t)wv.v[k] : r.b ? v + (acc_t)bv.v[k] : v);
+                }
             }
             reinterpret_cast<vec_t*>(r.out)[vi] = y;
         } else {
@@ -411,11 +417,9 @@ __device__ inline void gk_row_stream(const gk_row& r, gk_i64 lo, gk_i64 hi, int 
                 }
             }
             for (int q = 0; q < B; q += 4) {
-                acc_t xs[4 * GK_V];
-                for (int u = 0; u < 4; ++u) {
-                    for (int k = 0; k < GK_V; ++k) xs[u * GK_V + k] = (acc_t)x[q + u].v[k];
-                }
-                s.add(xs, 4 * GK_V, x0);
+                acc_t xs[4][GK_V];
+                for (int u = 0; u < 4; ++u) gk_widen(x[q + u], xs[u]);
+                s.add(reinterpret_cast<acc_t(&)[4 * GK_V]>(xs), 4 * GK_V, x0);
             }
         }
         for (; v + 3 * G < v1; v += 4 * G) {
@@ -430,11 +434,9 @@ __device__ inline void gk_row_stream(const gk_row& r, gk_i64 lo, gk_i64 hi, int 
                     vres_out[v + u * G] = x[u];
                 }
             }
-            acc_t xs[4 * GK_V];
-            for (int u = 0; u < 4; ++u) {
-                for (int k = 0; k < GK_V; ++k) xs[u * GK_V + k] = (acc_t)x[u].v[k];
-            }
-            s.add(xs, 4 * GK_V, x0);
+            acc_t xs[4][GK_V];
+            for (int u = 0; u < 4; ++u) gk_widen(x[u], xs[u]);
+            s.add(reinterpret_cast<acc_t(&)[4 * GK_V]>(xs), 4 * GK_V, x0);
         }
         for (; v < v1; v += G) {
             vec_t x = vin[v];
@@ -444,7 +446,7 @@ __device__ inline void gk_row_stream(const gk_row& r, gk_i64 lo, gk_i64 hi, int 
                 vres_out[v] = x;
             }
             acc_t xs[GK_V];
-            for (int k = 0; k < GK_V; ++k) xs[k] = (acc_t)x.v[k];
+            gk_widen(x, xs);
             s.add(xs, GK_V, x0);
         }
     } else {
@@ -468,44 +470,74 @@ __device__ inline void gk_row_stream(const gk_row& r, gk_i64 lo, gk_i64 hi, int 
     }
 }
 
-// The output for elements [lo, hi) of the row, from h (residual_out) when there is a residual.
-template <int KIND>
+// f(x) * w + b of one vector, weight and bias (when HAS_W, HAS_B) in one rounding when both are
+// given, as gk_affine.
+template <int KIND, bool HAS_W, bool HAS_B>
+__device__ inline vec_t gk_apply_vec(const gk_prep& p, const vec_t& x, const vec_t& w,
+                                     const vec_t& b) {
+    acc_t y[GK_V], wf[GK_V], bf[GK_V];
+    gk_widen(x, y);
+    if (HAS_W) gk_widen(w, wf);
+    if (HAS_B) gk_widen(b, bf);
+#pragma unroll
+    for (int k = 0; k < GK_V; ++k) {
+        const acc_t t = gk_apply<KIND>(p, y[k]);
+        y[k] = HAS_W && HAS_B ? gkm_fma(t, wf[k], bf[k])
+               : HAS_W        ? t * wf[k]
+               : HAS_B        ? t + bf[k]
+                              : t;
+    }
+    return gk_narrow<T>(y);
+}
+
+// The output for vectors [v0, v1) of a vec row, from src.
+template <int KIND, int W, bool HAS_W, bool HAS_B>
+__device__ inline void gk_row_write_vec(const gk_row& r, const vec_t* src, gk_i64 v0, gk_i64 v1,
+                                        int G, const gk_prep& p) {
+    const vec_t* w = reinterpret_cast<const vec_t*>(r.w);
+    const vec_t* b = reinterpret_cast<const vec_t*>(r.b);
+    vec_t* out = reinterpret_cast<vec_t*>(r.out);
+    gk_i64 v = v0;
+    for (; v + (W - 1) * G < v1; v += W * G) {
+        vec_t x[W], wv[W], bv[W];
+        for (int u = 0; u < W; ++u) x[u] = src[v + u * G];
+        if (HAS_W) {
+            for (int u = 0; u < W; ++u) wv[u] = w[v + u * G];
+        }
+        if (HAS_B) {
+            for (int u = 0; u < W; ++u) bv[u] = b[v + u * G];
+        }
+        for (int u = 0; u < W; ++u)
+            out[v + u * G] = gk_apply_vec<KIND, HAS_W, HAS_B>(p, x[u], wv[u], bv[u]);
+    }
+    for (; v < v1; v += G) {
+        vec_t wv, bv;
+        if (HAS_W) wv = w[v];
+        if (HAS_B) bv = b[v];
+        out[v] = gk_apply_vec<KIND, HAS_W, HAS_B>(p, src[v], wv, bv);
+    }
+}
+
+// The output for elements [lo, hi) of the row, from h (residual_out) when there is a residual;
+// W vectors a thread per step.
+template <int KIND, int W = GK_ROWS_WRITE_BATCH>
 __device__ inline void gk_row_write(const gk_row& r, gk_i64 lo, gk_i64 hi, int first, int G,
                                     const gk_prep& p) {
     const T* src = r.res ? r.res_out : r.in;
     const gk_i64 src_step = r.res ? r.out_step : r.in_step;
     if (r.vec) {
         const vec_t* vsrc = reinterpret_cast<const vec_t*>(src);
-        const gk_i64 v1 = hi / GK_V;
-        gk_i64 v = lo / GK_V + first;
-        constexpr int W = GK_ROWS_WRITE_BATCH;
-        for (; v + (W - 1) * G < v1; v += W * G) {
-            vec_t x[W], wv[W], bv[W];
-            for (int u = 0; u < W; ++u) x[u] = vsrc[v + u * G];
-            if (r.w) {
-                for (int u = 0; u < W; ++u) wv[u] = reinterpret_cast<const vec_t*>(r.w)[v + u * G];
-            }
-            if (r.b) {
-                for (int u = 0; u < W; ++u) bv[u] = reinterpret_cast<const vec_t*>(r.b)[v + u * G];
-            }
-            for (int u = 0; u < W; ++u) {
-                vec_t y;
-                for (int k = 0; k < GK_V; ++k) {
-                    acc_t t = gk_apply<KIND>(p, (acc_t)x[u].v[k]);
-                    if (r.w) t *= (acc_t)wv[u].v[k];
-                    if (r.b) t += (acc_t)bv[u].v[k];
-                    y.v[k] = (T)t;
-                }
-                reinterpret_cast<vec_t*>(r.out)[v + u * G] = y;
-            }
-        }
-        for (; v < v1; v += G) {
-            const vec_t x = vsrc[v];
-            vec_t y;
-            for (int k = 0; k < GK_V; ++k) {
-                y.v[k] = (T)gk_affine(r, v * GK_V + k, gk_apply<KIND>(p, (acc_t)x.v[k]));
-            }
-            reinterpret_cast<vec_t*>(r.out)[v] = y;
+        const gk_i64 v0 = lo / GK_V + first, v1 = hi / GK_V;
+        if (KIND == GK_SOFTMAX || KIND == GK_LOG_SOFTMAX) {
+            gk_row_write_vec<KIND, W, false, false>(r, vsrc, v0, v1, G, p);
+        } else if (r.w && r.b) {
+            gk_row_write_vec<KIND, W, true, true>(r, vsrc, v0, v1, G, p);
+        } else if (r.w) {
+            gk_row_write_vec<KIND, W, true, false>(r, vsrc, v0, v1, G, p);
+        } else if (r.b) {
+            gk_row_write_vec<KIND, W, false, true>(r, vsrc, v0, v1, G, p);
+        } else {
+            gk_row_write_vec<KIND, W, false, false>(r, vsrc, v0, v1, G, p);
         }
     } else {
         for (gk_i64 i = lo + first; i < hi; i += G) {
@@ -576,7 +608,8 @@ __device__ inline void gk_rows_staged(const gk_rows_args& a) {
     S st = S::init();
     gk_row_stream(g, 0, n, first, G, st, x0);
     st = gk_group_merge(st, G);
-    gk_row_write<KIND>(g, 0, n, first, G, gk_prepare<KIND>(st, n, a.eps, x0));
+    gk_row_write<KIND, GK_ROWS_STAGED_WRITE_BATCH>(g, 0, n, first, G,
+                                                   gk_prepare<KIND>(st, n, a.eps, x0));
 }
 
 template <int KIND>

@@ -56,30 +56,18 @@ _CS = [
     ),
 ]
 
-# gk_<kind>_rows_staged's registers capped for three blocks of 512 threads per SM (a regex).
-_BOUND3 = [
-    (
-        "nn_rows.cu",
-        r"__launch_bounds__\(GK_ROWS_MAX_THREADS\)(\s*\\\s*gk_##NAME##_rows_staged)",
-        r"__launch_bounds__(GK_ROWS_MAX_THREADS, 3)\1",
-    )
-]
-
 VARIANTS = {
     "cumsum": [
         ("T256 R12 (shipped)", {}, [], None),
         ("T256 R13", {"GK_SCAN_CHUNKS": 13}, [], None),
-        ("T256 R8", {"GK_SCAN_CHUNKS": 8}, [], None),
-        ("T256 R16", {"GK_SCAN_CHUNKS": 16}, [], None),
         ("T128 R24", {"GK_SCAN_THREADS": 128, "GK_SCAN_CHUNKS": 24}, [], None),
-        ("T256 R12 backoff 100ns", {"GK_SCAN_BACKOFF": 100}, [], None),
+        ("T128 R26", {"GK_SCAN_THREADS": 128, "GK_SCAN_CHUNKS": 26}, [], None),
+        ("T256 R12 depth 2", {"GK_SCAN_DEPTH": 2}, [], None),
     ],
     "rows": [
         ("staged (shipped)", {}, [], None),
-        ("streamed (main)", {"GK_ROWS_STAGED_BYTES": 0}, [], None),
+        ("staged, write batch 2", {"GK_ROWS_STAGED_WRITE_BATCH": 2}, [], None),
         ("staged, half the threads", {}, [], 0.5),
-        ("staged, 3 blocks/SM bound", {}, _BOUND3, None),
-        ("staged, half, 3 blocks/SM", {}, _BOUND3, 0.5),
     ],
     "ew": [
         ("U1 cap32 (shipped)", {}, [], None),
@@ -89,6 +77,18 @@ VARIANTS = {
         ("U1 cap8 .cs", {"GK_EW_BLOCKS_PER_SM": 8}, _CS, None),
     ],
 }
+
+
+def add_baselines(files):
+    """A "baseline" variant per file given (another version of one kernel file, e.g. the previous
+    commit's, to time beside this one in the same process), named as the file it replaces whole
+    (nn_rows.cu, scan.cu or elementwise.cu)."""
+    for path in files:
+        name = os.path.basename(path)
+        group = next(g for g, n in (("rows", "nn_rows.cu"), ("cumsum", "scan.cu"),
+                                    ("ew", "elementwise.cu")) if n == name)  # fmt: skip
+        patch = (name, BASE_SOURCES[name], Path(path).read_text())
+        VARIANTS[group].append((f"baseline {path}", {}, [patch], None))
 
 
 def apply(defines: dict, patches: list, threads_factor, compile_only=False):
@@ -101,12 +101,8 @@ def apply(defines: dict, patches: list, threads_factor, compile_only=False):
     for key in defines:
         assert any(f"#define {key} " in t for t in BASE_SOURCES.values()), key
     for file, old, new in patches:
-        if old.startswith("__launch_bounds__"):
-            sources[file], count = re.subn(old, new, sources[file])
-            assert count == 1, old
-        else:
-            assert old in sources[file], old
-            sources[file] = sources[file].replace(old, new)
+        assert old in sources[file], old[:200]
+        sources[file] = sources[file].replace(old, new)
     jit._SOURCES = sources
     CONSTANTS.clear()
     CONSTANTS.update(BASE_CONSTANTS)
@@ -245,7 +241,9 @@ def main():
     ap.add_argument("--only", default="cumsum,rows,ew")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--compile", action="store_true", help="compile every variant, run nothing")
+    ap.add_argument("--baseline", action="append", default=[], help="a kernel file to time beside")
     args = ap.parse_args()
+    add_baselines(args.baseline)
     groups = args.only.split(",")
     if args.compile:
         compile_all(groups)
