@@ -10,12 +10,24 @@ The service model (issue 17): critical requests arrive at a fixed rate (one per 
 arrival to completion; beside a best-effort flood of 8192^3 products or of a memory-bound kernel
 (1 GiB read and written per op), under a preempting scheduler (the flood's products yield between
 tiles and between K slices of a tile; the memory-bound flood capped by expected duration),
-today's pacing and slicing, and
-torch's priority streams. Reported: critical p50/p99 against solo, the flood against solo and
-against the share of the GPU the critical work leaves free (1 - solo p50 / period), and the
-preemption latency (word raised -> the best-effort launch gone, by device events). Writes
-bench_sched.json (to $OUT when set). BENCH_SCHED_SECONDS, BENCH_SCHED_SERVICE_SECONDS and
-BENCH_SCHED_LATENCY_SAMPLES shorten a run (fewer samples of the same measures).
+today's pacing and slicing, and torch's priority streams. Each row runs BENCH_SCHED_SERVICE_RUNS
+times, each run beside a solo run of the critical loop (host stalls come and go: a p99 is
+compared with the solo p99 of the same moment); p50/p99 per run and pooled. Reported: critical
+p50/p99 against solo, the flood against solo and against the share of the GPU the critical work
+leaves free (1 - solo p50 / period); BENCH_SCHED_SERVICE_EVENTS=1 also times each critical
+product on the device (events).
+
+The preemption latency, on the device: the preemptible 8192^3 product's yielding launch, its
+word raised at random points, the raise stamped with %globaltimer (by a one-thread kernel that
+writes the word, or stamps before the stream writes it, or bracketed by the GEMM's own checks
+when the stream alone writes it) and each block's end stamped by the GEMM (its control words'
+records): latency = the last block's end - the raise; the first block's end and the first check
+that saw the word beside it; the old measure (an event the host records before the raise -> the
+launch's end event, host gaps included) for comparison.
+
+Writes bench_sched.json (to $OUT when set). BENCH_SCHED_PARTS picks parts (latency, service,
+back_to_back), BENCH_SCHED_SERVICE_FLOODS / _SCHEDS / _TORCH the service rows;
+BENCH_SCHED_SECONDS, BENCH_SCHED_SERVICE_SECONDS and BENCH_SCHED_LATENCY_SAMPLES shorten a run.
 """
 
 import collections
@@ -52,6 +64,8 @@ PARTS = os.environ.get("BENCH_SCHED_PARTS", "back_to_back,service,latency").spli
 SERVICE_FLOODS = os.environ.get("BENCH_SCHED_SERVICE_FLOODS", "gemm,mem").split(",")
 SERVICE_SCHEDS = os.environ.get("BENCH_SCHED_SERVICE_SCHEDS", "preempt,pacing+slicing").split(",")
 SERVICE_TORCH = os.environ.get("BENCH_SCHED_SERVICE_TORCH", "1") != "0"
+# 1: each run also times the critical products on the device (events), solo and beside the flood.
+SERVICE_EVENTS = os.environ.get("BENCH_SCHED_SERVICE_EVENTS", "0") != "0"
 
 
 def percentiles_us(samples):
@@ -214,10 +228,19 @@ def open_loop(request, period, seconds):
     return latencies
 
 
-def gk_request(sched, a, b):
+def gk_request(sched, a, b, device=None):
+    """One request: a guaranteed task of one product. `device` (a list): also the device time
+    from the task's stream passing its raised word to the product's end (events), appended."""
+
     def request():
         with sched.task(qos="guaranteed", memory="256MiB", name="request"):
-            gk.matmul(a, b)  # the task's end waits for it
+            if device is None:
+                gk.matmul(a, b)  # the task's end waits for it
+                return
+            start = gk.Event().record()
+            gk.matmul(a, b)
+            end = gk.Event().record()
+        device.append(start.elapsed_ms(end) * 1e-3)
 
     return request
 
@@ -235,15 +258,15 @@ def gk_mem_flood(x, y, stop, result):
     result[:] = [(done + len(queued)) * 2 * x.nbytes, time.perf_counter() - start]
 
 
-def gk_service(sched, small, flood_fn, flood_args, period):
+def gk_service(sched, small, flood_fn, flood_args, period, device=None):
     """(latencies, flood amount per second) of the service beside a best-effort flood (or
-    none)."""
+    none); `device`: see gk_request."""
     stop, result = threading.Event(), []
     fut = None
     if flood_fn is not None:
         fut = sched.submit(flood_fn, *flood_args, stop, result, qos="best_effort", name="flood")
         time.sleep(0.2)
-    lat = open_loop(gk_request(sched, *small), period, SERVICE_SECONDS)
+    lat = open_loop(gk_request(sched, *small, device), period, SERVICE_SECONDS)
     stop.set()
     if fut is None:
         return lat, None
@@ -370,7 +393,9 @@ def preemption_latency(big, every=None, ways=RAISE_WAYS, samples=None, seed=0):
                 "host_event_us": raised.elapsed_ms(gone) * 1e3,
             }
             if way != "stream":
-                if t0 == 0 or exits.min() < t0:  # no SM for the raiser until a block left
+                # A block gone before the stamp: the product's last blocks leaving, or the
+                # raiser waiting for an SM until one did.
+                if t0 == 0 or exits.min() < t0:
                     late += 1
                     continue
                 x["raise_ns"] = t0
@@ -421,8 +446,9 @@ def print_latency(report, title):
                 continue
             q = np.percentile(v, [0, 10, 50, 90, 99, 100])
             print(f"{way:14s} {name:26s} {len(v):4d} " + " ".join(f"{x:6.1f}" for x in q))
-        print(f"{'':14s} ({rep['late']} late: no SM for the raiser; {rep['missed']} raised after "
-              "the launch ended)")  # fmt: skip
+        print(f"{'':14s} ({rep['late']} late: a GEMM block had ended before the raiser's stamp, at"
+              f" the product's end or the raiser waiting for an SM; {rep['missed']} raised after"
+              " the launch ended)")  # fmt: skip
 
 
 def torch_service(period):
@@ -513,12 +539,33 @@ def service_model(small, big):
         sched0 = next(iter(scheds.values()))
         tag = f"{period * 1e6:.0f} us"
         solo_runs, runs = [], collections.defaultdict(list)
+        device = collections.defaultdict(list)  # (sched or "solo", flood): device seconds
         for _ in range(SERVICE_RUNS):
             solo_runs.append(gk_service(sched0, small, None, None, period)[0])
             for name, sched in scheds.items():
                 for kind, (fn, args, unit, _) in floods.items():
                     lat, rate = gk_service(sched, small, fn, args, period)
                     runs[name, kind].append((lat, rate / unit))
+            if not SERVICE_EVENTS:
+                continue
+            # The same, timed on the device too (events around each product: not in the rows
+            # above, whose host latency they would add to).
+            gk_service(sched0, small, None, None, period, device["solo", None])
+            for name, sched in scheds.items():
+                for kind, (fn, args, _, _) in floods.items():
+                    gk_service(sched, small, fn, args, period, device[name, kind])
+        if device:
+            d_solo = percentiles_us(device["solo", None])
+            print(f"\nservice, {tag}: device time from the raised word to the product's end "
+                  f"(events), solo p50/p99 {d_solo[0]:.1f}/{d_solo[1]:.1f} us")  # fmt: skip
+            for (name, kind), xs in device.items():
+                if name == "solo":
+                    continue
+                d = percentiles_us(xs)
+                print(f"  {name} + {kind} flood: p50/p99 {d[0]:.1f}/{d[1]:.1f} us "
+                      f"(+{d[0] - d_solo[0]:.1f}/+{d[1] - d_solo[1]:.1f} us)")  # fmt: skip
+            report[f"device {tag}"] = {f"{k[0]}+{k[1]}": percentiles_us(v)
+                                       for k, v in device.items()}  # fmt: skip
         solo = percentiles_us([x for lat in solo_runs for x in lat])
         solo_per_run = [percentiles_us(lat) for lat in solo_runs]
         free = max(0.0, 1.0 - solo[0] * 1e-6 / period)
