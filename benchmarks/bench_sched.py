@@ -52,7 +52,6 @@ SWITCH_INTERVAL_S = 1e-4
 
 
 DTYPE = "bfloat16"
-SERVICE_PERIODS_S = (1e-3, 0.3e-3)
 SERVICE_SECONDS = float(os.environ.get("BENCH_SCHED_SERVICE_SECONDS", 2.0))
 MEM_N = 1 << 28  # float32 elements of the memory-bound flood's operand
 CAP_US = 300.0  # the preempting scheduler's cap on best-effort work in flight (expected us)
@@ -66,6 +65,9 @@ SERVICE_SCHEDS = os.environ.get("BENCH_SCHED_SERVICE_SCHEDS", "preempt,pacing+sl
 SERVICE_TORCH = os.environ.get("BENCH_SCHED_SERVICE_TORCH", "1") != "0"
 # 1: each run also times the critical products on the device (events), solo and beside the flood.
 SERVICE_EVENTS = os.environ.get("BENCH_SCHED_SERVICE_EVENTS", "0") != "0"
+SERVICE_PERIODS_S = tuple(
+    float(x) * 1e-6 for x in os.environ.get("BENCH_SCHED_SERVICE_PERIODS_US", "1000,300").split(",")
+)
 
 
 def percentiles_us(samples):
@@ -229,18 +231,27 @@ def open_loop(request, period, seconds):
 
 
 def gk_request(sched, a, b, device=None):
-    """One request: a guaranteed task of one product. `device` (a list): also the device time
-    from the task's stream passing its raised word to the product's end (events), appended."""
+    """One request: a guaranteed task of one product. `device` (a dict of lists): also, per
+    request, the device time from the task's stream passing its raised word to the product's end
+    (events) and the host's time in each step (entering the task, launching the product, ending
+    the task: the product's wait and the word lowered), in seconds."""
 
     def request():
-        with sched.task(qos="guaranteed", memory="256MiB", name="request"):
-            if device is None:
+        if device is None:
+            with sched.task(qos="guaranteed", memory="256MiB", name="request"):
                 gk.matmul(a, b)  # the task's end waits for it
-                return
+            return
+        t0 = time.perf_counter()
+        with sched.task(qos="guaranteed", memory="256MiB", name="request"):
+            t1 = time.perf_counter()
             start = gk.Event().record()
             gk.matmul(a, b)
             end = gk.Event().record()
-        device.append(start.elapsed_ms(end) * 1e-3)
+            t2 = time.perf_counter()
+        t3 = time.perf_counter()
+        for key, v in (("device", start.elapsed_ms(end) * 1e-3), ("host: enter", t1 - t0),
+                       ("host: launch", t2 - t1), ("host: end", t3 - t2)):  # fmt: skip
+            device[key].append(v)
 
     return request
 
@@ -539,7 +550,8 @@ def service_model(small, big):
         sched0 = next(iter(scheds.values()))
         tag = f"{period * 1e6:.0f} us"
         solo_runs, runs = [], collections.defaultdict(list)
-        device = collections.defaultdict(list)  # (sched or "solo", flood): device seconds
+        # (sched or "solo", flood) -> gk_request's device and host times
+        device = collections.defaultdict(lambda: collections.defaultdict(list))
         for _ in range(SERVICE_RUNS):
             solo_runs.append(gk_service(sched0, small, None, None, period)[0])
             for name, sched in scheds.items():
@@ -555,17 +567,25 @@ def service_model(small, big):
                 for kind, (fn, args, _, _) in floods.items():
                     gk_service(sched, small, fn, args, period, device[name, kind])
         if device:
-            d_solo = percentiles_us(device["solo", None])
-            print(f"\nservice, {tag}: device time from the raised word to the product's end "
-                  f"(events), solo p50/p99 {d_solo[0]:.1f}/{d_solo[1]:.1f} us")  # fmt: skip
-            for (name, kind), xs in device.items():
-                if name == "solo":
-                    continue
-                d = percentiles_us(xs)
-                print(f"  {name} + {kind} flood: p50/p99 {d[0]:.1f}/{d[1]:.1f} us "
-                      f"(+{d[0] - d_solo[0]:.1f}/+{d[1] - d_solo[1]:.1f} us)")  # fmt: skip
-            report[f"device {tag}"] = {f"{k[0]}+{k[1]}": percentiles_us(v)
-                                       for k, v in device.items()}  # fmt: skip
+            print(f"\nservice, {tag}, timed per step: the device from the raised word to the "
+                  "product's end (events), the host entering the task, launching, ending it "
+                  "(p50/p99 us)")  # fmt: skip
+            solo_steps = device["solo", None]
+            for (name, kind), steps in device.items():
+                label = "solo" if name == "solo" else f"{name} + {kind} flood"
+                cells = []
+                for key, xs in steps.items():
+                    d = percentiles_us(xs)
+                    cell = f"{key} {d[0]:.1f}/{d[1]:.1f}"
+                    if name != "solo":
+                        ref = percentiles_us(solo_steps[key])
+                        cell += f" ({d[0] - ref[0]:+.1f}/{d[1] - ref[1]:+.1f})"
+                    cells.append(cell)
+                print(f"  {label}: " + "; ".join(cells))
+            report[f"steps {tag}"] = {
+                f"{k[0]}+{k[1]}": {key: percentiles_us(xs) for key, xs in steps.items()}
+                for k, steps in device.items()
+            }
         solo = percentiles_us([x for lat in solo_runs for x in lat])
         solo_per_run = [percentiles_us(lat) for lat in solo_runs]
         free = max(0.0, 1.0 - solo[0] * 1e-6 / period)
