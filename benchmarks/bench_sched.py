@@ -331,10 +331,10 @@ def preemption_latency(big, every=None, ways=RAISE_WAYS, samples=None, seed=0):
     """Preemption latency of the preemptible 8192^3 product, raised at random points of its
     yielding launch, measured on the device (%globaltimer): per way of raising, a list of samples
     {raise_ns (kernel ways), raise_lo/raise_hi (the GEMM's checks), first_exit_ns, last_exit_ns,
-    detect_ns (first check that saw it), blocks_seen, host_event_us (the old measure: an event the
-    host records before the raise -> the launch's end event)}, with "late" (the stamping kernel ran
-    only after a GEMM block left) and "missed" (the launch ended before the raise) counts; None
-    where products cannot yield here."""
+    blocks_seen, host_event_us (the old measure: an event the host records before the raise ->
+    the launch's end event)}, with "late" (a GEMM block had ended before the raise: the product's
+    end, or the stamping kernel waiting for an SM) and "missed" (no block saw the raise) counts;
+    None where products cannot yield here."""
     from gpukit.array import layout
     from gpukit.runtime import runtime
     from gpukit.runtime.backend import Layout
@@ -403,12 +403,13 @@ def preemption_latency(big, every=None, ways=RAISE_WAYS, samples=None, seed=0):
                 "blocks_seen": int(seen.size),
                 "host_event_us": raised.elapsed_ms(gone) * 1e3,
             }
+            # A block gone before the raise: the product's last blocks leaving (or, raised by
+            # the kernel, the raiser waiting for an SM until one did): not a preemption.
+            t_raise = t0 if way != "stream" else x["raise_lo"]
+            if t_raise is None or t_raise == 0 or exits.min() < t_raise:
+                late += 1
+                continue
             if way != "stream":
-                # A block gone before the stamp: the product's last blocks leaving, or the
-                # raiser waiting for an SM until one did.
-                if t0 == 0 or exits.min() < t0:
-                    late += 1
-                    continue
                 x["raise_ns"] = t0
             got.append(x)
         report[way] = {"samples": got, "late": late, "missed": missed}
@@ -457,7 +458,7 @@ def print_latency(report, title):
                 continue
             q = np.percentile(v, [0, 10, 50, 90, 99, 100])
             print(f"{way:14s} {name:26s} {len(v):4d} " + " ".join(f"{x:6.1f}" for x in q))
-        print(f"{'':14s} ({rep['late']} late: a GEMM block had ended before the raiser's stamp, at"
+        print(f"{'':14s} ({rep['late']} late: a GEMM block had ended before the raise, at"
               f" the product's end or the raiser waiting for an SM; {rep['missed']} raised after"
               " the launch ended)")  # fmt: skip
 
@@ -651,7 +652,7 @@ def service_model(small, big):
                 each = "; ".join(f"{a:.0f}/{b:.0f}" for a, b in per_run)
             print(f"{'':{width}s}   runs: {each}")
         out.append(entry)
-    return {"service": out}
+    return {"service": out, **report}
 
 
 def back_to_back(small, big):
