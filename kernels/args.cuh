@@ -158,8 +158,9 @@
 // map has a batch coordinate. out(z, m, n) at z * so_z + m * so_m + n, residual likewise.
 // The preemptible form (GK_GEMM_PREEMPT) takes its tiles from the counter that starts the control
 // words at next_tile (geometry.cuh's GK_PREEMPT_CTL_WORDS) and yields while any of the device's
-// preemption words at preempt is raised, saving the tile it stops in to its block's slot of save
-// (GK_GEMM_BM x GK_GEMM_BN fp32 per block).
+// preemption words at preempt is raised, checking them every preempt_every K slices of a tile,
+// saving the tile it stops in to its block's slot of save (GK_GEMM_BM x GK_GEMM_BN fp32 per
+// block). preempt_every fills the struct's tail padding: the plain build's offsets are unchanged.
 #define GK_GEMM_SM90_ARGS(F, A, M) \
     F(gk_u64, out)                 \
     F(gk_u64, bias)                \
@@ -183,7 +184,8 @@
     F(gk_i32, tiles_n)             \
     F(gk_i32, total_tiles)         \
     F(gk_i32, a_batched)           \
-    F(gk_i32, b_batched)
+    F(gk_i32, b_batched)           \
+    F(gk_i32, preempt_every)
 
 // kernels/gemv.cu: out (m, n) = epilogue(x (m, k) @ w), w (n, k) for gk_gemv_nk (w(n, k) at
 // n * sw + k * swk) or (k, n) for gk_gemv_kn (w(k, n) at k * sw + n * swk); out and residual rows

@@ -22,7 +22,8 @@
 // Preemptible form (GK_GEMM_PREEMPT=1, for best-effort work): tiles come from the counter at
 // p.next_tile instead of a fixed stride, handed to the consumers through a 2-slot ring in shared
 // memory with its own mbarriers. The producer reads the device's preemption words (p.preempt)
-// before taking a tile and every GK_PREEMPT_EVERY K slices of it. Raised before a tile: it takes
+// before taking a tile and every p.preempt_every K slices of it (the plan's default:
+// GK_PREEMPT_EVERY). Raised before a tile: it takes
 // none. Raised within one: it issues no more loads and puts a stop marker in the next stage of
 // the ring (an arrival without bytes, its position in stop_it); the consumers drain the stages
 // before it, then store their fp32 accumulators to the block's save slot (p.save) and record the
@@ -31,6 +32,9 @@
 // back, the same wgmma chain continued from that K slice, so every tile is the same sequence of
 // operations in the same K order as in one uninterrupted launch (the same bits). The host is done
 // once the counter passed the last tile and no saved tile waits. Split-K is not used in this form.
+// Each launch also stamps the block's record with %globaltimer (geometry.cuh): the producer's
+// check that found a word raised, its last that found them lowered, and the consumers' end, so the
+// preemption latency (raise -> the launch's last block gone) is measured on the device.
 //
 // Defines: GK_GEMM_TYPE (GK_GEMM_F16 | GK_GEMM_BF16 | GK_GEMM_TF32), GK_GEMM_BM (128 | 256),
 // GK_GEMM_BN (64 | 128 | 192 | 256), GK_GEMM_STAGES, GK_GEMM_SMEM (the dynamic shared memory
@@ -145,9 +149,33 @@ __device__ __forceinline__ bool gk_preempt_raised(const gk_gemm_sm90_args& p) {
 }
 static_assert(GK_PREEMPT_SLOTS == 4, "gk_preempt_raised reads the words as one 16-byte load");
 
+// The GPU's nanosecond clock (the same on every SM): the preemption stamps.
+__device__ __forceinline__ gk_u64 gk_globaltimer() {
+    gk_u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t)::"memory");
+    return t;
+}
+
+// The producer's checks of the words: when the last one found them lowered and when one found
+// them raised (0: none yet), stamped just before the check's load, so a raise landed after
+// `clear` and no later than `seen` plus one load's latency.
+struct gk_preempt_check {
+    gk_u64 clear, seen;
+};
+
+__device__ __forceinline__ bool gk_check_preempt(const gk_gemm_sm90_args& p, gk_preempt_check& c) {
+    const gk_u64 now = gk_globaltimer();
+    if (gk_preempt_raised(p)) {
+        c.seen = now;
+        return true;
+    }
+    c.clear = now;
+    return false;
+}
+
 // The producer's next tile: the counter's, or -1 (none left, or preempted).
-__device__ __forceinline__ int gk_take_tile(const gk_gemm_sm90_args& p) {
-    if (gk_preempt_raised(p)) return -1;
+__device__ __forceinline__ int gk_take_tile(const gk_gemm_sm90_args& p, gk_preempt_check& c) {
+    if (gk_check_preempt(p, c)) return -1;
     const int t = (int)atomicAdd(reinterpret_cast<unsigned*>(p.next_tile), 1u);
     return t < p.total_tiles ? t : -1;
 }
@@ -157,6 +185,15 @@ __device__ __forceinline__ int gk_take_tile(const gk_gemm_sm90_args& p) {
 #define GK_CTL_PENDING 1
 #define GK_CTL_FRESH 2
 #define GK_CTL_STARTED 3
+
+__device__ __forceinline__ gk_u64* gk_record_stamp(const gk_gemm_sm90_args& p, int word) {
+    return reinterpret_cast<gk_u64*>(reinterpret_cast<int*>(p.next_tile) + GK_PREEMPT_CTL_WORDS +
+                                     GK_PREEMPT_RECORD_WORDS * blockIdx.x + word);
+}
+static_assert(GK_PREEMPT_CTL_WORDS % 2 == 0 && GK_PREEMPT_RECORD_WORDS % 2 == 0 &&
+                  GK_PREEMPT_STAMP_SEEN % 2 == 0 && GK_PREEMPT_STAMP_CLEAR % 2 == 0 &&
+                  GK_PREEMPT_STAMP_EXIT % 2 == 0,
+              "the stamps are 8-byte aligned words of the records");
 
 // The saved tile of this block, as (tile, next K slice), or tile -1; clears the record. In the
 // call's first launch the records hold garbage: each block writes its own empty, and the last
@@ -442,6 +479,7 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
     volatile int* stop_it = tile_slot + 4;
     int first_k = -1;      // the tile's first K slice when it resumes a saved one, else -1
     bool stopped = false;  // producer: the block yielded inside a tile
+    gk_preempt_check check = {0, 0};  // producer: its checks' stamps
 // Tile j of this block: handed over in slot j & 1 (tile, first K slice), in that slot's phase
 // (j >> 1) & 1.
 #define GK_FOR_TILES(ti, who)  \
@@ -459,7 +497,7 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
             first_k = t >= 0 ? r.y : -1;
         }
         gk_mbar_wait(tile_empty + 8 * slot, ((unsigned)(j >> 1) & 1u) ^ 1u);
-        if (t < 0 && !stopped) t = gk_take_tile(p);
+        if (t < 0 && !stopped) t = gk_take_tile(p, check);
         tile_slot[2 * slot] = t;
         tile_slot[2 * slot + 1] = first_k;
         gk_mbar_arrive(tile_full + 8 * slot);  // releases the slot's stores to the consumers
@@ -495,13 +533,22 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
                 const int k1 = min(k0 + p.k_tiles_per_split, p.k_tiles);
                 const int m0 = t.tm * GK_GEMM_BM, n0 = t.tn * GK_GEMM_BN;
                 const int za = p.a_batched ? t.z : 0, zb = p.b_batched ? t.z : 0;
+#if GK_GEMM_PREEMPT
+                // The tile's first K slice is checked, then every p.preempt_every.
+                int until_check = 1;
+#endif
                 for (int kt = GK_FIRST_K(k0); kt < k1; ++kt, ++it) {
                     const int stage = it % GK_GEMM_STAGES;
                     const unsigned phase = (unsigned)(it / GK_GEMM_STAGES) & 1u;
                     const unsigned full = bars + 8 * stage;
                     gk_mbar_wait(bars + 8 * (GK_GEMM_STAGES + stage), phase ^ 1u);
 #if GK_GEMM_PREEMPT
-                    if ((kt - GK_FIRST_K(k0)) % GK_PREEMPT_EVERY == 0 && gk_preempt_raised(p)) {
+                    bool stop = false;
+                    if (--until_check == 0) {
+                        until_check = p.preempt_every;
+                        stop = gk_check_preempt(p, check);
+                    }
+                    if (stop) {
                         // No more loads: the stage carries the stop marker instead (an arrival
                         // without bytes completes its phase), so the consumers drain the stages
                         // before it and never wait for one that will not come.
@@ -532,6 +579,10 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
 #endif
                 }
             }
+#if GK_GEMM_PREEMPT
+            *gk_record_stamp(p, GK_PREEMPT_STAMP_SEEN) = check.seen;
+            *gk_record_stamp(p, GK_PREEMPT_STAMP_CLEAR) = check.clear;
+#endif
         }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(GK_SM90_CONSUMER_REGS));
@@ -625,6 +676,11 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
 #endif
             gk_epilogue(acc, p, ectx, t, cw, first_mb, chunk, lane, warp);
         }
+#if GK_GEMM_PREEMPT
+        // Both consumer warpgroups are done (named barrier 3): the block's exit, stamped.
+        asm volatile("bar.sync 3, 256;\n" ::: "memory");
+        if (threadIdx.x == 128) *gk_record_stamp(p, GK_PREEMPT_STAMP_EXIT) = gk_globaltimer();
+#endif
     }
 }
 

@@ -72,14 +72,20 @@
 // stream that may have work in flight at once (each raises and lowers its own word on the GPU);
 // a preemptible kernel yields while any word is non-zero, read as one 16-byte load.
 #define GK_PREEMPT_SLOTS 4
-// The preemptible GEMM checks the words every GK_PREEMPT_EVERY K slices of a tile and saves the
-// tile it stops in (fp32 accumulators, one save slot per block). Its control words: the tile
-// counter, the saved tiles not yet resumed, whether the save records are unwritten (the call's
-// first launch), the blocks started; then one record per block: (saved tile + 1 or 0, its next
-// K slice).
-#define GK_PREEMPT_EVERY 4
+// The preemptible GEMM checks the words every GK_PREEMPT_EVERY K slices of a tile (the plan's
+// default; the launch's preempt_every field) and saves the tile it stops in (fp32 accumulators,
+// one save slot per block). Its control words: the tile counter, the saved tiles not yet resumed,
+// whether the save records are unwritten (the call's first launch), the blocks started; then one
+// record per block: (saved tile + 1 or 0, its next K slice), then three %globaltimer stamps (ns,
+// 64-bit, of the launch that wrote them): the producer's check that found a word raised (0 if
+// none did), its last check that found them all lowered (0 if none), the block's consumers done.
+#define GK_PREEMPT_EVERY 2
 #define GK_PREEMPT_CTL_WORDS 4
-#define GK_PREEMPT_RECORD_WORDS 2
+#define GK_PREEMPT_RECORD_WORDS 8
+// Record words of the stamps: seen raised, last seen lowered, the block's end.
+#define GK_PREEMPT_STAMP_SEEN 2
+#define GK_PREEMPT_STAMP_CLEAR 4
+#define GK_PREEMPT_STAMP_EXIT 6
 
 // kernels/gemv.cu: products of at most GK_GEMV_MAX_ROWS rows by a weight read once.
 #define GK_GEMV_THREADS 256
@@ -246,6 +252,9 @@
     X(GK_PREEMPT_EVERY)          \
     X(GK_PREEMPT_CTL_WORDS)      \
     X(GK_PREEMPT_RECORD_WORDS)   \
+    X(GK_PREEMPT_STAMP_SEEN)     \
+    X(GK_PREEMPT_STAMP_CLEAR)    \
+    X(GK_PREEMPT_STAMP_EXIT)     \
     X(GK_GEMV_THREADS)           \
     X(GK_GEMV_MAX_ROWS)          \
     X(GK_GEMV_CPW_DEFAULT)       \

@@ -1,13 +1,19 @@
 """Device probe for issue 17's K-slice yield (never part of gpukit; run beside an installed
-gpukit): the cost of the preemptible sm_90a GEMM never raised against the plain one (8192^3 and
-4096 x 6144 x 8192 bf16, device events, median of 15), and the preemption latency (word raised ->
-launch gone) of the preemptible 8192^3 product by where in the product the word is raised.
-Prints one table."""
+gpukit, from the repository root or with benchmarks/ beside notes/): per check interval (K slices
+between two checks of the preemption words; the launch's preempt_every), the cost of the
+preemptible sm_90a GEMM never raised against the plain one (8192^3 and 4096 x 6144 x 8192 bf16,
+device events, the two timed alternately, median of 31), and the preemption latency of the
+preemptible 8192^3 product raised at random points, stamped on the device (%globaltimer: the
+raise by a one-thread kernel that stamps and writes the word, the blocks' checks and exits by the
+GEMM itself; benchmarks/bench_sched.py's measure). Prints one table per interval."""
 
-import random
-import time
+import os
+import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
+import bench_sched
 
 import gpukit as gk
 from gpukit.array import layout
@@ -15,91 +21,68 @@ from gpukit.runtime import runtime
 from gpukit.runtime.backend import Layout
 from gpukit.runtime.cuda.preempt import control_words
 
+EVERIES = [int(x) for x in os.environ.get("PROBE_EVERY", "1,2,4").split(",")]
+SAMPLES = int(os.environ.get("PROBE_SAMPLES", 150))
 rt = runtime()
 least, greatest = gk.Stream.priority_range()
-low, high = gk.Stream(least), gk.Stream(greatest)
+low = gk.Stream(least)
 rng = np.random.default_rng(0)
 
 
-def timed(fn, reps=15):
-    ms = []
+def timed_pair(fns, reps=31):
+    """Median device ms of each of `fns`, timed alternately."""
+    ms = [[] for _ in fns]
     for _ in range(reps):
-        start, end = gk.Event(), gk.Event()
-        start.record(low)
-        fn()
-        end.record(low)
-        end.synchronize()
-        ms.append(start.elapsed_ms(end))
-    return float(np.median(ms))
+        for i, fn in enumerate(fns):
+            start, end = gk.Event(), gk.Event()
+            start.record(low)
+            fn()
+            end.record(low)
+            end.synchronize()
+            ms[i].append(start.elapsed_ms(end))
+    return [float(np.median(m)) for m in ms]
 
 
-def probe(m, n, k):
+def cost(m, n, k):
     a = gk.asarray(rng.standard_normal((m, k)).astype(np.float32)).astype("bfloat16")
     b = gk.asarray(rng.standard_normal((k, n)).astype(np.float32)).astype("bfloat16")
     out = Layout(a.dtype, (m, n), (n * 2, 2))
-    plan = rt.plan_preemptible_matmul(layout(a), layout(b), out, None)
     result = gk.empty((m, n), a.dtype)
-    save = gk.empty((plan.save_bytes // 4,), "float32")
-    words = control_words(plan.grid)
-    ctls = [gk.asarray(words) for _ in range(20)]
 
     def plain():
         with low:
             gk.matmul(a, b)
 
-    it = iter(ctls)
+    fns = [plain]
+    for every in EVERIES:
+        plan = rt.plan_preemptible_matmul(layout(a), layout(b), out, None, every=every)
+        save = gk.empty((plan.save_bytes // 4,), "float32")
+        words = control_words(plan.grid)
+        ctls = [gk.asarray(words) for _ in range(40)]
+        it = iter(ctls)
 
-    def preemptible():
-        ctl = next(it)
-        plan.yielding(low.handle, None, a._buf, a._offset, b._buf, b._offset, result._buf,
-                      result._offset, ctl._buf, ctl._offset, save._buf, save._offset)  # fmt: skip
+        def preemptible(plan=plan, it=it, save=save):
+            ctl = next(it)
+            args = (a._buf, a._offset, b._buf, b._offset, result._buf, result._offset,
+                    ctl._buf, ctl._offset, save._buf, save._offset)  # fmt: skip
+            plan.yielding(low.handle, None, *args)
 
-    plain(), gk.synchronize()
-    t_plain = timed(plain)
-    preemptible(), gk.synchronize()
-    t_pre = timed(preemptible)
+        fns.append(preemptible)
+    for fn in fns:
+        fn()
+    gk.synchronize()
+    ms = timed_pair(fns)
     tf = 2 * m * n * k / 1e9
-    print(
-        f"{m}x{n}x{k}: plain {t_plain:.3f} ms ({tf / t_plain:.0f} TFLOP/s), preemptible never "
-        f"raised {t_pre:.3f} ms ({tf / t_pre:.0f} TFLOP/s, {t_pre / t_plain - 1:+.1%}); "
-        f"grid {plan.grid}, tiles {plan.tiles}, save {plan.save_bytes / 2**20:.1f} MiB"
-    )
-    if m != 8192:
-        return
-    r = random.Random(1)
-    by_point = {}
-    for _ in range(120):
-        ctl = gk.asarray(words)
-        gk.synchronize()
-        args = (a._buf, a._offset, b._buf, b._offset, result._buf, result._offset,
-                ctl._buf, ctl._offset, save._buf, save._offset)  # fmt: skip
-        raised, gone = gk.Event(), gk.Event()
-        plan.yielding(low.handle, None, *args)
-        gone.record(low)
-        point = r.uniform(0.05, 0.9)
-        spin = time.perf_counter() + point * t_plain * 1e-3
-        while time.perf_counter() < spin:
-            pass
-        raised.record(high)
-        rt.raise_preemption(high.handle, 0)
-        high.wait_event(gone)
-        rt.lower_preemption(high.handle, 0)
-        low.synchronize(), high.synchronize()
-        waiting = int(ctl.to_numpy()[1])
-        plan.finishing(low.handle, None, *args)
-        low.synchronize()
-        us = raised.elapsed_ms(gone) * 1e3
-        if us > 0:
-            by_point.setdefault(int(point * 3), []).append((us, waiting))
-    for third, xs in sorted(by_point.items()):
-        us = np.array([x[0] for x in xs])
-        saved = np.mean([x[1] for x in xs])
-        q = np.percentile(us, [0, 50, 90, 100])
-        print(
-            f"  raised in third {third} of the product: {len(xs)} samples, latency us min "
-            f"{q[0]:.1f} p50 {q[1]:.1f} p90 {q[2]:.1f} max {q[3]:.1f}; tiles saved {saved:.0f}"
-        )
+    line = f"{m}x{n}x{k}: plain {ms[0]:.3f} ms ({tf / ms[0]:.0f} TFLOP/s)"
+    for every, t in zip(EVERIES, ms[1:], strict=True):
+        line += f"; never raised, every {every}: {t:.3f} ms ({t / ms[0] - 1:+.2%})"
+    print(line, flush=True)
 
 
-for shape in ((8192, 8192, 8192), (4096, 6144, 8192)):
-    probe(*shape)
+cost(8192, 8192, 8192)
+cost(4096, 6144, 8192)
+big = bench_sched.gk_operands(bench_sched.FLOOD_N, rng)
+for every in EVERIES:
+    rep = bench_sched.preemption_latency(big, every=every, ways=("kernel", "stream"),
+                                         samples=SAMPLES, seed=every)  # fmt: skip
+    bench_sched.print_latency(rep, f"checks every {every} K slices, {SAMPLES} raises per way")

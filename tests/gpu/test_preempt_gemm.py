@@ -64,6 +64,7 @@ def _preempted_again_and_again(rt, plan, a, b, out, r, budget):
             save._buf, save._offset)  # fmt: skip
     gk.synchronize()
     launches = saved = 0
+    last_end = 0
     while True:
         plan.yielding(low.handle, None, *args)
         _spin(r.uniform(0, budget))
@@ -71,12 +72,29 @@ def _preempted_again_and_again(rt, plan, a, b, out, r, budget):
         low.synchronize()
         rt.lower_preemption(high.handle, 0)
         high.synchronize()
-        taken, waiting = (int(v) for v in ctl.to_numpy()[:2])
+        words = ctl.to_numpy()
+        taken, waiting = (int(v) for v in words[:2])
+        _check_stamps(preempt.stamps(words, plan.grid), last_end)
+        last_end = int(preempt.stamps(words, plan.grid)["exit"].max())
         launches += 1
         saved += waiting
         if taken >= plan.tiles and waiting == 0:
             return launches, saved
         assert launches < 1000, "the product makes no progress"
+
+
+def _check_stamps(st, after):
+    """The launch's %globaltimer stamps (ns): every block ended after the previous launch's last
+    block (so they are this launch's); a block's checks come before its end, and the check that
+    found the word raised after the last that found it lowered."""
+    seen, clear, end = st["seen"], st["clear"], st["exit"]
+    assert (end > after).all(), (end.min(), after)
+    assert (end - end.min() < 10**9).all()
+    yielded = seen > 0
+    assert (seen[yielded] <= end[yielded]).all()
+    both = yielded & (clear > 0)
+    assert (clear[both] < seen[both]).all()
+    assert (clear[clear > 0] <= end[clear > 0]).all()
 
 
 @pytest.mark.parametrize(

@@ -64,6 +64,26 @@ def test_each_launch_is_the_preemptible_gemm_watching_its_words(built):  # noqa:
     assert watched == [WORDS, WORDS + 4 * C["GK_PREEMPT_SLOTS"]]
 
 
+def test_the_check_interval_is_the_launchs_field(built):  # noqa: F811
+    a, b, out = _dense(BF, (512, 1024)), _dense(BF, (1024, 768)), _dense(BF, (512, 768))
+    for every, expected in ((None, C["GK_PREEMPT_EVERY"]), (1, 1), (3, 3)):
+        kw = {} if every is None else {"every": every}
+        plan = preempt.plan_preemptible_matmul(PreemptBackend(), a, b, out, None, **kw)
+        for built_plan in (plan.yielding, plan.finishing):
+            ((_, _, _, _, blob, _),) = built_plan.launches
+            assert _field(blob, "gk_gemm_sm90_args", "preempt_every", 0x130) == expected
+    with pytest.raises(ValueError, match="at least 1"):
+        preempt.plan_preemptible_matmul(PreemptBackend(), a, b, out, None, every=0)
+
+
+def test_the_check_interval_fills_the_args_padding():
+    # preempt_every sits in what was the struct's tail padding: the plain build's parameter
+    # block keeps its size and every other field its offset.
+    s = arg_struct("gk_gemm_sm90_args")
+    assert s.offset("preempt_every") == s.offset("b_batched") + 4
+    assert s.size == s.offset("preempt_every") + 4 == 152
+
+
 def test_epilogue_args_come_before_the_output_and_counter(built):  # noqa: F811
     be = PreemptBackend()
     a, b, out = _dense(BF, (512, 1024)), _dense(BF, (1024, 768)), _dense(BF, (512, 768))
@@ -156,7 +176,27 @@ YIELD_AND_READ = [("yield", 77, ARGS), ("read", 77, 0xC0FFEE00, 8)]
 
 def test_the_control_words_a_call_starts_from():
     words = preempt.control_words(3)
-    assert words.dtype == np.int32 and words.tolist() == [0, 0, 1, 0] + [0] * 6
+    assert words.dtype == np.int32
+    assert words.tolist() == [0, 0, 1, 0] + [0] * (3 * C["GK_PREEMPT_RECORD_WORDS"])
+
+
+def test_the_blocks_stamps_are_read_from_their_records():
+    # Record words (geometry.cuh): saved tile + 1, next K slice, then three int64 %globaltimer
+    # stamps: seen raised, last seen lowered, the block's end.
+    assert C["GK_PREEMPT_RECORD_WORDS"] == 8
+    words = preempt.control_words(2)
+    blocks = [(0, 5_000_000_123, 5_000_004_000), (2**40 + 7, 2**40 - 3, 2**40 + 9_000)]
+    for block, (seen, clear, end) in enumerate(blocks):
+        record = words[4 + 8 * block : 4 + 8 * block + 8]
+        record[:2] = (block + 11, 64)
+        for word, value in ((C["GK_PREEMPT_STAMP_SEEN"], seen),
+                            (C["GK_PREEMPT_STAMP_CLEAR"], clear),
+                            (C["GK_PREEMPT_STAMP_EXIT"], end)):  # fmt: skip
+            record[word : word + 2] = np.array([value], np.int64).view(np.int32)
+    st = preempt.stamps(words, 2)
+    assert st["seen"].tolist() == [0, 2**40 + 7]
+    assert st["clear"].tolist() == [5_000_000_123, 2**40 - 3]
+    assert st["exit"].tolist() == [5_000_004_000, 2**40 + 9_000]
 
 
 def test_a_product_not_preempted_is_one_launch():

@@ -107,8 +107,8 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
     """out = epilogue(a @ b) on the sm_90a GEMM. Row slices share the whole product's tile and
     split of K (the same bits as one launch) and start where TMA can address a. `preempt`:
     (address of the preemption words to watch, argument numbers of the control words and of the
-    save area) for the preemptible form: one launch, K never split. Returns the whole product's
-    plan (its tiles, grid and tile shape)."""
+    save area, K slices between two checks of the words) for the preemptible form: one launch,
+    K never split. Returns the whole product's plan (its tiles, grid and tile shape)."""
     backend = builder.backend
     item = gemm_plan.item_bytes(p.dtype)
     a_mat, b_mat = p.matrices()
@@ -156,6 +156,7 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
             addresses.append(("workspace", workspace, 0, 8))
         if preempt is not None:
             fields["preempt"] = preempt[0]
+            fields["preempt_every"] = preempt[3]
             addresses.append(("next_tile", preempt[1], 0, 4))
             addresses.append(("save", preempt[2], 0, 16))
         tensor_maps = [

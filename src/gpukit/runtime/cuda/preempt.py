@@ -39,6 +39,13 @@ WORD = 4  # bytes of a preemption word (a 32-bit stream memory operation)
 RELAUNCHES = 32
 CTL_WORDS = CONSTANTS["GK_PREEMPT_CTL_WORDS"]
 RECORD_WORDS = CONSTANTS["GK_PREEMPT_RECORD_WORDS"]
+EVERY = CONSTANTS["GK_PREEMPT_EVERY"]  # K slices between two checks of the words (default)
+# A block's record (after CTL_WORDS): saved tile + 1, its next K slice, then %globaltimer stamps
+# (int64 ns at these int32 word offsets): the check that found a word raised (0: none), the last
+# that found them lowered, the block's end.
+STAMP_SEEN = CONSTANTS["GK_PREEMPT_STAMP_SEEN"]
+STAMP_CLEAR = CONSTANTS["GK_PREEMPT_STAMP_CLEAR"]
+STAMP_EXIT = CONSTANTS["GK_PREEMPT_STAMP_EXIT"]
 FRESH = 2  # the control word saying that the save records are not yet written
 
 
@@ -48,6 +55,18 @@ def control_words(grid: int) -> np.ndarray:
     words = np.zeros(CTL_WORDS + RECORD_WORDS * grid, np.int32)
     words[FRESH] = 1
     return words
+
+
+def stamps(words: np.ndarray, grid: int) -> dict[str, np.ndarray]:
+    """The launch's %globaltimer stamps (ns) from its control words read back: per block, the
+    check that found a word raised (0: none did), the last that found them lowered (0: none),
+    and the block's end."""
+    records = np.ascontiguousarray(words[CTL_WORDS : CTL_WORDS + RECORD_WORDS * grid])
+    records = records.view(np.int32).reshape(grid, RECORD_WORDS)
+    at = {"seen": STAMP_SEEN, "clear": STAMP_CLEAR, "exit": STAMP_EXIT}
+    return {
+        k: np.ascontiguousarray(records[:, w : w + 2]).view(np.int64)[:, 0] for k, w in at.items()
+    }
 
 
 class PreemptiblePlan:
@@ -111,10 +130,13 @@ def available(backend) -> bool:
 
 
 def plan_preemptible_matmul(backend, a: Layout, b: Layout, out: Layout, bias, activation=None,
-                            residual=None, relaunches=RELAUNCHES):  # fmt: skip
+                            residual=None, relaunches=RELAUNCHES, every=EVERY):  # fmt: skip
     """The preemptible plan of out = activation(a @ b + bias) + residual (arguments as
-    plan_matmul's), or None where the product does not run on the sm_90a GEMM with its whole
-    epilogue fused (float32 included: its TF32 operand copies would not yield)."""
+    plan_matmul's; `every`: K slices between two checks of the words), or None where the product
+    does not run on the sm_90a GEMM with its whole epilogue fused (float32 included: its TF32
+    operand copies would not yield)."""
+    if not 1 <= every < 2**31:
+        raise ValueError(f"every: K slices between two checks, at least 1 (got {every})")
     if not available(backend):
         return None
     v = view(a, b, out)
@@ -142,7 +164,8 @@ def plan_preemptible_matmul(backend, a: Layout, b: Layout, out: Layout, bias, ac
         args = gemm.Args(0, 1, n - 3, 2 if bias is not None else None, None)
         if residual is not None:
             args = args._replace(residual=n - 4)
-        whole = gemm.emit_sm90(builder, p, args, epi, None, preempt=(watched, n - 2, n - 1))
+        whole = gemm.emit_sm90(builder, p, args, epi, None,
+                               preempt=(watched, n - 2, n - 1, every))  # fmt: skip
         plans.append(builder.build())
     save_bytes = whole.grid * whole.bm * whole.bn * 4
     return PreemptiblePlan(backend, *plans, out.size * out.dtype.itemsize, whole.total_tiles,
