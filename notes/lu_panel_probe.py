@@ -1,0 +1,105 @@
+"""The blocked LU's panel in one cooperative launch against the launch per column (branch lupanel):
+one panel of m x 64 alone (device time: reps calls captured in a CUDA graph, the replay timed),
+then solve (one right-hand side), inv and det at n = 4096, float32 and float64, eager (median
+wall time with a final synchronize, as bench_linalg), with the cooperative panel and with the
+launch per column (the plans rebuilt without it), torch.linalg beside. Run after
+scripts/gpu_machine.sh installed gpukit: PYTHONPATH=/tmp/gpukit-site python3
+notes/lu_panel_probe.py (N=512 for a quick run). Prints lines of JSON."""
+
+import json
+import os
+import time
+
+import numpy as np
+
+import gpukit as gk
+from gpukit import array as _array
+from gpukit import linalg_steps as st
+from gpukit.runtime.cuda import linalg_lu
+
+rng = np.random.default_rng(0)
+n = int(os.environ.get("N", 4096))
+NB = 64
+
+
+def dev_ms(fn, reps=10):
+    fn()
+    gk.synchronize()
+    g = gk.graph(lambda: [fn() for _ in range(reps)])
+    g.replay()
+    gk.synchronize()
+    a = gk.Event().record()
+    for _ in range(3):
+        g.replay()
+    b = gk.Event().record()
+    b.synchronize()
+    g.release()
+    return a.elapsed_ms(b) / 3 / reps
+
+
+def wall_ms(fn, sync, reps=5):
+    fn()
+    sync()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
+def out(**kw):
+    print(json.dumps(kw), flush=True)
+
+
+# One panel of m x 64 (the trailing matrix m x m), device time.
+for dt in ("float32", "float64"):
+    for m in (n, n // 2):
+        t = gk.asarray(rng.standard_normal((1, m, m)).astype(dt))
+        piv = gk.zeros((1, m), dtype="int32")
+        diag = gk.zeros((1, m), dtype=dt)
+        info = gk.zeros((1,), dtype="int32")
+        counter = gk.zeros((1,), dtype="uint32")
+        for coop in (True, False):
+            opts = (("k", 0), ("n", m), ("nb", NB), ("cooperative", coop))
+            ms = dev_ms(lambda o=opts: st.run("lu_panel", [t, piv, diag, info, counter], [], o))
+            out(what="panel", dtype=dt, m=m, cooperative=coop, ms=round(ms, 4))
+
+# solve / inv / det, eager wall time; torch beside.
+try:
+    import torch
+
+    torch_ok = torch.cuda.is_available()
+except Exception:  # no torch here
+    torch_ok = False
+a64 = rng.standard_normal((n, n)) + n**0.5 * np.eye(n)
+b64 = rng.standard_normal((n, 1))
+saved = linalg_lu._cooperative
+for dt in ("float32", "float64"):
+    a, b = gk.asarray(a64.astype(dt)), gk.asarray(b64.astype(dt))
+    ops = {
+        "solve": lambda a=a, b=b: gk.linalg.solve(a, b),
+        "inv": lambda a=a: gk.linalg.inv(a),
+        "det": lambda a=a: gk.linalg.slogdet(a),
+    }
+    x = gk.linalg.solve(a, b).to_numpy().astype(np.float64)
+    res = np.linalg.norm(a64 @ x - b64) / (np.linalg.norm(a64) * np.linalg.norm(x))
+    out(what="solve residual", dtype=dt, scaled=float(res / np.finfo(dt).eps / n))
+    for coop in (True, False):
+        linalg_lu._cooperative = saved if coop else (lambda *args: None)
+        _array._PLANS.clear()
+        for name, fn in ops.items():
+            out(what=name, dtype=dt, n=n, cooperative=coop, ms=round(wall_ms(fn, gk.synchronize), 3))
+    linalg_lu._cooperative = saved
+    _array._PLANS.clear()
+    if torch_ok:
+        ta = torch.tensor(a64.astype(dt), device="cuda")
+        tb = torch.tensor(b64.astype(dt), device="cuda")
+        tops = {
+            "solve": lambda: torch.linalg.solve(ta, tb),
+            "inv": lambda: torch.linalg.inv(ta),
+            "det": lambda: torch.linalg.slogdet(ta),
+        }
+        for name, fn in tops.items():
+            out(what=name, dtype=dt, n=n, lib="torch", ms=round(wall_ms(fn, torch.cuda.synchronize), 3))
