@@ -61,9 +61,10 @@ for dt in ("float32", "float64"):
         diag = gk.zeros((1, m), dtype=dt)
         info = gk.zeros((1,), dtype="int32")
         counter = gk.zeros((1,), dtype="uint32")
+        args = [t, piv, diag, info, counter]
         for coop in (True, False):
             opts = (("k", 0), ("n", m), ("nb", NB), ("cooperative", coop))
-            ms = dev_ms(lambda o=opts: st.run("lu_panel", [t, piv, diag, info, counter], [], o))
+            ms = dev_ms(lambda o=opts, x=args: st.run("lu_panel", x, [], o))
             out(what="panel", dtype=dt, m=m, cooperative=coop, ms=round(ms, 4))
 
 # solve / inv / det, eager wall time; torch beside.
@@ -90,16 +91,18 @@ for dt in ("float32", "float64"):
         linalg_lu._cooperative = saved if coop else (lambda *args: None)
         _array._PLANS.clear()
         for name, fn in ops.items():
-            out(what=name, dtype=dt, n=n, cooperative=coop, ms=round(wall_ms(fn, gk.synchronize), 3))
+            ms = round(wall_ms(fn, gk.synchronize), 3)
+            out(what=name, dtype=dt, n=n, cooperative=coop, ms=ms)
     linalg_lu._cooperative = saved
     _array._PLANS.clear()
     if torch_ok:
         ta = torch.tensor(a64.astype(dt), device="cuda")
         tb = torch.tensor(b64.astype(dt), device="cuda")
         tops = {
-            "solve": lambda: torch.linalg.solve(ta, tb),
-            "inv": lambda: torch.linalg.inv(ta),
-            "det": lambda: torch.linalg.slogdet(ta),
+            "solve": lambda ta=ta, tb=tb: torch.linalg.solve(ta, tb),
+            "inv": lambda ta=ta: torch.linalg.inv(ta),
+            "det": lambda ta=ta: torch.linalg.slogdet(ta),
         }
         for name, fn in tops.items():
-            out(what=name, dtype=dt, n=n, lib="torch", ms=round(wall_ms(fn, torch.cuda.synchronize), 3))
+            ms = round(wall_ms(fn, torch.cuda.synchronize), 3)
+            out(what=name, dtype=dt, n=n, lib="torch", ms=ms)

@@ -448,8 +448,17 @@ cu::Result CudaDevice::launch_buffer(cu::Function f, const unsigned* grid, const
     cu::LaunchAttribute attr{};
     attr.id = cu::LAUNCH_ATTRIBUTE_COOPERATIVE;
     attr.value.cooperative = 1;
-    const cu::LaunchConfig config{grid[0],  grid[1],  grid[2], block[0], block[1],
-                                  block[2], shared,   s,       &attr,    1};
+    cu::LaunchConfig config{};
+    config.grid_x = grid[0];
+    config.grid_y = grid[1];
+    config.grid_z = grid[2];
+    config.block_x = block[0];
+    config.block_y = block[1];
+    config.block_z = block[2];
+    config.shared_bytes = shared;
+    config.stream = s;
+    config.attrs = &attr;
+    config.num_attrs = 1;
     return api_.cuLaunchKernelEx(&config, f, nullptr, bytes == 0 ? nullptr : extra);
 }
 

@@ -34,7 +34,7 @@ def getf2(a, nb, k=0):
     first row of largest magnitude; a zero pivot leaves its column): (T, piv (absolute, from
     k), diag, info)."""
     t = a.astype(np.float64).copy()
-    count, m, _ = t.shape
+    count = t.shape[0]
     piv = np.zeros((count, nb), np.int64)
     diag = np.zeros((count, nb))
     info = np.zeros(count, np.int32)
@@ -110,10 +110,15 @@ def check_panel(rng, dtype, m, count=1, nb=NB, k=0):
     for name, a in (("clear", clear), ("random", noise), ("singular", singular)):
         got = run_panel(a, nb, True, k)
         per_column = run_panel(a, nb, False, k)
-        for x, y, what in zip(got, per_column, ("T", "piv", "diag", "info", "counter")):
+        for x, y, what in zip(
+            got, per_column, ("T", "piv", "diag", "info", "counter"), strict=True
+        ):
             assert x.tobytes() == y.tobytes(), (name, what, "cooperative vs per column")
         again = run_panel(a, nb, True, k)
-        assert all(x.tobytes() == y.tobytes() for x, y in zip(got, again)), (name, "repeat")
+        assert all(x.tobytes() == y.tobytes() for x, y in zip(got, again, strict=True)), (
+            name,
+            "repeat",
+        )
         t, piv, diag, info, counter = got
         assert np.all(counter == 0), name
         assert np.all(piv[:, :k] == -7) and np.all(piv[:, k + nb :] == -7), name
@@ -185,6 +190,6 @@ def test_panel_in_a_graph(cuda, rng):
         linalg_steps.run("lu_panel", [t, piv, diag, info, counter], [], options)
     g.replay()
     got = tuple(x.to_numpy() for x in (t, piv, diag, info, counter))
-    for x, y in zip(got, want):
+    for x, y in zip(got, want, strict=True):
         assert x.tobytes() == y.tobytes()
     g.release()

@@ -228,7 +228,9 @@ class EmulatedCuda(ABC):
         file, defines, name = self.functions[fn // 2 - 1]
         assert shared <= 48 * 1024 or self.shared_allowed.get(fn, 0) >= shared
         if cooperative:
-            self.run_kernel(file, defines, name, grid, block, shared, args, nbytes, cooperative=True)
+            self.run_kernel(
+                file, defines, name, grid, block, shared, args, nbytes, cooperative=True
+            )
         else:
             self.run_kernel(file, defines, name, grid, block, shared, args, nbytes)
         self.launched.append(name)
