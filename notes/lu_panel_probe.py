@@ -1,5 +1,5 @@
 """The blocked LU's panel in one cooperative launch against the launch per column (branch lupanel):
-one panel of m x 64 alone (device time: reps calls captured in a CUDA graph, the replay timed),
+one panel of m x 64 alone (device time: reps eager calls between events),
 then solve (one right-hand side), inv and det at n = 4096, float32 and float64, eager (median
 wall time with a final synchronize, as bench_linalg), with the cooperative panel and with the
 launch per column (the plans rebuilt without it), torch.linalg beside. Run after
@@ -23,18 +23,16 @@ NB = 64
 
 
 def dev_ms(fn, reps=10):
+    """Device ms per call: reps eager calls between events (the panel's one or 65 launches queue
+    far faster than the device runs them; a graph would take the launch per column)."""
     fn()
     gk.synchronize()
-    g = gk.graph(lambda: [fn() for _ in range(reps)])
-    g.replay()
-    gk.synchronize()
     a = gk.Event().record()
-    for _ in range(3):
-        g.replay()
+    for _ in range(reps):
+        fn()
     b = gk.Event().record()
     b.synchronize()
-    g.release()
-    return a.elapsed_ms(b) / 3 / reps
+    return a.elapsed_ms(b) / reps
 
 
 def wall_ms(fn, sync, reps=5):

@@ -177,7 +177,9 @@ def test_panel_stack_and_offset(cuda, rng, dtype):
 
 
 def test_panel_in_a_graph(cuda, rng):
-    """The cooperative launch captured into a CUDA graph and replayed: the eager result."""
+    """lu_panel captured into a CUDA graph and replayed gives the eager cooperative launch's bits:
+    while capturing, the planner takes the launch per column (a cooperative cuLaunchKernelEx
+    with a parameter buffer fails under capture), which computes the same bits."""
     a = rng.standard_normal((1, 300, 300)).astype("float32")
     want = run_panel(a, NB, True)
     t = _strided(a)
@@ -188,8 +190,16 @@ def test_panel_in_a_graph(cuda, rng):
     options = (("k", 0), ("n", 300), ("nb", NB), ("cooperative", True))
     with gk.graph() as g:
         linalg_steps.run("lu_panel", [t, piv, diag, info, counter], [], options)
+    assert g.nodes == NB + 1  # the launch per column
     g.replay()
     got = tuple(x.to_numpy() for x in (t, piv, diag, info, counter))
     for x, y in zip(got, want, strict=True):
         assert x.tobytes() == y.tobytes()
+    g.release()
+    # and det (no read back: capturable) past the small kernel, in a graph
+    m = rng.standard_normal((200, 200)) + 20 * np.eye(200)
+    src = gk.asarray(m)
+    eager = gk.linalg.det(src).to_numpy()
+    g = gk.graph(gk.linalg.det, src)
+    np.testing.assert_array_equal(g.replay().to_numpy(), eager)
     g.release()

@@ -260,9 +260,12 @@ class CudaBackend:
 
     @property
     def cooperative_launch(self) -> bool:
-        """Whether plans may launch cooperatively on this device (PlanBuilder.launch's
-        `cooperative`): the device's attribute and a CUDA 12.0+ driver."""
-        return bool(self.device.cooperative_launch)
+        """Whether plans made now may launch cooperatively on this device (PlanBuilder.launch's
+        `cooperative`): the device's attribute and a CUDA 12.0+ driver, and the calling thread
+        not capturing a graph (a cooperative cuLaunchKernelEx with a parameter buffer fails
+        under stream capture, CUDA_ERROR_INVALID_VALUE on the H100's 580 driver; plans made
+        while capturing are cached apart, linalg_steps.run)."""
+        return bool(self.device.cooperative_launch) and capture.current() is None
 
     def cooperative_blocks(self, fn: int, threads: int, shared: int = 0) -> int:
         """How many blocks of `fn` (`threads` threads, `shared` dynamic shared bytes) a
