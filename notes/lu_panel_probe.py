@@ -8,12 +8,13 @@ notes/lu_panel_probe.py (N=512 for a quick run). Prints lines of JSON."""
 
 import json
 import os
+import sys
 import time
 
 import numpy as np
 
 import gpukit as gk
-from gpukit import array as _array
+import gpukit.array  # the module (gk.array is the function): its plan cache
 from gpukit import linalg_steps as st
 from gpukit.runtime.cuda import linalg_lu
 
@@ -87,12 +88,12 @@ for dt in ("float32", "float64"):
     out(what="solve residual", dtype=dt, scaled=float(res / np.finfo(dt).eps / n))
     for coop in (True, False):
         linalg_lu._cooperative = saved if coop else (lambda *args: None)
-        _array._PLANS.clear()
+        sys.modules["gpukit.array"]._PLANS.clear()
         for name, fn in ops.items():
             ms = round(wall_ms(fn, gk.synchronize), 3)
             out(what=name, dtype=dt, n=n, cooperative=coop, ms=ms)
     linalg_lu._cooperative = saved
-    _array._PLANS.clear()
+    sys.modules["gpukit.array"]._PLANS.clear()
     if torch_ok:
         ta = torch.tensor(a64.astype(dt), device="cuda")
         tb = torch.tensor(b64.astype(dt), device="cuda")

@@ -183,8 +183,8 @@ def test_panel_in_a_graph(cuda, rng):
     a = rng.standard_normal((1, 300, 300)).astype("float32")
     want = run_panel(a, NB, True)
     t = _strided(a)
-    piv = gk.asarray(np.zeros((1, 300), np.int32))
-    diag = gk.asarray(np.zeros((1, 300), np.float32))
+    piv = gk.asarray(np.full((1, 300), -7, np.int32))  # run_panel's poison: compared below
+    diag = gk.asarray(np.full((1, 300), np.nan, np.float32))
     info = gk.asarray(np.zeros(1, np.int32))
     counter = gk.asarray(np.zeros(1, np.uint32))
     options = (("k", 0), ("n", 300), ("nb", NB), ("cooperative", True))
