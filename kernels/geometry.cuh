@@ -195,6 +195,12 @@
 // (gk_lu_fwd_*, gk_lu_bwd); more go through the products.
 #define GK_LU_RHS 16
 #define GK_LU_SWAP_COLS 32  // gk_lu_swap: columns of the right-hand sides per block
+// gk_lu_panel_coop (the panel in one cooperative launch): blocks of at least GK_LU_COOP_MIN_ROWS
+// rows (fewer blocks, a cheaper grid barrier), at most one per SM; beside its rows, a block's
+// dynamic shared memory holds GK_LU_COOP_SPARE more elements (the pivot row, row j, the warps'
+// candidates).
+#define GK_LU_COOP_MIN_ROWS 32
+#define GK_LU_COOP_SPARE (2 * GK_LU_NB + 32)
 // kernels/linalg_qr.cu: Householder panels of at most GK_QR_NB columns (a warp's lanes hold the
 // panel's column sums: GK_QR_NB == GK_LANES), one block of GK_QR_THREADS per matrix.
 #define GK_QR_NB 32
@@ -317,6 +323,8 @@
     X(GK_LU_ROWS)                \
     X(GK_LU_RHS)                 \
     X(GK_LU_SWAP_COLS)           \
+    X(GK_LU_COOP_MIN_ROWS)       \
+    X(GK_LU_COOP_SPARE)          \
     X(GK_QR_NB)                  \
     X(GK_QR_THREADS)             \
     X(GK_SVJ_ROWS)               \

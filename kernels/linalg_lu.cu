@@ -5,9 +5,13 @@
 // gk_lu_swap applies a panel's row interchanges to right-hand sides; gk_lu_det multiplies U's
 // diagonal. Every reduction has a fixed shape (no float atomics): the same bits on every run.
 //
+// gk_lu_panel_coop factors a whole panel in one cooperative launch (a grid-wide barrier per
+// column) where every block's rows fit in its shared memory.
+//
 // Defines: GK_T (float or double).
 #include "args.cuh"
 #include "linalg.cuh"
+#include "warp.cuh"
 
 #define LU_LD (GK_LU_NB + 1)  // padded row: a column walk does not hit one bank
 // Elements of a panel step's update per thread: a block's rows times the panel's columns.
@@ -19,7 +23,7 @@ static_assert(LU_UPDATE * GK_LU_THREADS == GK_LU_ROWS * GK_LU_NB, "whole update 
 // -1: no candidate; NaN never wins). A total order, so any reduction tree picks the same row:
 // the first row of largest magnitude.
 __device__ inline bool lu_better(la_t v, int i, la_t bv, int bi) {
-    if (i < 0) return false;
+    if (i < 0 || v != v) return false;
     if (bi < 0) return true;
     return v > bv || (v == bv && i < bi);
 }
@@ -144,6 +148,163 @@ GK_KERNEL void gk_lu_panel(const gk_lu_args args) {
             const int c = c0 + u * GK_LU_THREADS;
             if (c < m) t[j * ld + c] = y[u], t[p * ld + c] = x[u];
         }
+    }
+}
+
+// --- the panel in one cooperative launch ---------------------------------------------------------
+
+// Every block of the launch (gridDim.x of them per matrix, all resident: a cooperative launch)
+// waits here until all have arrived; what each wrote before is visible to all after (loads of it
+// through lu_load, past L1). `count`: zero between barriers (the last to arrive sets it back);
+// `gen`: bumped once per barrier, any value to start with.
+#ifdef GK_HOST_EMULATION
+__device__ inline void lu_grid_sync(unsigned*, unsigned*, unsigned) { gk_emu_grid_sync(); }
+#else
+__device__ inline void lu_grid_sync(unsigned* count, unsigned* gen, unsigned blocks) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile unsigned* vgen = gen;
+        const unsigned g = *vgen;  // before arriving: the last to arrive bumps it after
+        __threadfence();           // the block's writes (ordered by the barrier above) first
+        if (atomicAdd(count, 1u) == blocks - 1) {
+            atomicExch(count, 0u);
+            __threadfence();
+            atomicAdd(gen, 1u);
+        } else {
+            while (*vgen == g) {
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+#endif
+
+template <typename T>
+__device__ inline T lu_load(const T* p) {
+#ifdef GK_HIP
+    return *reinterpret_cast<const volatile T*>(p);
+#else
+    return __ldcg(p);  // L2: another block wrote it in this launch
+#endif
+}
+
+// The block's best (v, i) (lu_better's order) in every thread: a warp butterfly (every lane
+// reaches the same best: the order is total), then the warps' bests in warp order. wv, wi:
+// GK_LU_THREADS / 32 slots, not to be written again before the block's next barrier.
+__device__ inline void lu_block_best_all(la_t& v, int& i, la_t* wv, int* wi) {
+    for (int o = 16; o > 0; o /= 2) {
+        const la_t ov = gk_shfl_xor(v, o);
+        const int oi = gk_shfl_xor(i, o);
+        if (lu_better(ov, oi, v, i)) v = ov, i = oi;
+    }
+    if (threadIdx.x % 32 == 0) wv[threadIdx.x / 32] = v, wi[threadIdx.x / 32] = i;
+    __syncthreads();
+    v = wv[0];
+    i = wi[0];
+    for (int w = 1; w < GK_LU_THREADS / 32; ++w)
+        if (lu_better(wv[w], wi[w], v, i)) v = wv[w], i = wi[w];
+}
+
+// The factorization of T's first nb columns (as gk_lu_panel's nb + 1 launches) in one
+// cooperative launch, grid (blocks, matrices): block b holds rows b r .. b r + r - 1 (args.r rows;
+// the last block fewer) of the panel in dynamic shared memory ((r GK_LU_NB + 1) + GK_LU_COOP_SPARE
+// elements). Per column j: each block's best candidate (lu_better: the first row of largest
+// magnitude) and that row's nb values go to a slot of `out` (per matrix 2 x (blocks + 1) slots of
+// GK_LU_NB + 1 elements, double-buffered by column: a block can be one column ahead of another,
+// never two), its row to `out2` (per matrix 2 x blocks ints, then the barrier's generation word),
+// row j's owner also publishes row j; a grid barrier; then every block reduces the candidates in
+// the same order to the same pivot row p, the owners of rows j and p interchange them in shared
+// memory, and every block scales its rows' column j by 1 / pivot and updates its rows' columns
+// j + 1 .. nb - 1 (gk_lu_panel's arithmetic). piv, diag and info as gk_lu_panel records them; a
+// zero pivot leaves its column. The interchanges are applied to T's columns nb.. afterwards
+// (gk_lu_swap).
+GK_KERNEL void gk_lu_panel_coop(const gk_lu_args args) {
+    const int rows_per = args.r, nb = args.nb, m = args.m, blocks = (int)gridDim.x;
+    const int b = (int)blockIdx.x, tid = (int)threadIdx.x, r0 = b * rows_per;
+    const int rows = m - r0 < rows_per ? m - r0 : rows_per;
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
+    const gk_i64 ld = args.ld;
+    la_t* t = reinterpret_cast<la_t*>(args.a) + mat * args.stride;
+    la_t* s = reinterpret_cast<la_t*>(gk_shared_dynamic());  // rows x LU_LD
+    la_t* u = s + rows_per * LU_LD;                          // the pivot row: row j's new values
+    la_t* rj = u + GK_LU_NB;                                 // row j's values before
+    la_t* wv = rj + GK_LU_NB;                                // 2 x 8 warps' bests
+    int* wi = reinterpret_cast<int*>(wv + 16);
+    const int slot = GK_LU_NB + 1;
+    la_t* cand = reinterpret_cast<la_t*>(args.out) + mat * 2 * (blocks + 1) * slot;
+    int* crow = reinterpret_cast<int*>(args.out2) + mat * (2 * blocks + 2);
+    unsigned* gen = reinterpret_cast<unsigned*>(crow + 2 * blocks);
+    unsigned* count = reinterpret_cast<unsigned*>(args.counter) + mat;
+    for (int e = tid; e < rows * nb; e += GK_LU_THREADS) {
+        const int i = e / nb, c = e % nb;
+        s[i * LU_LD + c] = t[(r0 + i) * ld + c];
+    }
+    __syncthreads();
+    for (int j = 0; j < nb; ++j) {
+        la_t* slots = cand + (j & 1) * (blocks + 1) * slot;
+        int* srow = crow + (j & 1) * blocks;
+        la_t bv = 0;
+        int bi = -1;
+        for (int i = (j > r0 ? j - r0 : 0) + tid; i < rows; i += GK_LU_THREADS) {
+            const la_t v = la_abs(s[i * LU_LD + j]);
+            if (lu_better(v, r0 + i, bv, bi)) bv = v, bi = r0 + i;
+        }
+        lu_block_best_all(bv, bi, wv, wi);
+        if (bi >= 0)
+            for (int c = tid; c < nb; c += GK_LU_THREADS)
+                slots[b * slot + c] = s[(bi - r0) * LU_LD + c];
+        if (tid == 0) {
+            slots[b * slot + GK_LU_NB] = bv;
+            srow[b] = bi;
+        }
+        if (j >= r0 && j < r0 + rows)
+            for (int c = tid; c < nb; c += GK_LU_THREADS)
+                slots[blocks * slot + c] = s[(j - r0) * LU_LD + c];
+        lu_grid_sync(count, gen, blocks);
+        // The pivot: the blocks' candidates in a fixed order, the same in every block.
+        la_t pv = 0;
+        int p = -1;
+        for (int q = tid; q < blocks; q += GK_LU_THREADS) {
+            const int qi = lu_load(srow + q);
+            const la_t qv = lu_load(slots + q * slot + GK_LU_NB);
+            if (lu_better(qv, qi, pv, p)) pv = qv, p = qi;
+        }
+        for (int c = tid; c < nb; c += GK_LU_THREADS) rj[c] = lu_load(slots + blocks * slot + c);
+        lu_block_best_all(pv, p, wv + 8, wi + 8);
+        const bool found = p >= 0;
+        if (!found) p = j;  // no candidate (all NaN): no interchange, as getf2 keeps j
+        const la_t* prow = slots + (p / rows_per) * slot;  // p's owner published it
+        for (int c = tid; c < nb; c += GK_LU_THREADS) u[c] = p == j ? rj[c] : lu_load(prow + c);
+        __syncthreads();
+        if (b == 0 && tid == 0) {
+            const gk_i64 at = mat * args.n + args.k + j;
+            reinterpret_cast<gk_i32*>(args.piv)[at] = args.k + p;
+            reinterpret_cast<la_t*>(args.diag)[at] = u[j];
+            if (found && pv == (la_t)0) reinterpret_cast<gk_i32*>(args.info)[mat] = 1;
+        }
+        if (p != j) {
+            if (j >= r0 && j < r0 + rows)
+                for (int c = tid; c < nb; c += GK_LU_THREADS) s[(j - r0) * LU_LD + c] = u[c];
+            if (p >= r0 && p < r0 + rows)
+                for (int c = tid; c < nb; c += GK_LU_THREADS) s[(p - r0) * LU_LD + c] = rj[c];
+        }
+        __syncthreads();
+        const la_t d = u[j];
+        if (d == (la_t)0) continue;  // a zero pivot leaves its column (uniform in the block)
+        const la_t inv_d = (la_t)1 / d;
+        const int lo = j + 1 > r0 ? j + 1 - r0 : 0, w = nb - j - 1;
+        for (int i = lo + tid; i < rows; i += GK_LU_THREADS) s[i * LU_LD + j] *= inv_d;
+        __syncthreads();
+        for (int e = tid; e < (rows - lo) * w; e += GK_LU_THREADS) {
+            const int i = lo + e / w, c = j + 1 + e % w;
+            s[i * LU_LD + c] = s[i * LU_LD + c] - s[i * LU_LD + j] * u[c];
+        }
+        __syncthreads();
+    }
+    for (int e = tid; e < rows * nb; e += GK_LU_THREADS) {
+        const int i = e / nb, c = e % nb;
+        t[(r0 + i) * ld + c] = s[i * LU_LD + c];
     }
 }
 

@@ -170,6 +170,17 @@ void bind_cuda(py::module_& m) {
             "[(byte offset, size)] of a kernel's first `count` parameters in its launch's "
             "parameter buffer, or of all of them where the driver can count them (CUDA 13.2+); "
             "CUDA 12.4+ drivers: see has_param_info.")
+        .def_property_readonly("cooperative_launch", &CudaDevice::cooperative_launch,
+                               "Whether plans may launch cooperatively here (the device's "
+                               "attribute and a CUDA 12.0+ driver).")
+        .def(
+            "max_active_blocks",
+            [](const CudaDevice& d, uint64_t f, int threads, size_t shared) {
+                return d.max_active_blocks(handle<cu::Function>(f), threads, shared);
+            },
+            py::arg("function"), py::arg("threads"), py::arg("shared") = 0,
+            "Blocks of `threads` threads and `shared` dynamic shared bytes that one SM holds at "
+            "once (the occupancy query; 0 where the driver cannot say).")
         // preemption and green contexts (cuda_qos.cpp)
         .def_property_readonly("has_stream_memops", &CudaDevice::has_stream_memops)
         .def_property_readonly(

@@ -30,11 +30,31 @@ constexpr int ATTR_MULTIPROCESSOR_COUNT = 16;
 constexpr int ATTR_L2_CACHE_SIZE = 38;
 constexpr int ATTR_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int ATTR_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int ATTR_COOPERATIVE_LAUNCH = 95;
 constexpr int ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 
 constexpr unsigned STREAM_NON_BLOCKING = 0x1;
 constexpr unsigned EVENT_DISABLE_TIMING = 0x2;
 constexpr int FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+
+// cuLaunchKernelEx's configuration (CUDA 12.0+): CUlaunchConfig and CUlaunchAttribute (an id, its
+// value a 64-byte union) as cuda.h lays them out.
+constexpr unsigned LAUNCH_ATTRIBUTE_COOPERATIVE = 2;
+struct LaunchAttribute {
+    unsigned id;
+    unsigned char pad[4];
+    union {
+        unsigned char bytes[64];
+        int cooperative;
+    } value;
+};
+static_assert(sizeof(LaunchAttribute) == 72, "CUlaunchAttribute");
+struct LaunchConfig {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+    Stream stream;
+    LaunchAttribute* attrs;
+    unsigned num_attrs;
+};
 
 // CUstreamCaptureMode and CUstreamCaptureStatus values
 constexpr int STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
@@ -81,6 +101,9 @@ struct Api {
     Result (*cuFuncSetAttribute)(Function, int, int);
     Result (*cuLaunchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, Stream, void**, void**);
+    // CUDA 12.0+ (null otherwise): a launch with attributes (gpukit: cooperative launches).
+    Result (*cuLaunchKernelEx)(const LaunchConfig*, Function, void**, void**);
+    Result (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, Function, int, size_t);
     // Stream capture and graphs. Null when the driver lacks them (graphs are then unavailable).
     Result (*cuStreamBeginCapture)(Stream, int);  // _v2
     Result (*cuStreamEndCapture)(Stream, Graph*);

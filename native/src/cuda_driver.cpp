@@ -62,6 +62,9 @@ CudaDriver::CudaDriver(const std::string& library) : lib_(library) {
     auto optional = [this](auto& fn, const char* name) {
         fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(lib_.symbol(name));
     };
+    optional(a.cuLaunchKernelEx, "cuLaunchKernelEx");
+    optional(a.cuOccupancyMaxActiveBlocksPerMultiprocessor,
+             "cuOccupancyMaxActiveBlocksPerMultiprocessor");
     optional(a.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
     optional(a.cuStreamEndCapture, "cuStreamEndCapture");
     optional(a.cuStreamIsCapturing, "cuStreamIsCapturing");
@@ -171,13 +174,16 @@ int32_t t_event_destroy(void* ctx, uint64_t e) {
 }
 const char* t_error_name(void* ctx, int32_t code) { return dev(ctx).driver().error_name(code); }
 
-// The launch table: C entry points for gpukit._core's plans.
+// The launch table: C entry points for gpukit._core's plans. A function handle with
+// GK_LAUNCH_COOPERATIVE set is launched cooperatively (launch_table.h).
 int32_t t_launch(void* ctx, uint64_t f, const uint32_t* grid, const uint32_t* block,
                  uint32_t shared, uint64_t stream, const void* args, uint64_t bytes) {
     int32_t code = 0;
+    const bool cooperative = (f & GK_LAUNCH_COOPERATIVE) != 0;
+    const auto fn = reinterpret_cast<cu::Function>(f & ~uint64_t{GK_LAUNCH_COOPERATIVE});
     const int32_t failed = guarded([&] {
-        code = dev(ctx).launch_buffer(reinterpret_cast<cu::Function>(f), grid, block, shared,
-                                      reinterpret_cast<cu::Stream>(stream), args, bytes);
+        code = dev(ctx).launch_buffer(fn, grid, block, shared, reinterpret_cast<cu::Stream>(stream),
+                                      args, bytes, cooperative);
     });
     return failed != 0 ? failed : code;
 }
@@ -224,6 +230,7 @@ CudaDevice::CudaDevice(CudaDriver& driver, int ordinal)
     sm_count_ = attr(cu::ATTR_MULTIPROCESSOR_COUNT);
     l2_bytes_ = attr(cu::ATTR_L2_CACHE_SIZE);
     smem_optin_ = attr(cu::ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    cooperative_ = attr(cu::ATTR_COOPERATIVE_LAUNCH) != 0;
     check(api_.cuDeviceTotalMem(&total_memory_, device_), "cuDeviceTotalMem");
     check(api_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
     make_current();
@@ -425,15 +432,47 @@ void CudaDevice::launch(cu::Function f, Dim3 grid, Dim3 block, unsigned shared, 
 }
 
 cu::Result CudaDevice::launch_buffer(cu::Function f, const unsigned* grid, const unsigned* block,
-                                     unsigned shared, cu::Stream s, const void* args,
-                                     size_t bytes) const {
+                                     unsigned shared, cu::Stream s, const void* args, size_t bytes,
+                                     bool cooperative) const {
     make_current();
     size_t size = bytes;
     // CU_LAUNCH_PARAM_BUFFER_POINTER, args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END
     void* extra[] = {reinterpret_cast<void*>(1), const_cast<void*>(args),
                      reinterpret_cast<void*>(2), &size, nullptr};
-    return api_.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
-                               s, nullptr, bytes == 0 ? nullptr : extra);
+    if (!cooperative) {
+        return api_.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                   shared, s, nullptr, bytes == 0 ? nullptr : extra);
+    }
+    // cuLaunchCooperativeKernel takes no parameter buffer: cuLaunchKernelEx with the attribute.
+    if (!cooperative_launch()) return cu::ERROR_NOT_SUPPORTED;
+    cu::LaunchAttribute attr{};
+    attr.id = cu::LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attr.value.cooperative = 1;
+    cu::LaunchConfig config{};
+    config.grid_x = grid[0];
+    config.grid_y = grid[1];
+    config.grid_z = grid[2];
+    config.block_x = block[0];
+    config.block_y = block[1];
+    config.block_z = block[2];
+    config.shared_bytes = shared;
+    config.stream = s;
+    config.attrs = &attr;
+    config.num_attrs = 1;
+    return api_.cuLaunchKernelEx(&config, f, nullptr, bytes == 0 ? nullptr : extra);
+}
+
+bool CudaDevice::cooperative_launch() const {
+    return cooperative_ && api_.cuLaunchKernelEx != nullptr;
+}
+
+int CudaDevice::max_active_blocks(cu::Function f, int threads, size_t shared) const {
+    make_current();
+    if (api_.cuOccupancyMaxActiveBlocksPerMultiprocessor == nullptr) return 0;
+    int blocks = 0;
+    check(api_.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, threads, shared),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    return blocks;
 }
 
 // --- graphs -------------------------------------------------------------------------------------

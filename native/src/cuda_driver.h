@@ -98,9 +98,18 @@ class CudaDevice {
     void launch(cu::Function f, Dim3 grid, Dim3 block, unsigned shared, cu::Stream s, void** args,
                 void** extra = nullptr) const;
 
-    // The raw launch of a parameter buffer (no pacing: gpukit._core's plans pace themselves).
+    // The raw launch of a parameter buffer (no pacing: gpukit._core's plans pace themselves);
+    // `cooperative`: every block co-resident (a grid-wide barrier is safe), through
+    // cuLaunchKernelEx (CUDA_ERROR_NOT_SUPPORTED where cooperative_launch() is false; a grid
+    // larger than the device holds at once fails with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE).
     cu::Result launch_buffer(cu::Function f, const unsigned* grid, const unsigned* block,
-                             unsigned shared, cu::Stream s, const void* args, size_t bytes) const;
+                             unsigned shared, cu::Stream s, const void* args, size_t bytes,
+                             bool cooperative = false) const;
+    // Whether the device and driver launch cooperatively (CUDA 12.0+ driver for the parameter
+    // buffer); blocks of `threads` threads and `shared` dynamic shared bytes one SM holds at once
+    // (0 where the driver cannot say).
+    bool cooperative_launch() const;
+    int max_active_blocks(cu::Function f, int threads, size_t shared) const;
     cu::Result encode_tensor_map(void* out, const gk_tensor_map_desc& desc, uint64_t address) const;
     // (byte offset, size) of each parameter of `f` in its launch's parameter buffer: a 64-byte
     // aligned parameter (a tensor map) sits where the parameter bank's alignment puts it, not
@@ -150,6 +159,7 @@ class CudaDevice {
     cu::Stream default_stream_ = nullptr;
     std::string name_;
     int cc_major_ = 0, cc_minor_ = 0, sm_count_ = 0, l2_bytes_ = 0, smem_optin_ = 0;
+    bool cooperative_ = false;
     size_t total_memory_ = 0;
     gk_allocator_table table_{};
     gk_launch_table launch_table_{};

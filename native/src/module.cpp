@@ -88,6 +88,8 @@ PYBIND11_MODULE(_native, m) {
         "Paces every kernel launch through the scheduler's table (gpukit._core.pacer_table()).");
 
     m.attr("TENSOR_MAP_BYTES") = GK_TENSOR_MAP_BYTES;  // a tensor-map slot's bytes (launch_table.h)
+    // Or'ed into a plan launch's function handle: a cooperative launch (launch_table.h).
+    m.attr("LAUNCH_COOPERATIVE") = GK_LAUNCH_COOPERATIVE;
 
     gpukit::bind_cuda(m);
     gpukit::bind_jit(m);

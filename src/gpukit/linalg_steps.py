@@ -9,6 +9,7 @@ from .array import GPUArray, cached_plan, layout, wrap
 from .base import shapes as _shapes
 from .elementwise import conjugate
 from .errors import LinAlgError
+from .runtime import capture
 from .runtime.backend import Layout
 from .runtime.quota import local as _quota
 
@@ -24,14 +25,16 @@ def count(batch: tuple) -> int:
 
 def run(op: str, inputs, outputs, options=()) -> list[GPUArray]:
     """The backend's `op` over `inputs` (their layouts are part of the plan's key); `outputs`:
-    (shape, dtype) of each result, allocated contiguous by the plan."""
+    (shape, dtype) of each result, allocated contiguous by the plan. Plans made while the thread
+    captures a graph are cached apart (a backend may plan differently then: CUDA takes no
+    cooperative launch into a graph)."""
     rt = inputs[0]._rt
     outs = tuple(
         Layout(np.dtype(dt), tuple(sh), _shapes.contiguous_strides(sh, np.dtype(dt).itemsize))
         for sh, dt in outputs
     )
     ins = tuple(layout(x) for x in inputs)
-    key = ("linalg", op, rt, ins, outs, tuple(options))
+    key = ("linalg", op, rt, ins, outs, tuple(options), capture.current() is not None)
     plan = cached_plan(key, lambda: rt.plan_linalg(op, ins, outs, tuple(options)))
     args = []
     for x in inputs:

@@ -22,13 +22,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 import emulation
 import lu_hybrid
 import test_linalg_lu as cases
+import test_linalg_lu_panel as panel_cases
 
 pytestmark = pytest.mark.skipif(emulation.compiler() is None, reason="needs g++")
 hybrid = lu_hybrid.hybrid  # the shared fixture
 
 
 def _ran_blocked(rt, *also):
-    for name in ("gk_lu_panel", "gk_lu_trinv", *also):
+    for name in ("gk_lu_panel_coop", "gk_lu_trinv", *also):
         assert name in rt.emu.launched, name
     rt.emu.launched.clear()
 
@@ -55,7 +56,8 @@ def test_layouts_repeated_bits_and_small_path(hybrid, rng):
     _ran_blocked(hybrid)
     a = cases.pivoting_matrix(rng, 64, "float64", (2,))  # n = 64: still the one-block kernel
     x = gk.linalg.inv(gk.asarray(a)).to_numpy()
-    assert "gk_lu_small" in hybrid.emu.launched and "gk_lu_panel" not in hybrid.emu.launched
+    assert "gk_lu_small" in hybrid.emu.launched
+    assert not any(name.startswith("gk_lu_panel") for name in hybrid.emu.launched)
     np.testing.assert_allclose(a @ x, np.broadcast_to(np.eye(64), a.shape), atol=1e-12)
 
 
@@ -68,6 +70,17 @@ def test_many_panels_with_a_remainder(hybrid, rng):
     x = gk.linalg.solve(gk.asarray(a), gk.asarray(b)).to_numpy()
     assert "gk_lu_swap" in hybrid.emu.launched and "gk_lu_bwd" not in hybrid.emu.launched
     cases._solve_ok(a, x, b, "float64", 1e3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cooperative_panel(hybrid, rng, dtype):
+    """The panel in one cooperative launch (every block's threads run together through the grid
+    barriers) against the launch per column and NumPy (test_linalg_lu_panel.check_panel): 65
+    rows (3 blocks), 130 (5 blocks), a stack of 3 (2 blocks each) at row 40 of the matrix."""
+    panel_cases.check_panel(rng, dtype, 65)
+    assert "gk_lu_panel_coop" in hybrid.emu.launched and "gk_lu_swap" in hybrid.emu.launched
+    panel_cases.check_panel(rng, dtype, 130)
+    panel_cases.check_panel(rng, dtype, 97, count=3, nb=20, k=40)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

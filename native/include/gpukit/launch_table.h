@@ -7,6 +7,10 @@
 #define GK_LAUNCH_TABLE_VERSION 1
 #define GK_LAUNCH_TABLE_CAPSULE "gpukit.launch_table"
 #define GK_TENSOR_MAP_BYTES 128
+// Set in a launch's function handle (handles are aligned pointers: bit 0 is otherwise clear): the
+// launch is cooperative, every block of the grid resident at once, so that blocks may wait for
+// each other (a grid-wide barrier). A plan records the flag in the handle it launches.
+#define GK_LAUNCH_COOPERATIVE 1u
 
 // cuTensorMapEncodeTiled's arguments but the global address, which a plan fills in at launch
 // (CUtensorMapDataType, ...Interleave, ...Swizzle, ...L2promotion, ...FloatOOBfill as numbers).
@@ -28,7 +32,8 @@ typedef struct gk_launch_table {
     uint32_t version;
     void* ctx;
     // Launches `function` with its parameters packed in `args` (args_bytes bytes, the layout of
-    // the kernel's parameter list), as CU_LAUNCH_PARAM_BUFFER_POINTER passes them.
+    // the kernel's parameter list), as CU_LAUNCH_PARAM_BUFFER_POINTER passes them; cooperatively
+    // where `function` has GK_LAUNCH_COOPERATIVE set.
     int32_t (*launch)(void* ctx, uint64_t function, const uint32_t* grid, const uint32_t* block,
                       uint32_t shared_bytes, uint64_t stream, const void* args,
                       uint64_t args_bytes);

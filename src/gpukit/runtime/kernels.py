@@ -605,7 +605,7 @@ KERNEL_NAMES = {
         "gk_fft_chirp_post",
     ),
     "linalg_small.cu": ("gk_chol_small", "gk_lu_small", "gk_eigh_jacobi"),
-    "linalg_lu.cu": ("gk_lu_panel", "gk_lu_trinv", "gk_lu_swap", "gk_lu_det"),
+    "linalg_lu.cu": ("gk_lu_panel", "gk_lu_panel_coop", "gk_lu_trinv", "gk_lu_swap", "gk_lu_det"),
     "linalg_qr.cu": ("gk_qr_panel",),
     "linalg_svj.cu": ("gk_svj",),
 }

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from gpukit import jit
+from gpukit import _native, jit
 from gpukit.errors import BackendUnavailableError
 from gpukit.runtime import kernels, open_backend
 
@@ -86,10 +86,12 @@ def build(source: Path, defines, out_dir: Path, *, portable: bool = False) -> ct
 def build_one(file: str, kernel: str, args: str, defines, out_dir: Path):
     """Kernel `kernel` of kernels/`file` (argument struct `args`), built on compat.cuh's portable
     path, as a call (args address, grid x, y, z, threads, shared bytes, seed) that raises if the
-    kernel fails. The library is its `.library`."""
+    kernel fails. The library is its `.library`; its `.cooperative`, the same call launching
+    cooperatively (every block's threads run together: grid barriers)."""
     ours = (f"GK_EMU_SOURCE={file}", f"GK_EMU_KERNEL={kernel}", f"GK_EMU_ARGS={args}")
     so = build(HERE / "kernel_driver.cpp", (*ours, *defines), out_dir, portable=True)
     run = runner(so.gk_emu_run, ctypes.c_void_p, *[ctypes.c_uint] * 6)
+    run.cooperative = runner(so.gk_emu_run_grid, ctypes.c_void_p, *[ctypes.c_uint] * 6)
     run.library = so
     return run
 
@@ -176,6 +178,8 @@ class EmulatedCuda(ABC):
     the plans it builds are real gpukit._core.Plans whose launches (blocks packed and addresses
     patched by the plan) go to run_kernel, which a test defines."""
 
+    cooperative_launch = True  # plans' cooperative launches run every block together
+
     def __init__(self, lib_dir, seed, sm_count, shared):
         self.cpu = open_backend("cpu")
         self.pool = self.cpu.pool
@@ -188,16 +192,23 @@ class EmulatedCuda(ABC):
         self.launch_table = self.table.capsule
 
     def function(self, file, defines, name):
+        """An even handle (bit 0 is the launch table's cooperative flag)."""
         self.functions.append((file, defines, name))
-        return len(self.functions)
+        return 2 * len(self.functions)
 
     def allow_shared(self, fn, nbytes):
         self.shared_allowed[fn] = nbytes
 
+    def cooperative_blocks(self, fn, threads, shared=0):
+        """A cooperative launch's most blocks: as if 4 fit on each SM."""
+        self.allow_shared(fn, shared)
+        return 4 * self.sm_count
+
     @abstractmethod
     def run_kernel(self, file, defines, name, grid, block, shared, args, nbytes):
         """Runs kernel `name` of kernels/`file` built with `defines` (args: the packed block's
-        address, nbytes long); raises if it cannot."""
+        address, nbytes long); raises if it cannot. A cooperative launch passes
+        cooperative=True as well."""
 
     def put(self, x):
         """A buffer of the CPU backend's memory holding a copy of x (at least one byte)."""
@@ -212,7 +223,14 @@ class EmulatedCuda(ABC):
         return host
 
     def _launch(self, fn, grid, block, shared, args, nbytes):
-        file, defines, name = self.functions[fn - 1]
+        cooperative = bool(fn & _native.LAUNCH_COOPERATIVE)
+        fn &= ~_native.LAUNCH_COOPERATIVE
+        file, defines, name = self.functions[fn // 2 - 1]
         assert shared <= 48 * 1024 or self.shared_allowed.get(fn, 0) >= shared
-        self.run_kernel(file, defines, name, grid, block, shared, args, nbytes)
+        if cooperative:
+            self.run_kernel(
+                file, defines, name, grid, block, shared, args, nbytes, cooperative=True
+            )
+        else:
+            self.run_kernel(file, defines, name, grid, block, shared, args, nbytes)
         self.launched.append(name)

@@ -8,7 +8,10 @@
 // land only when their thread waits for them; dynamic and static shared memory are filled with
 // NaN bytes before every block: a missing wait or barrier shows up as garbage in the results.
 // Blocks run one after the other; fibers switch only at barriers and warp operations, so
-// atomics need no care. The semantics of ldmatrix and mma.m16n8k16 follow the PTX ISA's fragment
+// atomics need no care. A cooperative launch (run_grid) runs every block's threads together, in
+// a random order of blocks and threads, so that gk_emu_grid_sync() (a grid-wide barrier: every
+// thread of every block) can wait for all; its kernels may use dynamic shared memory only
+// (static shared memory is one instance for all blocks). The semantics of ldmatrix and mma.m16n8k16 follow the PTX ISA's fragment
 // layouts. Errors (bad addresses, divergent barriers, deadlocks) end the launch and come back as
 // a message from launch(), never an abort.
 #pragma once
@@ -50,7 +53,7 @@ extern "C" char __stop_gk_emu_shared[];
 
 namespace gkemu {
 
-enum class St { Run, Warp, Bar, Done };
+enum class St { Run, Warp, Bar, Grid, Done };
 enum class Op { Shfl, ShflAny, Ballot, Ldsm, LdsmT, Mma, SyncWarp };
 enum class ShflMode { Xor, Idx, Up };
 
@@ -88,6 +91,7 @@ struct Block {
 inline Block* blk = nullptr;
 inline Thread* cur = nullptr;  // the running fiber; null in the scheduler
 inline int mma_kind = 0;       // 1 f16, 2 bf16
+inline bool grid_mode = false;  // a cooperative launch (run_grid) is running
 inline char error[256];
 struct Failed {};  // thrown on the scheduler's own stack only
 
@@ -306,6 +310,101 @@ inline void run_block(Block& b, int n, std::mt19937& rng) {
     }
 }
 
+// A cooperative launch: every block's threads started at once and run in a random order of
+// blocks and threads; a block barrier releases its block, the grid barrier (St::Grid) every
+// thread of the grid once all have reached it. Null, or what went wrong.
+template <typename F>
+const char* run_grid(gk_emu_dim3 grid, gk_emu_dim3 block, size_t shared, unsigned seed, F kernel) {
+    mma_kind = 0;
+    grid_mode = true;
+    body = [](void* k) { (*static_cast<F*>(k))(); };
+    body_ctx = &kernel;
+    error[0] = 0;
+    std::mt19937 rng(seed);
+    const int n = (int)(block.x * block.y * block.z);
+    std::vector<std::unique_ptr<Block>> blocks;
+    try {
+        if (n <= 0) fail("empty block");
+        std::memset(__start_gk_emu_shared, 0xff, __stop_gk_emu_shared - __start_gk_emu_shared);
+        for (unsigned bz = 0; bz < grid.z; ++bz)
+            for (unsigned by = 0; by < grid.y; ++by)
+                for (unsigned bx = 0; bx < grid.x; ++bx) {
+                    auto b = std::make_unique<Block>();
+                    b->bid = {bx, by, bz};
+                    b->bdim = block;
+                    b->gdim = grid;
+                    b->smem.assign(shared + 16, 0xff);
+                    b->threads.resize(n);
+                    start_threads(*b, n);
+                    blocks.push_back(std::move(b));
+                }
+        const size_t total = blocks.size() * (size_t)n;
+        std::vector<int> order(n), border(blocks.size());
+        for (;;) {
+            bool progress = false;
+            for (size_t i = 0; i < border.size(); ++i) border[i] = (int)i;
+            std::shuffle(border.begin(), border.end(), rng);
+            size_t at_grid = 0, done = 0;
+            for (int bi : border) {
+                Block& b = *blocks[bi];
+                blk = &b;
+                for (int i = 0; i < n; ++i) order[i] = i;
+                std::shuffle(order.begin(), order.end(), rng);
+                for (int i : order) {
+                    Thread& t = b.threads[i];
+                    if (t.st != St::Run) continue;
+                    cur = &t;
+                    swapcontext(&b.sched, &t.ctx);
+                    cur = nullptr;
+                    if (error[0]) {
+                        blk = nullptr;
+                        return error;
+                    }
+                    progress = true;
+                    if (t.st != St::Warp) continue;
+                    if (n % 32) fail("warp operation in a block that is not whole warps");
+                    const int w = i / 32;
+                    bool all = true;
+                    for (int l = 0; l < 32; ++l) all &= b.threads[w * 32 + l].st == St::Warp;
+                    if (all) run_warp_op(w);
+                }
+                int bar = 0, gr = 0, dn = 0;
+                for (auto& t : b.threads) {
+                    bar += t.st == St::Bar;
+                    gr += t.st == St::Grid;
+                    dn += t.st == St::Done;
+                }
+                if (bar > 0 && bar + dn + gr == n && (dn > 0 || gr > 0))
+                    fail("threads of a block wait at different barriers, or one ended");
+                if (bar == n) {
+                    for (auto& t : b.threads) {
+                        publish(t);
+                        t.st = St::Run;
+                    }
+                    progress = true;
+                }
+                at_grid += gr;
+                done += dn;
+                blk = nullptr;
+            }
+            if (done == total) return nullptr;
+            if (at_grid > 0 && at_grid + done == total) {
+                if (done > 0) fail("a thread ended while others wait at the grid barrier");
+                for (auto& b : blocks)
+                    for (auto& t : b->threads) {
+                        publish(t);
+                        t.st = St::Run;
+                    }
+                progress = true;
+            }
+            if (!progress) fail("deadlock: threads wait on a barrier or warp op forever");
+        }
+    } catch (Failed&) {
+        blk = nullptr;
+        return error;
+    }
+}
+
 // Runs kernel() as every thread of grid x block, shared bytes of dynamic shared memory, threads
 // in the order `seed` draws; mma_type 1 = f16, 2 = bf16 (the tensor-core kernels). Returns null,
 // or what went wrong.
@@ -313,6 +412,7 @@ template <typename F>
 const char* run(gk_emu_dim3 grid, gk_emu_dim3 block, size_t shared, unsigned seed, int mma_type,
                 F kernel) {
     mma_kind = mma_type;
+    grid_mode = false;
     body = [](void* k) { (*static_cast<F*>(k))(); };
     body_ctx = &kernel;
     error[0] = 0;
@@ -342,6 +442,13 @@ const char* run(gk_emu_dim3 grid, gk_emu_dim3 block, size_t shared, unsigned see
         return error;
     }
     return nullptr;
+}
+
+// kernel<<<grid, block, shared>>>(args), cooperatively (every block resident, run_grid).
+template <typename Args>
+const char* launch_cooperative(void (*kernel)(Args), gk_emu_dim3 grid, gk_emu_dim3 block,
+                               size_t shared, const Args& args, unsigned seed) {
+    return run_grid(grid, block, shared, seed, [&] { kernel(args); });
 }
 
 // kernel<<<grid, block, shared>>>(args).
@@ -377,6 +484,11 @@ inline void gk_cp_wait() {
     gkemu::finish_copies(*gkemu::cur, N);
 }
 inline void gk_sync_block() { gkemu::yield(gkemu::St::Bar); }
+// The grid-wide barrier of a cooperative launch (gkemu::run_grid): every thread of every block.
+inline void gk_emu_grid_sync() {
+    if (!gkemu::grid_mode) gkemu::fail("grid barrier outside a cooperative launch");
+    gkemu::yield(gkemu::St::Grid);
+}
 inline void gk_sync_warp() {
     gkemu::cur->op = gkemu::Op::SyncWarp;
     gkemu::yield(gkemu::St::Warp);

@@ -11,3 +11,10 @@ extern "C" const char* gk_emu_run(const void* args, unsigned gx, unsigned gy, un
     const GK_EMU_ARGS a = *static_cast<const GK_EMU_ARGS*>(args);
     return gkemu::launch(GK_EMU_KERNEL, {gx, gy, gz}, {threads, 1, 1}, smem, a, 0, seed);
 }
+
+// The same launch, cooperative (every block resident at once: grid barriers).
+extern "C" const char* gk_emu_run_grid(const void* args, unsigned gx, unsigned gy, unsigned gz,
+                                       unsigned threads, unsigned smem, unsigned seed) {
+    const GK_EMU_ARGS a = *static_cast<const GK_EMU_ARGS*>(args);
+    return gkemu::launch_cooperative(GK_EMU_KERNEL, {gx, gy, gz}, {threads, 1, 1}, smem, a, seed);
+}

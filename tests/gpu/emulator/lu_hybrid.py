@@ -25,15 +25,16 @@ class _Emulated(emulation.EmulatedCuda):
     name = "cuda"
 
     def __init__(self, lib_dir, seed, pool):
-        super().__init__(lib_dir, seed, 2, 227 * 1024)
+        super().__init__(lib_dir, seed, 8, 227 * 1024)  # 8 SMs: cooperative panels of 1-8 blocks
         self.pool = pool
         self._built = {}
 
-    def run_kernel(self, file, defines, name, grid, block, shared, args, nbytes):
+    def run_kernel(self, file, defines, name, grid, block, shared, args, nbytes, cooperative=False):
         key = (file, defines, name)
         if key not in self._built:
             self._built[key] = emulation.build_one(file, name, _ARGS[file], defines, self.lib_dir)
-        self._built[key](args, *grid, block[0], shared, self.seed)
+        run = self._built[key].cooperative if cooperative else self._built[key]
+        run(args, *grid, block[0], shared, self.seed)
 
 
 class HybridBackend(CpuBackend):

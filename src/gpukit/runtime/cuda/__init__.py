@@ -258,6 +258,24 @@ class CudaBackend:
             self.device.set_dynamic_shared(fn, nbytes)
             self._shared_set[fn] = nbytes
 
+    @property
+    def cooperative_launch(self) -> bool:
+        """Whether plans made now may launch cooperatively on this device (PlanBuilder.launch's
+        `cooperative`): the device's attribute and a CUDA 12.0+ driver, and the calling thread
+        not capturing a graph (a cooperative cuLaunchKernelEx with a parameter buffer fails
+        under stream capture, CUDA_ERROR_INVALID_VALUE on the H100's 580 driver; plans made
+        while capturing are cached apart, linalg_steps.run)."""
+        return bool(self.device.cooperative_launch) and capture.current() is None
+
+    def cooperative_blocks(self, fn: int, threads: int, shared: int = 0) -> int:
+        """How many blocks of `fn` (`threads` threads, `shared` dynamic shared bytes) a
+        cooperative launch may have, all resident at once on the device's SMs; 0 where this
+        device cannot launch cooperatively."""
+        if not self.cooperative_launch:
+            return 0
+        self.allow_shared(fn, shared)
+        return self.device.max_active_blocks(fn, threads, shared) * self.sm_count
+
     def blocks_for(self, threads: int, block: int) -> int:
         """Blocks for a grid-stride kernel: one per `block` threads, at most 32 per SM."""
         return min(-(-max(threads, 1) // block), self.sm_count * 32)

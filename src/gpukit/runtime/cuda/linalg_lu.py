@@ -1,11 +1,13 @@
 """The blocked LU's kernels on CUDA (kernels/linalg_lu.cu), the steps between the products that
 decompositions._blocked_lu runs through matmul: "lu_panel" factors the first nb columns of a
-stack of trailing matrices in place (a launch per column), "lu_trinv" inverts a panel's diagonal
-block, "lu_swap" applies a panel's row interchanges to right-hand sides in place, "lu_det"
-multiplies U's diagonal, "lu_solve" substitutes at most GK_LU_RHS right-hand sides in place
-through every panel in one plan. Options: k (the trailing matrices' first row in the whole
-matrix), n (the whole matrix's order), nb (the panel's width), upper (lu_trinv), mode
-(lu_det), widths (lu_solve: every panel's)."""
+stack of trailing matrices in place (one cooperative launch, then the panel's interchanges on
+the columns after it, where the device allows; else a launch per column), "lu_trinv" inverts a
+panel's diagonal block, "lu_swap" applies a panel's row interchanges to right-hand sides in
+place, "lu_det" multiplies U's diagonal, "lu_solve" substitutes at most GK_LU_RHS right-hand
+sides in place through every panel in one plan. Options: k (the trailing matrices' first row in
+the whole matrix), n (the whole matrix's order), nb (the panel's width), cooperative (lu_panel:
+False keeps the launch per column), upper (lu_trinv), mode (lu_det), widths (lu_solve: every
+panel's)."""
 
 from __future__ import annotations
 
@@ -67,8 +69,15 @@ def plan_lu(backend, op: str, inputs, outputs, options):
             b.launch(fn, grid, threads, "gk_lu_args", {**fields, "mat0": first},
                      addresses=addresses)  # fmt: skip
         return b.build()
-    # lu_panel: inputs T (count x m x m), piv, diag, info, counter (zeros: the last block of
-    # every launch sets it back to zero)
+    # lu_panel: inputs T (count x m x m), piv, diag, info, counter (zeros: every launch leaves
+    # it zero)
+    coop = None
+    if opts.get("cooperative", True):
+        coop = _cooperative(backend, file, defines, x.dtype, fields["m"], count)
+    if coop is not None:
+        swap = backend.function(file, defines, "gk_lu_swap")
+        _plan_panel_coop(b, coop, swap, fields, count, x.dtype.itemsize)
+        return b.build()
     blocks = -(-fields["m"] // _C["GK_LU_ROWS"])
     per_launch = min(count, _GRID_Y) * blocks
     best = b.add_scratch(per_launch * x.dtype.itemsize)
@@ -80,6 +89,45 @@ def plan_lu(backend, op: str, inputs, outputs, options):
             b.launch(fn, (blocks, cnt), threads, "gk_lu_args", {**fields, "col": col,
                      "mat0": first}, addresses=addresses)  # fmt: skip
     return b.build()
+
+
+def _cooperative(backend, file, defines, dtype, m: int, count: int):
+    """(the cooperative panel kernel, blocks per matrix, rows per block, dynamic shared bytes)
+    where the panel takes one cooperative launch: the backend launches cooperatively, every
+    block's rows fit in its shared memory and all count x blocks blocks are resident at once;
+    else None (the launch per column). Blocks of at least GK_LU_COOP_MIN_ROWS rows, at most one
+    per SM and matrix (fewer blocks: a cheaper grid barrier)."""
+    if not getattr(backend, "cooperative_launch", False) or count > _GRID_Y:
+        return None
+    fn = backend.function(file, defines, "gk_lu_panel_coop")
+    blocks = max(1, min(-(-m // _C["GK_LU_COOP_MIN_ROWS"]), backend.sm_count // count))
+    rows = -(-m // blocks)
+    blocks = -(-m // rows)
+    shared = (rows * (_C["GK_LU_NB"] + 1) + _C["GK_LU_COOP_SPARE"]) * np.dtype(dtype).itemsize
+    if shared > backend.device.max_shared_per_block_optin:
+        return None
+    backend.allow_shared(fn, shared)
+    if blocks * count > backend.cooperative_blocks(fn, _C["GK_LU_THREADS"], shared):
+        return None
+    return fn, blocks, rows, shared
+
+
+def _plan_panel_coop(b, coop, swap, fields, count: int, itemsize: int) -> None:
+    """gk_lu_panel_coop over the panel, then gk_lu_swap over T's columns nb.. (the panel's
+    interchanges; none where the panel is all of T)."""
+    coop_fn, blocks, rows, shared = coop
+    slots = b.add_scratch(count * 2 * (blocks + 1) * (_C["GK_LU_NB"] + 1) * itemsize)
+    words = b.add_scratch(count * (2 * blocks + 2) * 4)
+    addresses = [("a", 0, 0, 1), ("piv", 1, 0, 1), ("diag", 2, 0, 1), ("info", 3, 0, 1),
+                 ("counter", 4, 0, 1), ("out", slots, 0, 1), ("out2", words, 0, 1)]  # fmt: skip
+    b.launch(coop_fn, (blocks, count), _C["GK_LU_THREADS"], "gk_lu_args", {**fields, "r": rows},
+             shared=shared, addresses=addresses, cooperative=True)  # fmt: skip
+    width = fields["m"] - fields["nb"]
+    if width <= 0:
+        return
+    grid = (-(-width // _C["GK_LU_SWAP_COLS"]), count)
+    b.launch(swap, grid, _C["GK_LU_THREADS"], "gk_lu_args", {**fields, "r": width},
+             addresses=[("a", 0, fields["nb"] * itemsize, 1), ("piv", 1, 0, 1)])  # fmt: skip
 
 
 def _plan_solve(backend, file, defines, inputs, opts):

@@ -10,6 +10,10 @@ from ... import _core, _native
 from ..args import arg_struct
 
 
+class CooperativeLaunchError(RuntimeError):
+    """A plan asked for a cooperative launch where the backend has none."""
+
+
 @dataclass(frozen=True)
 class Const:
     """A scalar operand whose value is part of the plan (packed, not a slot)."""
@@ -42,7 +46,8 @@ class PlanBuilder:
         return self.scratch_arg(len(self.scratch) - 1)
 
     def launch(self, fn, grid, block, struct: str, fields: dict, *, shared=0, addresses=(),
-               floats=(), ints=(), imags=(), at=0, tensor_maps=()) -> None:  # fmt: skip
+               floats=(), ints=(), imags=(), at=0, tensor_maps=(),
+               cooperative=False) -> None:  # fmt: skip
         """One launch of `fn` with argument block `struct`: `fields` packed now; `addresses`:
         (field, arg, byte displacement, alignment) whose address is filled in per call (field:
         a name, or (name, index...) for an array field); `floats` / `ints` / `imags`: (field,
@@ -50,7 +55,19 @@ class PlanBuilder:
         double. For a kernel with more parameters than
         the block: `at`, the block's byte offset in the parameter buffer, and `tensor_maps`:
         (byte offset, arg, byte displacement, descriptor) of the TMA tensor-map parameters
-        encoded per call over the argument's address (descriptor: gemm_plan.TensorMap's)."""
+        encoded per call over the argument's address (descriptor: gemm_plan.TensorMap's).
+        `cooperative`: every block resident at once, so that they may wait for each other (a
+        grid-wide barrier); the caller sizes the grid (backend.cooperative_blocks) and this
+        raises CooperativeLaunchError where the backend cannot launch cooperatively. The flag
+        travels in the launch's function handle (native launch_table.h's GK_LAUNCH_COOPERATIVE)."""
+        if cooperative:
+            if not getattr(self.backend, "cooperative_launch", False):
+                raise CooperativeLaunchError(
+                    f"{getattr(self.backend, 'name', 'this backend')} cannot launch a kernel "
+                    "cooperatively (the device lacks cooperative launch, or the CUDA driver is "
+                    "older than 12.0)"
+                )
+            fn = int(fn) | _native.LAUNCH_COOPERATIVE
         s = arg_struct(struct)
         packed = s.pack(**fields)
         end = max([at + len(packed)] + [o + _native.TENSOR_MAP_BYTES for o, *_ in tensor_maps])

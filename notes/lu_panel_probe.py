@@ -1,0 +1,107 @@
+"""The blocked LU's panel in one cooperative launch against the launch per column (branch lupanel):
+one panel of m x 64 alone (device time: reps eager calls between events),
+then solve (one right-hand side), inv and det at n = 4096, float32 and float64, eager (median
+wall time with a final synchronize, as bench_linalg), with the cooperative panel and with the
+launch per column (the plans rebuilt without it), torch.linalg beside. Run after
+scripts/gpu_machine.sh installed gpukit: PYTHONPATH=/tmp/gpukit-site python3
+notes/lu_panel_probe.py (N=512 for a quick run). Prints lines of JSON."""
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+import gpukit as gk
+import gpukit.array  # the module (gk.array is the function): its plan cache
+from gpukit import linalg_steps as st
+from gpukit.runtime.cuda import linalg_lu
+
+rng = np.random.default_rng(0)
+n = int(os.environ.get("N", 4096))
+NB = 64
+
+
+def dev_ms(fn, reps=10):
+    """Device ms per call: reps eager calls between events (the panel's one or 65 launches queue
+    far faster than the device runs them; a graph would take the launch per column)."""
+    fn()
+    gk.synchronize()
+    a = gk.Event().record()
+    for _ in range(reps):
+        fn()
+    b = gk.Event().record()
+    b.synchronize()
+    return a.elapsed_ms(b) / reps
+
+
+def wall_ms(fn, sync, reps=5):
+    fn()
+    sync()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
+def out(**kw):
+    print(json.dumps(kw), flush=True)
+
+
+# One panel of m x 64 (the trailing matrix m x m), device time.
+for dt in ("float32", "float64"):
+    for m in (n, n // 2):
+        t = gk.asarray(rng.standard_normal((1, m, m)).astype(dt))
+        piv = gk.zeros((1, m), dtype="int32")
+        diag = gk.zeros((1, m), dtype=dt)
+        info = gk.zeros((1,), dtype="int32")
+        counter = gk.zeros((1,), dtype="uint32")
+        args = [t, piv, diag, info, counter]
+        for coop in (True, False):
+            opts = (("k", 0), ("n", m), ("nb", NB), ("cooperative", coop))
+            ms = dev_ms(lambda o=opts, x=args: st.run("lu_panel", x, [], o))
+            out(what="panel", dtype=dt, m=m, cooperative=coop, ms=round(ms, 4))
+
+# solve / inv / det, eager wall time; torch beside.
+try:
+    import torch
+
+    torch_ok = torch.cuda.is_available()
+except Exception:  # no torch here
+    torch_ok = False
+a64 = rng.standard_normal((n, n)) + n**0.5 * np.eye(n)
+b64 = rng.standard_normal((n, 1))
+saved = linalg_lu._cooperative
+for dt in ("float32", "float64"):
+    a, b = gk.asarray(a64.astype(dt)), gk.asarray(b64.astype(dt))
+    ops = {
+        "solve": lambda a=a, b=b: gk.linalg.solve(a, b),
+        "inv": lambda a=a: gk.linalg.inv(a),
+        "det": lambda a=a: gk.linalg.slogdet(a),
+    }
+    x = gk.linalg.solve(a, b).to_numpy().astype(np.float64)
+    res = np.linalg.norm(a64 @ x - b64) / (np.linalg.norm(a64) * np.linalg.norm(x))
+    out(what="solve residual", dtype=dt, scaled=float(res / np.finfo(dt).eps / n))
+    for coop in (True, False):
+        linalg_lu._cooperative = saved if coop else (lambda *args: None)
+        sys.modules["gpukit.array"]._PLANS.clear()
+        for name, fn in ops.items():
+            ms = round(wall_ms(fn, gk.synchronize), 3)
+            out(what=name, dtype=dt, n=n, cooperative=coop, ms=ms)
+    linalg_lu._cooperative = saved
+    sys.modules["gpukit.array"]._PLANS.clear()
+    if torch_ok:
+        ta = torch.tensor(a64.astype(dt), device="cuda")
+        tb = torch.tensor(b64.astype(dt), device="cuda")
+        tops = {
+            "solve": lambda ta=ta, tb=tb: torch.linalg.solve(ta, tb),
+            "inv": lambda ta=ta: torch.linalg.inv(ta),
+            "det": lambda ta=ta: torch.linalg.slogdet(ta),
+        }
+        for name, fn in tops.items():
+            ms = round(wall_ms(fn, torch.cuda.synchronize), 3)
+            out(what=name, dtype=dt, n=n, lib="torch", ms=ms)
