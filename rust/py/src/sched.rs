@@ -15,6 +15,7 @@ use gpukit_core::sched::task::{Outcome, Task as CoreTask, TaskSpec};
 use gpukit_core::sched::{Next, SchedError, Scheduler as CoreScheduler};
 
 use crate::Pool;
+use gpukit_core::pool::PoolError;
 
 fn sched_err(e: SchedError) -> PyErr {
     match e {
@@ -364,6 +365,39 @@ fn wait_guaranteed_idle(py: Python<'_>) {
     py.detach(pacer::wait_guaranteed_idle)
 }
 
+/// A preemptible product's wait after each launch, in one call without the GIL: reads the
+/// launch's first two control words (tiles taken, saved tiles waiting: two u32 at `address`)
+/// once `stream`'s work is done, and returns True when the product is done (`tiles` taken, none
+/// saved). Otherwise it also waits until no guaranteed task runs before it returns False (the
+/// next launch may go). The thread does not take the GIL between its launch's end and the
+/// guaranteed work's end, so a guaranteed task running meanwhile on another thread never hands
+/// the GIL over to it (issue 17: each such handoff cost that task tens of microseconds).
+#[pyfunction]
+fn preempt_read_back(
+    py: Python<'_>,
+    pool: &Pool,
+    address: &Bound<'_, PyAny>,
+    stream: &Bound<'_, PyAny>,
+    tiles: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
+    let address = args::unsigned("address", address)?;
+    let stream = args::unsigned("stream", stream)?;
+    let tiles = args::unsigned("tiles", tiles)?;
+    let table = pool.inner.table();
+    let read = py.detach(|| {
+        let mut state = [0u32; 2];
+        // SAFETY: `state` is 8 writable bytes; the caller passes the control words' address,
+        // a live device range of at least 2 words on `stream`.
+        unsafe { table.copy_to_host(state.as_mut_ptr().cast(), address, 8, stream) }?;
+        let done = u64::from(state[0]) >= tiles && state[1] == 0;
+        if !done {
+            pacer::wait_guaranteed_idle();
+        }
+        Ok::<bool, gpukit_core::table::BackendError>(done)
+    });
+    read.map_err(|e| crate::to_py_err(&pool.inner, PoolError::Backend(e)))
+}
+
 /// States the expected nanoseconds of each of the calling thread's next launches (0: unknown),
 /// for the scheduler's cap on best-effort work in flight.
 #[pyfunction]
@@ -376,6 +410,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PREEMPT_SLOTS", pacer::PREEMPT_SLOTS)?;
     m.add_function(wrap_pyfunction!(preemptible, m)?)?;
     m.add_function(wrap_pyfunction!(wait_guaranteed_idle, m)?)?;
+    m.add_function(wrap_pyfunction!(preempt_read_back, m)?)?;
     m.add_function(wrap_pyfunction!(set_expected_ns, m)?)?;
     m.add_class::<Scheduler>()?;
     m.add_class::<Task>()?;
