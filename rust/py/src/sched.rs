@@ -11,7 +11,7 @@ use pyo3::types::{PyCapsule, PyDict};
 use gpukit_core::sched::pacer::{self, PACER_TABLE};
 use gpukit_core::sched::qos::QosClass;
 use gpukit_core::sched::stats::ClassStats;
-use gpukit_core::sched::task::{Outcome, Task as CoreTask, TaskSpec};
+use gpukit_core::sched::task::{Outcome, Task as CoreTask, TaskSpec, TaskState};
 use gpukit_core::sched::{Next, SchedError, Scheduler as CoreScheduler};
 
 use crate::Pool;
@@ -205,8 +205,17 @@ impl Scheduler {
         };
         let s = &self.inner;
         if inline {
-            // Waits for admission on the calling thread.
-            py.detach(|| s.begin(spec)).map(wrap).map_err(sched_err)
+            // Queued and admitted with the GIL kept (short sections under locks never held
+            // across a backend call); only a wait for admission gives it up. A guaranteed task
+            // that fits at once so never hands the GIL to another thread on its way in (issue
+            // 17: each handoff cost it tens of microseconds beside a best-effort thread).
+            let task = s.queue_inline(spec).map_err(sched_err)?;
+            let task = if task.state() == TaskState::Pending {
+                py.detach(|| s.await_begin(task))
+            } else {
+                s.await_begin(task)
+            };
+            Ok(wrap(task))
         } else {
             s.submit(spec).map(wrap).map_err(sched_err)
         }
