@@ -240,10 +240,15 @@ impl Scheduler {
     }
 
     /// Ends a running task; `error` is its exception's text, None when it completed.
+    ///
+    /// With the GIL kept: bookkeeping under the scheduler's and the pool's locks, none of which
+    /// is held across a backend call or a wait. Giving the GIL up here would let a best-effort
+    /// thread that the end of a guaranteed task wakes take it before the guaranteed thread
+    /// returns (issue 17).
     #[pyo3(signature = (task, error=None))]
-    fn finish(&self, py: Python<'_>, task: &Task, error: Option<String>) -> PyResult<()> {
+    fn finish(&self, task: &Task, error: Option<String>) -> PyResult<()> {
         let (s, t) = (&self.inner, self.own(task)?);
-        py.detach(|| s.finish(t, error));
+        s.finish(t, error);
         Ok(())
     }
 
