@@ -126,3 +126,50 @@ if __name__ == "__main__":
                 f"switch {interval * 1e6:6.0f} us  {mode:6s}  request of {K} detach points: "
                 f"p50 {p50:7.1f}  p99 {p99:7.1f}  mean {mean:7.1f} us"
             )
+
+
+def releases(calls, label, rounds=200):
+    """How many of `rounds` runs of calls() let a spinning Python thread run (it can only run
+    when the calling thread gives the GIL up: the switch interval is set far beyond the run).
+    A release shorter than the waiter's wakeup is seldom seen (the caller takes the GIL back
+    first); under a short switch interval (bench_sched's 100 us) the waiter's forced switch then
+    comes at the caller's next eval check instead."""
+    sys.setswitchinterval(1.0)
+    seen, stop = [0], threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            seen[0] += 1
+
+    th = threading.Thread(target=spin)
+    th.start()
+    time.sleep(0.01)  # the spinner waits for the GIL from here on
+    ran = 0
+    for _ in range(rounds):
+        before = seen[0]
+        calls()
+        ran += seen[0] != before
+    stop.set()
+    th.join()
+    print(f"{label}: the other thread ran during {ran} of {rounds} calls")
+
+
+def gil_checks():
+    """Which of the guaranteed side's native calls give the GIL up (CPU pool, no task running
+    on the flood's side)."""
+    from gpukit import _native
+
+    pool = _core.Pool(_native.host_allocator_table())
+    sched = _core.Scheduler(pool, 1 << 30)
+
+    def task():
+        t = sched.submit("critical", "guaranteed", 1 << 20, 1 << 20, inline=True)
+        sched.finish(t)
+
+    releases(task, "guaranteed task entered (inline, admitted at once) and finished")
+    releases(_core.wait_guaranteed_idle, "wait_guaranteed_idle (a detach of ~0 us)")
+    releases(lambda: time.sleep(1e-4), "time.sleep(100 us) (the GIL given up long enough)", 3)
+
+
+if __name__ == "__main__" and os.environ.get("GIL_CHECKS", "1") != "0":
+    gil_checks()
