@@ -3,6 +3,8 @@ runtime/cuda/preempt.py builds for a stand-in sm_90 device (the kernel's preempt
 never split, the words each launch watches, the counter and output slots, the tiles), and the
 launches and control-word reads of one call."""
 
+import threading
+
 import numpy as np
 import pytest
 from test_gemm_plan import FakeBackend, _dense, _field, built  # noqa: F401
@@ -129,17 +131,13 @@ class Recorder:
 
     def __init__(self, taken=()):
         self.log = []
-        rec, taken = self, list(taken)
+        rec, self._taken = self, list(taken)
 
         class Device:
             preempt_flags = WORDS
 
             def write_value(self, stream, address, value):
                 rec.log.append(("write", stream, address, value))
-
-            def copy_to_host(self, dst, address, stream):
-                rec.log.append(("read", stream, address, dst.nbytes))
-                dst[:] = np.frombuffer(np.array(taken.pop(0), np.uint32).tobytes(), np.uint8)
 
         class Pool:
             def allocate(self, nbytes, stream, quota):
@@ -150,6 +148,12 @@ class Recorder:
 
     def addresses(self, buffers, offsets, stream):
         return [0xC0FFEE00 for _ in buffers]
+
+    def preempt_read_back(self, address, stream, tiles):
+        """The launch's wait, its 8-byte read-back and (not done) the wait for idle: one call."""
+        self.log.append(("read", stream, address, 8))
+        taken, saved = self._taken.pop(0)
+        return taken >= tiles and saved == 0
 
 
 def _run(taken, tiles=40, relaunches=2, grid=5):
@@ -234,3 +238,40 @@ def test_expected_durations_follow_the_kernel_family():
                           (), (), (), (True, True, True))  # fmt: skip
     moved = (4096 + 4096 * 11008 + 11008) * 2
     assert gemm_plan.expected_ns(g, gemm_plan.GEMV) == int(moved / gemm_plan.EXPECTED_BYTES_PER_NS)
+
+
+def test_the_read_back_waits_for_guaranteed_idle_only_when_not_done():
+    # _core.preempt_read_back over the CPU pool (its copy to host a memcpy): the launch's
+    # (tiles taken, saved tiles waiting) decide; not done, it returns only once no guaranteed
+    # task runs on the calling thread's scheduler, all in one call without the GIL.
+    import ctypes
+    import time
+
+    from gpukit import _native
+
+    pool = _core.Pool(_native.host_allocator_table())
+    buf = pool.allocate(64)
+    address = buf.device_ptr(0)
+    words = (ctypes.c_uint32 * 2).from_address(address)
+    for state, done in (((40, 0), True), ((41, 0), True), ((40, 1), False), ((39, 0), False)):
+        words[0], words[1] = state
+        assert _core.preempt_read_back(pool, address, 0, 40) is done  # no task: no wait
+    sched = _core.Scheduler(pool, 1 << 20)
+    flood = sched.submit("flood", "best_effort", 0, 0, inline=True)
+    critical = sched.submit("critical", "guaranteed", 0, 0, inline=True)
+    sched.enter_task(flood)
+    try:
+        assert sched.guaranteed_active
+        words[0], words[1] = 40, 0
+        assert _core.preempt_read_back(pool, address, 0, 40)  # done: returns at once
+        words[1] = 2
+        ended = []
+        other = threading.Thread(target=lambda: (time.sleep(0.05), ended.append(time.monotonic()),
+                                                 sched.finish(critical)))  # fmt: skip
+        other.start()
+        assert not _core.preempt_read_back(pool, address, 0, 40)
+        assert ended and time.monotonic() >= ended[0] and not sched.guaranteed_active
+        other.join()
+    finally:
+        sched.exit_task()
+        sched.finish(flood)

@@ -11,10 +11,11 @@ use pyo3::types::{PyCapsule, PyDict};
 use gpukit_core::sched::pacer::{self, PACER_TABLE};
 use gpukit_core::sched::qos::QosClass;
 use gpukit_core::sched::stats::ClassStats;
-use gpukit_core::sched::task::{Outcome, Task as CoreTask, TaskSpec};
+use gpukit_core::sched::task::{Outcome, Task as CoreTask, TaskSpec, TaskState};
 use gpukit_core::sched::{Next, SchedError, Scheduler as CoreScheduler};
 
 use crate::Pool;
+use gpukit_core::pool::PoolError;
 
 fn sched_err(e: SchedError) -> PyErr {
     match e {
@@ -204,8 +205,17 @@ impl Scheduler {
         };
         let s = &self.inner;
         if inline {
-            // Waits for admission on the calling thread.
-            py.detach(|| s.begin(spec)).map(wrap).map_err(sched_err)
+            // Queued and admitted with the GIL kept (short sections under locks never held
+            // across a backend call); only a wait for admission gives it up. A guaranteed task
+            // that fits at once so never hands the GIL to another thread on its way in (issue
+            // 17: each handoff cost it tens of microseconds beside a best-effort thread).
+            let task = s.queue_inline(spec).map_err(sched_err)?;
+            let task = if task.state() == TaskState::Pending {
+                py.detach(|| s.await_begin(task))
+            } else {
+                s.await_begin(task)
+            };
+            Ok(wrap(task))
         } else {
             s.submit(spec).map(wrap).map_err(sched_err)
         }
@@ -230,10 +240,15 @@ impl Scheduler {
     }
 
     /// Ends a running task; `error` is its exception's text, None when it completed.
+    ///
+    /// With the GIL kept: bookkeeping under the scheduler's and the pool's locks, none of which
+    /// is held across a backend call or a wait. Giving the GIL up here would let a best-effort
+    /// thread that the end of a guaranteed task wakes take it before the guaranteed thread
+    /// returns (issue 17).
     #[pyo3(signature = (task, error=None))]
-    fn finish(&self, py: Python<'_>, task: &Task, error: Option<String>) -> PyResult<()> {
+    fn finish(&self, task: &Task, error: Option<String>) -> PyResult<()> {
         let (s, t) = (&self.inner, self.own(task)?);
-        py.detach(|| s.finish(t, error));
+        s.finish(t, error);
         Ok(())
     }
 
@@ -364,6 +379,39 @@ fn wait_guaranteed_idle(py: Python<'_>) {
     py.detach(pacer::wait_guaranteed_idle)
 }
 
+/// A preemptible product's wait after each launch, in one call without the GIL: reads the
+/// launch's first two control words (tiles taken, saved tiles waiting: two u32 at `address`)
+/// once `stream`'s work is done, and returns True when the product is done (`tiles` taken, none
+/// saved). Otherwise it also waits until no guaranteed task runs before it returns False (the
+/// next launch may go). The thread does not take the GIL between its launch's end and the
+/// guaranteed work's end, so a guaranteed task running meanwhile on another thread never hands
+/// the GIL over to it (issue 17: each such handoff cost that task tens of microseconds).
+#[pyfunction]
+fn preempt_read_back(
+    py: Python<'_>,
+    pool: &Pool,
+    address: &Bound<'_, PyAny>,
+    stream: &Bound<'_, PyAny>,
+    tiles: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
+    let address = args::unsigned("address", address)?;
+    let stream = args::unsigned("stream", stream)?;
+    let tiles = args::unsigned("tiles", tiles)?;
+    let table = pool.inner.table();
+    let read = py.detach(|| {
+        let mut state = [0u32; 2];
+        // SAFETY: `state` is 8 writable bytes; the caller passes the control words' address,
+        // a live device range of at least 2 words on `stream`.
+        unsafe { table.copy_to_host(state.as_mut_ptr().cast(), address, 8, stream) }?;
+        let done = u64::from(state[0]) >= tiles && state[1] == 0;
+        if !done {
+            pacer::wait_guaranteed_idle();
+        }
+        Ok::<bool, gpukit_core::table::BackendError>(done)
+    });
+    read.map_err(|e| crate::to_py_err(&pool.inner, PoolError::Backend(e)))
+}
+
 /// States the expected nanoseconds of each of the calling thread's next launches (0: unknown),
 /// for the scheduler's cap on best-effort work in flight.
 #[pyfunction]
@@ -376,6 +424,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PREEMPT_SLOTS", pacer::PREEMPT_SLOTS)?;
     m.add_function(wrap_pyfunction!(preemptible, m)?)?;
     m.add_function(wrap_pyfunction!(wait_guaranteed_idle, m)?)?;
+    m.add_function(wrap_pyfunction!(preempt_read_back, m)?)?;
     m.add_function(wrap_pyfunction!(set_expected_ns, m)?)?;
     m.add_class::<Scheduler>()?;
     m.add_class::<Task>()?;

@@ -209,14 +209,30 @@ impl Scheduler {
     /// Runs a task on the calling thread: waits until it is admitted (or its deadline passes,
     /// or it is rejected), then it is running; call `finish` when done.
     pub fn begin(&self, spec: TaskSpec) -> Result<Arc<Task>, SchedError> {
+        let task = self.queue_inline(spec)?;
+        Ok(self.await_begin(task))
+    }
+
+    /// `begin`'s first step, which never waits: queues a task for the calling thread and admits
+    /// what fits (it comes back admitted when it fits at once, pending otherwise, or ended when
+    /// rejected). Only short sections under the scheduler's and the pool's locks, none of which
+    /// is ever held across a backend call: a caller may keep Python's GIL through it.
+    pub fn queue_inline(&self, spec: TaskSpec) -> Result<Arc<Task>, SchedError> {
         let task = self.new_task(spec, true)?;
         self.enqueue(&task);
+        Ok(task)
+    }
+
+    /// `begin`'s second step: waits while `task` (from `queue_inline`) is pending, then it is
+    /// running (returned as it ended if it never got to run). Returns at once for a task that is
+    /// no longer pending.
+    pub fn await_begin(&self, task: Arc<Task>) -> Arc<Task> {
         let mut inner = lock(&self.inner);
         loop {
             match task.state() {
                 TaskState::Pending => {}
                 TaskState::Admitted => break,
-                _ => return Ok(task), // rejected, cancelled or timed out: the caller looks
+                _ => return task, // rejected, cancelled or timed out: the caller looks
             }
             let now = Instant::now();
             match task.deadline {
@@ -232,7 +248,7 @@ impl Scheduler {
         if task.transition(TaskState::Admitted, TaskState::Running) {
             self.started(&task);
         }
-        Ok(task)
+        task
     }
 
     /// Admits queue heads while they fit, guaranteed first (see the module's notes).

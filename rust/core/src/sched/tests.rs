@@ -572,3 +572,43 @@ fn waits_too_long_to_represent_mean_no_deadline() {
     // A worker with a huge wait returns as soon as there is work.
     assert!(matches!(s.next(Duration::MAX), Next::Run(_)));
 }
+
+#[test]
+fn begin_in_two_steps_waits_only_while_pending() {
+    let (s, _) = scheduler(64 * MIB);
+    // Fits at once: admitted by the first step, running after the second (which does not wait).
+    let a = s
+        .queue_inline(spec(QosClass::Guaranteed, 48 * MIB, 48 * MIB))
+        .unwrap();
+    assert_eq!(a.state(), TaskState::Admitted);
+    let a = s.await_begin(a);
+    assert_eq!(a.state(), TaskState::Running);
+    assert!(s.pacer().guaranteed_active());
+    // Does not fit: pending after the first step; the second waits until `a` ends.
+    let b = s
+        .queue_inline(spec(QosClass::Guaranteed, 32 * MIB, 32 * MIB))
+        .unwrap();
+    assert_eq!(b.state(), TaskState::Pending);
+    std::thread::scope(|scope| {
+        let waiter = scope.spawn(|| s.await_begin(b.clone()));
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(b.state(), TaskState::Pending);
+        s.finish(&a, None);
+        assert_eq!(waiter.join().unwrap().state(), TaskState::Running);
+    });
+    s.finish(&b, None);
+    assert!(!s.pacer().guaranteed_active());
+    // Rejected by the first step: ended, and the second returns it as it is.
+    let mut sp = spec(QosClass::Guaranteed, 128 * MIB, 128 * MIB);
+    sp.reject = true;
+    assert!(s.queue_inline(sp).is_err()); // larger than the capacity
+    let held = s
+        .begin(spec(QosClass::Guaranteed, 48 * MIB, 48 * MIB))
+        .unwrap();
+    let mut sp = spec(QosClass::Guaranteed, 32 * MIB, 32 * MIB);
+    sp.reject = true;
+    let r = s.queue_inline(sp).unwrap();
+    assert_eq!(r.state(), TaskState::Failed);
+    assert_eq!(s.await_begin(r).state(), TaskState::Failed);
+    s.finish(&held, None);
+}

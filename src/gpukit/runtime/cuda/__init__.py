@@ -191,6 +191,12 @@ class CudaBackend:
     def lower_preemption(self, stream: int, slot: int) -> None:
         preempt.lower_word(self, stream, slot)
 
+    def preempt_read_back(self, address: int, stream: int, tiles: int) -> bool:
+        """After a preemptible launch on `stream`: waits for it and reads its first two control
+        words at `address`; True when the product is done (`tiles` taken, none saved), else
+        waits until no guaranteed task runs and returns False. One call without the GIL."""
+        return _core.preempt_read_back(self.pool, address, stream, tiles)
+
     def green_contexts(self) -> tuple[bool, str]:
         """(whether the driver has green contexts, why not)."""
         return tuple(self.device.green_contexts())

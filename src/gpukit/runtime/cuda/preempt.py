@@ -6,10 +6,13 @@ stops the tiles it holds within GK_PREEMPT_EVERY K slices, saves their fp32 accu
 slot per block) and ends. One call:
 
     control words = (counter 0, saved 0, records unwritten, started 0)
-    up to RELAUNCHES + 1 times: wait on the host until no guaranteed task runs; launch (yields
-        when a word is raised; each block first resumes the tile it saved); wait for it; done
-        once the counter passed the last tile and no saved tile waits
-    otherwise: wait on the host likewise; launch watching words that are never raised (finishes)
+    wait on the host until no guaranteed task runs
+    up to RELAUNCHES + 1 times: launch (yields when a word is raised; each block first resumes
+        the tile it saved); wait for it; done once the counter passed the last tile and no saved
+        tile waits; otherwise wait on the host until no guaranteed task runs (the wait for the
+        launch, its read-back and this wait are one native call that never takes the GIL:
+        _core.preempt_read_back, through the backend)
+    otherwise: launch watching words that are never raised (finishes)
 
 The waits are on the host, never on the GPU: a stream waiting there for a word (cuStreamWaitValue)
 is invisible to the driver's ordering, which may queue the guaranteed stream's work behind it on
@@ -92,14 +95,14 @@ class PreemptiblePlan:
         for i, value in enumerate(control_words(self.grid)[:CTL_WORDS]):
             b.device.write_value(stream, address + WORD * i, int(value))
         call = (stream, quota, *args, out, 0, ctl, 0, save, 0)
-        state = np.zeros(2, np.uint32)  # tiles taken, saved tiles waiting
-        for _ in range(self.relaunches + 1):
-            _core.wait_guaranteed_idle()
-            self.yielding(*call)
-            b.device.copy_to_host(state.view(np.uint8), address, stream)  # waits for the launch
-            if state[0] >= self.tiles and state[1] == 0:
-                return out
         _core.wait_guaranteed_idle()
+        for _ in range(self.relaunches + 1):
+            self.yielding(*call)
+            # Waits for the launch, reads (tiles taken, saved tiles waiting) and, unless the
+            # product is done, waits until no guaranteed task runs: one call without the GIL, so
+            # this thread never takes the GIL while the guaranteed task that preempted it runs.
+            if b.preempt_read_back(address, stream, self.tiles):
+                return out
         self.finishing(*call)
         return out  # ctl and save are freed on this stream: reused only after these launches
 
