@@ -115,10 +115,13 @@ def schedule_variants(gk, gk_time, cases):
     """The rows kernel's schedules timed side by side in this process (runtime/fft_plan.py's
     AHEAD: L2 prefetch of a later block's rows; PIPELINE: blocks looping over rows with the next
     row copied in), each checked bit for bit against the default's output."""
+    import importlib
+
     import numpy as np
 
-    from gpukit import array as _array
     from gpukit.runtime import fft_plan as plan
+
+    _array = importlib.import_module("gpukit.array")  # the module (gpukit.array is a function)
 
     saved = (plan.AHEAD, plan.PIPELINE)
     out = []
