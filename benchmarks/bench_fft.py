@@ -94,57 +94,13 @@ def main():
             "vs_cufft": theirs / ours, "passes": passes,
             "gflops": fft_plan.flops(n, batch) / ours / 1e6,
         })  # fmt: skip
-    variants = schedule_variants(gk, gk_time, cases[:2])
     print_table(gk.backend(), rows)
     print(f"\ncopy bandwidth {copy_gbps:.0f} GB/s (read + write); floors at that bandwidth")
     print(f"{'work':34s} {'floor ms':>9s} {'GB/s':>7s} {'x torch':>8s} {'passes':>6s}")
     for r in records:
         print(f"{r['work']:34s} {r['floor_ms']:9.3f} {r['gpukit_GBps']:7.0f} "
               f"{r['vs_cufft']:8.2f} {r['passes']:6d}")  # fmt: skip
-    if variants:
-        print(
-            "\nschedules of gk_fft_rows (same run; 'same' = bitwise equal to the default's output)"
-        )
-        for v in variants:
-            print(f"{v['work']:34s} {v['schedule']:28s} {v['gpukit_ms']:8.3f} ms  same={v['same']}")
-    write_json(args.json, {"info": gk.info(), "copy_GBps": copy_gbps, "rows": records,
-                           "schedules": variants})  # fmt: skip
-
-
-def schedule_variants(gk, gk_time, cases):
-    """The rows kernel's schedules timed side by side in this process (runtime/fft_plan.py's
-    AHEAD: L2 prefetch of a later block's rows; PIPELINE: blocks looping over rows with the next
-    row copied in), each checked bit for bit against the default's output."""
-    import importlib
-
-    import numpy as np
-
-    from gpukit.runtime import fft_plan as plan
-
-    _array = importlib.import_module("gpukit.array")  # the module (gpukit.array is a function)
-
-    saved = (plan.AHEAD, plan.PIPELINE)
-    out = []
-    try:
-        for name, x, fn, *_ in cases:
-            gx = gk.from_dlpack(x)
-            _array._PLANS.clear()
-            ref = np.asarray(gk.to_numpy(getattr(gk.fft, fn)(gx)))
-            for label, ahead, pipe in (("one row a block (before)", 0.0, False),
-                                       ("L2 prefetch 0.5 wave ahead", 0.5, False),
-                                       ("L2 prefetch 1 wave ahead", 1.0, False),
-                                       ("L2 prefetch 2 waves ahead", 2.0, False),
-                                       ("pipelined (cp.async loop)", 0.0, True)):  # fmt: skip
-                plan.AHEAD, plan.PIPELINE = ahead, pipe
-                _array._PLANS.clear()
-                got = np.asarray(gk.to_numpy(getattr(gk.fft, fn)(gx)))
-                ms = gk_time(lambda: getattr(gk.fft, fn)(gx))  # noqa: B023
-                same = got.tobytes() == ref.tobytes()
-                out.append({"work": name, "schedule": label, "gpukit_ms": ms, "same": same})
-    finally:
-        plan.AHEAD, plan.PIPELINE = saved
-        _array._PLANS.clear()
-    return out
+    write_json(args.json, {"info": gk.info(), "copy_GBps": copy_gbps, "rows": records})
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ four-step passes (a short block limit forces them), Bluestein, real transforms o
 length, strided and batched inputs, inverse and scaled transforms."""
 
 import ctypes
-import dataclasses
 import shutil
 import struct
 import sys
@@ -108,12 +107,9 @@ def _poison(cuda, nbytes):
 
 
 def _run(lib_dir, rng, dtype, kind, n, batch=(), inverse=False, scale=1.0, limit=None,
-         strided=False, offset=0, outputs=None, seed=None):  # fmt: skip
-    """Plans kind over a (batch..., length) input (strided: a transposed view of its memory;
-    offset: that many elements into its buffer) and checks it against numpy.fft; returns the
-    kernels launched (and appends the result to `outputs`, the input drawn from `seed`)."""
-    if seed is not None:
-        rng = np.random.default_rng(seed)
+         strided=False):  # fmt: skip
+    """Plans kind over a (batch..., length) input (strided: a transposed view of its memory)
+    and checks it against numpy.fft; returns the kernels launched."""
     dtype = np.dtype(dtype)
     cx = dtype if dtype.kind == "c" else np.dtype(np.complex64 if dtype == np.float32 else "c16")
     length = n // 2 + 1 if kind == "c2r" else n
@@ -125,9 +121,8 @@ def _run(lib_dir, rng, dtype, kind, n, batch=(), inverse=False, scale=1.0, limit
     x = x.astype(dtype)
     view = x.T if strided else x
     cuda = EmulatedCuda(lib_dir, int(rng.integers(1 << 31)))
-    buf = cuda.put(np.concatenate([np.zeros(offset, dtype), x.ravel()]))
-    align = 16 if offset * dtype.itemsize % 16 == 0 else dtype.itemsize
-    src = Layout(dtype, view.shape, view.strides, align)
+    buf = cuda.put(x)
+    src = Layout(dtype, view.shape, view.strides, 16)
     plan = cuda_fft.plan_fft(cuda, src, kind, n, inverse, scale, limit=limit)
     ref = view.astype(np.complex128)
     if kind == "c2c":
@@ -142,9 +137,7 @@ def _run(lib_dir, rng, dtype, kind, n, batch=(), inverse=False, scale=1.0, limit
         out_dtype = np.dtype(np.float32 if cx == np.complex64 else np.float64)
     want = want * scale
     _poison(cuda, int(np.prod(out_shape)) * out_dtype.itemsize)
-    got = cuda.get(plan(0, None, buf, offset * dtype.itemsize), out_shape, out_dtype)
-    if outputs is not None:
-        outputs.append(got)
+    got = cuda.get(plan(0, None, buf, 0), out_shape, out_dtype)
     assert cuda.table.error is None, cuda.table.error
     assert not np.isnan(got).any()
     eps = EPS[cx]
@@ -221,103 +214,6 @@ def test_real_paths(lib_dir, rng):
     launched = _run(lib_dir, rng, np.complex128, "c2r", 9, batch=(2,), strided=True)
     assert launched == ["gk_fft_expand_herm", "gk_fft_rows", "gk_fft_real_part"]
     _run(lib_dir, rng, np.float64, "r2c", 3 * 32, batch=(2,), limit=8)
-
-
-@pytest.fixture
-def forced(monkeypatch):
-    """fft_plan.schedule forced: `pipe` (two buffers wherever they fit, strided rows included,
-    at most `grid` blocks, so that blocks loop over groups of rows), or one group a block with
-    the rows `ahead` groups on prefetched where the input is contiguous; records the geometries
-    it hands out."""
-    got = []
-
-    def force(pipe, grid=1 << 30, ahead=0):
-        def schedule(n, itemsize, columns, batch, rows, sm_count, shared_limit=227 * 1024,
-                     contiguous_in=False):  # fmt: skip
-            blk = fft_plan.block(n, itemsize, columns, batch, shared_limit)
-            g = -(-rows // blk.rows)
-            if pipe and not columns:
-                piped = fft_plan.block(n, itemsize, columns, batch, shared_limit, pipe=True)
-                if piped.shared <= shared_limit:
-                    blk, g = piped, min(grid, g)
-            elif ahead and contiguous_in:
-                blk = dataclasses.replace(blk, ahead=ahead)
-            got.append((blk, g, rows))
-            return blk, g
-
-        monkeypatch.setattr(fft_plan, "schedule", schedule)
-        return got
-
-    return force
-
-
-@pytest.mark.parametrize(
-    "dtype, n, batch",
-    [
-        (np.complex64, 4096, (7,)),  # the 4096 x 4096 instance: a row a group, 3 passes of 16
-        (np.complex64, 64, (5, 7)),  # several rows a group, the last group short (35 = 8 x 4 + 3)
-        (np.complex64, 16, (9,)),  # one pass: read from the buffer, written to memory
-        (np.complex64, 15, (6,)),  # odd rows of complex64: not whole 16-byte copies
-        (np.complex128, 30, (11,)),  # radices 2, 5, 3
-        (np.complex64, 6561, (3,)),  # threads taking several butterflies a pass
-    ],
-)
-def test_pipelined_rows(lib_dir, forced, dtype, n, batch):
-    """Blocks looping over groups of rows with the next group copied in while this one runs
-    (GK_FFT_PIPE), and blocks prefetching the rows of a later block (GK_FFT_AHEAD): the same
-    bits as one group a block without either, tails where the grid does not divide the groups,
-    inverse and scaled."""
-    outs = []
-    for pipe, grid, ahead in ((False, 1 << 30, 0), (True, 2, 0), (True, 3, 0), (False, 1 << 30, 1),
-                              (False, 1 << 30, 3)):  # fmt: skip
-        got = forced(pipe, grid, ahead)
-        for inverse, scale in ((False, 1.0), (True, 1 / n)):
-            _run(lib_dir, None, dtype, "c2c", n, batch=batch, inverse=inverse, scale=scale,
-                 outputs=outs, seed=n + inverse)  # fmt: skip
-        assert all(b.pipe == pipe and b.ahead == ahead for b, _, _ in got)
-        assert got[-1][1] <= grid
-        got.clear()
-    for k in range(2, len(outs)):  # same input, same bits, whatever the schedule
-        assert outs[k].tobytes() == outs[k % 2].tobytes(), k
-
-
-def test_pipelined_fallbacks(lib_dir, forced):
-    """Pipelined instances given rows they cannot copy 16 bytes at a time (the input 8 bytes off
-    alignment); strided rows and four-step passes around them (the planner keeps those one group
-    a block); the real paths; and prefetching blocks over the same."""
-    for pipe, grid, ahead in ((True, 2, 0), (False, 1 << 30, 2)):
-        forced(pipe, grid, ahead)
-        _run(lib_dir, np.random.default_rng(1), np.complex64, "c2c", 256, batch=(5,), offset=1)
-        _run(lib_dir, np.random.default_rng(2), np.complex64, "c2c", 64, batch=(3, 4), offset=3,
-             inverse=True)  # fmt: skip
-        _run(lib_dir, np.random.default_rng(3), np.complex128, "c2c", 24, batch=(9,),
-             strided=True)  # fmt: skip
-        _run(lib_dir, np.random.default_rng(4), np.complex64, "c2c", 5, batch=(4, 3), strided=True)
-        _run(lib_dir, np.random.default_rng(5), np.complex64, "c2c", 8 * 8 * 6, batch=(3,),
-             limit=8)  # fmt: skip
-        _run(lib_dir, np.random.default_rng(6), np.float32, "r2c", 128, batch=(5,))
-        _run(lib_dir, np.random.default_rng(7), np.complex64, "c2r", 128, batch=(5,))
-
-
-def test_pipelined_by_the_planner(lib_dir, rng, monkeypatch):
-    """The planner's own choices on the emulator's 2 SMs: 4096-long contiguous rows, more than the
-    SMs hold (4 blocks each), prefetched 8 groups ahead; fewer rows, or strided input, not; with
-    PIPELINE, pipelined over 2 x 3 blocks of two buffers each."""
-    cuda = EmulatedCuda(lib_dir, 0)
-    sched = fft_plan.schedule
-    blk, grid = sched(4096, 8, False, 13, 13, cuda.sm_count, SHARED, contiguous_in=True)
-    assert not blk.pipe and blk.ahead == 8 and grid == 13
-    blk, grid = sched(4096, 8, False, 8, 8, cuda.sm_count, SHARED, contiguous_in=True)
-    assert blk.ahead == 0 and grid == 8
-    blk, grid = sched(4096, 8, True, 4096, 4096, cuda.sm_count, SHARED, contiguous_in=False)
-    assert blk.ahead == 0 and grid == 1024
-    _run(lib_dir, rng, np.complex64, "c2c", 4096, batch=(13,))
-    monkeypatch.setattr(fft_plan, "PIPELINE", True)
-    blk, grid = sched(4096, 8, False, 13, 13, cuda.sm_count, SHARED, contiguous_in=True)
-    assert blk.pipe and grid == 2 * 3 and fft_plan.resident(blk, SHARED) == 3
-    blk, grid = sched(4096, 8, False, 6, 6, cuda.sm_count, SHARED, contiguous_in=True)
-    assert not blk.pipe and grid == 6
-    _run(lib_dir, rng, np.complex64, "c2c", 4096, batch=(13,))
 
 
 def test_geometry():

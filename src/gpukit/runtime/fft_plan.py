@@ -5,7 +5,6 @@ when Bluestein's chirp-z transform takes over (a prime factor above 13)."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -22,18 +21,6 @@ ROWS_SHARED = 48 * 1024
 COLUMNS_SHARED = 224 * 1024
 MAX_COLUMNS = 16
 MIN_THREADS = 128  # short rows: several per block
-# Contiguous rows, more groups than the device holds blocks at once: blocks loop over groups of
-# rows with the next group's rows copied in (a second buffer) while this one's passes run
-# (kernels/fft.cu, GK_FFT_PIPE). False: one group a block, loads then passes (benchmarks flip it
-# to time both schedules in one process).
-PIPELINE = False
-# Rows contiguous in memory, one group a block: each block first prefetches into L2 the rows of the
-# block AHEAD * (blocks the device holds at once) on (kernels/fft.cu, GK_FFT_AHEAD); 0: none.
-AHEAD = 1.0
-SM_SHARED_RESERVED = 1024  # shared memory the device keeps per block
-SM_THREADS = 2048
-SM_REGISTERS = 65536
-REGISTERS_PER_THREAD = 64  # the rows kernel's budget (about 56 in float, radix 16)
 ROW_EXTRA = CONSTANTS["GK_FFT_ROW_EXTRA_BYTES"]
 PAD_SHIFT = CONSTANTS["GK_FFT_PAD_SHIFT"]
 
@@ -106,15 +93,12 @@ class Block:
     rows: int
     threads: int
     shared: int
-    pipe: bool = False
-    ahead: int = 0
 
 
-def block(n: int, itemsize: int, columns: bool, batch: int, shared_limit=227 * 1024,
-          pipe: bool = False) -> Block:  # fmt: skip
+def block(n: int, itemsize: int, columns: bool, batch: int, shared_limit=227 * 1024) -> Block:
     """The geometry for rows of n complex values of `itemsize` bytes; `columns`: the rows lie
     side by side in memory (their elements strided), so a block takes several at once, within
-    `shared_limit` bytes of shared memory; `pipe`: two buffers of rows (GK_FFT_PIPE)."""
+    `shared_limit` bytes of shared memory."""
     rs = radices(n)
     tpr = max(1, min(n // max(rs), max_threads(rs, itemsize)))  # a thread may take several
     row_bytes = pitch(n) * itemsize + ROW_EXTRA
@@ -127,39 +111,7 @@ def block(n: int, itemsize: int, columns: bool, batch: int, shared_limit=227 * 1
     rows = max(1, min(rows, max_threads(rs, itemsize) // tpr))
     rows = 1 << (rows.bit_length() - 1)  # a power of two: whole sectors, even splits
     threads = -(-rows * tpr // 32) * 32
-    if pipe:  # two buffers of rows, and a word kernels/fft.cu reads its zero from
-        return Block(n, rs, tpr, rows, threads, 2 * rows * row_bytes + table + 16, True)
     return Block(n, rs, tpr, rows, threads, rows * row_bytes + table)
-
-
-def resident(blk: Block, shared_limit: int) -> int:
-    """Blocks of `blk` one SM holds at once (the SM's shared memory taken as the per-block limit
-    plus the reserve: 227 + 1 KiB on an H100)."""
-    by_shared = (shared_limit + SM_SHARED_RESERVED) // (blk.shared + SM_SHARED_RESERVED)
-    by_regs = SM_REGISTERS // (blk.threads * REGISTERS_PER_THREAD)
-    return max(1, min(SM_THREADS // blk.threads, by_shared, by_regs))
-
-
-def schedule(n: int, itemsize: int, columns: bool, batch: int, rows: int, sm_count: int,
-             shared_limit=227 * 1024, contiguous_in=False) -> tuple[Block, int]:  # fmt: skip
-    """(geometry, grid) of a rows launch over `rows` rows (`batch`: as block() takes it): one
-    group of rows a block, its input rows prefetched into L2 by the block AHEAD waves earlier
-    where they are contiguous (`contiguous_in`); or, with PIPELINE, for contiguous rows in and
-    out (not `columns`) with more groups than the device holds blocks at once, as many pipelined
-    blocks as it holds, each looping over groups."""
-    blk = block(n, itemsize, columns, batch, shared_limit)
-    groups = -(-rows // blk.rows)
-    if PIPELINE and not columns:
-        piped = block(n, itemsize, columns, batch, shared_limit, pipe=True)
-        if piped.rows == blk.rows and piped.shared <= shared_limit:
-            grid = sm_count * resident(piped, shared_limit)
-            if groups > grid:
-                return piped, grid
-    if AHEAD > 0 and contiguous_in and rows < 1 << 31:
-        ahead = max(1, round(AHEAD * sm_count * resident(blk, shared_limit)))
-        if groups > ahead:
-            return dataclasses.replace(blk, ahead=ahead), groups
-    return blk, groups
 
 
 def table_length(n: int) -> int:
@@ -179,8 +131,6 @@ def defines(blk: Block, real: str) -> tuple[str, ...]:
         f"GK_FFT_TPR={blk.tpr}",
         f"GK_FFT_ROWS={blk.rows}",
         f"GK_FFT_THREADS={blk.threads}",
-        f"GK_FFT_PIPE={int(blk.pipe)}",
-        f"GK_FFT_AHEAD={blk.ahead}",
     )
 
 

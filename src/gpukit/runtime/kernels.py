@@ -3,7 +3,6 @@ instantiate it, the kernel names, and the source and options an instance compile
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -882,12 +881,8 @@ def _complex_and_newer_instances() -> list[tuple[str, tuple]]:
 
 def _fft_instances() -> list[tuple[str, tuple]]:
     """FFT instances: the longest one-block rows of each precision (radix 16), columns of a
-    four-step pass, every odd radix, short rows several to a block, rows prefetching a later
-    block's into L2 and pipelined rows (two buffers); the auxiliary kernels."""
+    four-step pass, every odd radix, short rows several to a block; the auxiliary kernels."""
     blocks = [
-        (dataclasses.replace(fft_plan.block(4096, 8, False, 1), ahead=528), "float"),
-        (fft_plan.block(4096, 8, False, 1, pipe=True), "float"),
-        (fft_plan.block(64, 16, False, 64, pipe=True), "double"),
         (fft_plan.block(8192, 8, False, 1), "float"),
         (fft_plan.block(4096, 16, False, 1), "double"),
         (fft_plan.block(4096, 8, True, 4096), "float"),

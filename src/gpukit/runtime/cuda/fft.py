@@ -47,13 +47,11 @@ class _Emitter:
     def rows(self, n, shape, src: View, dst: View, conj_in, conj_out, scale, tw_n=0, out_len=None):
         """One gk_fft_rows launch: rows of n (batch `shape`) from src to dst."""
         columns = src.step != 1 or dst.step != 1
-        rows = math.prod(shape)
-        blk, grid = fft_plan.schedule(n, self.item, columns, shape[0] if shape else 1, rows,
-                                      self.backend.sm_count, self.shared_limit,
-                                      contiguous_in=src.step == 1)  # fmt: skip
+        blk = fft_plan.block(n, self.item, columns, shape[0] if shape else 1, self.shared_limit)
         fn = self.backend.function("fft.cu", fft_plan.defines(blk, self.real), "gk_fft_rows")
         if blk.shared > _STATIC_SHARED:
             self.backend.allow_shared(fn, blk.shared)
+        rows = math.prod(shape)
         fields = {
             "rows": rows,
             "in_step": src.step,
@@ -68,7 +66,7 @@ class _Emitter:
             "conj_in": int(conj_in),
             "conj_out": int(conj_out),
         }
-        self.b.launch(fn, grid, blk.threads, "gk_fft_args", fields,
+        self.b.launch(fn, -(-rows // blk.rows), blk.threads, "gk_fft_args", fields,
                       shared=blk.shared,
                       addresses=[("in", src.arg, 0, 1), ("out", dst.arg, 0, 1)])  # fmt: skip
 
