@@ -308,6 +308,159 @@ GK_KERNEL void gk_lu_panel_coop(const gk_lu_args args) {
     }
 }
 
+// --- the panel in one thread-block cluster (sm_90+) ----------------------------------------------
+
+#if !defined(GK_HIP) && !defined(GK_HOST_EMULATION) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// The cluster's barrier: every thread of its blocks arrives (release: this block's shared memory
+// writes before it are visible to the cluster's loads after it) and waits (acquire).
+__device__ inline void lu_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;"
+                 :
+                 :
+                 : "memory");
+}
+
+// The address of `p` (this block's shared memory) in the shared memory of the cluster's block
+// `rank` (the same variable there).
+__device__ inline unsigned lu_remote(const void* p, unsigned rank) {
+    unsigned local, remote;
+    asm("{\n\t.reg .u64 g;\n\tcvta.to.shared.u64 g, %1;\n\tcvt.u32.u64 %0, g;\n\t}"
+        : "=r"(local)
+        : "l"(p));
+    asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+    return remote;
+}
+
+__device__ inline float lu_dsmem(unsigned a, float) {
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+    return v;
+}
+
+__device__ inline double lu_dsmem(unsigned a, double) {
+    double v;
+    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(a) : "memory");
+    return v;
+}
+
+__device__ inline int lu_dsmem(unsigned a, int) {
+    int v;
+    asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
+    return v;
+}
+
+// gk_lu_panel_coop's factorization (the same arithmetic, pivots and records: the same bits) in
+// one cluster of GK_LU_CLUSTER blocks per matrix, grid (GK_LU_CLUSTER, matrices): block b holds
+// rows b r .. b r + r - 1 (args.r rows; the last blocks fewer, or none) of the panel in dynamic
+// shared memory, then GK_LU_CLUSTER_SPARE elements: `slot` (2 x LU_LD: the block's best
+// candidate's row and its |value| at GK_LU_NB, by column parity), `jslot` (2 x LU_LD: row j, by
+// its owner), `all` (GK_LU_CLUSTER x LU_LD: every block's slot, gathered), `rj` (row j,
+// gathered), the warps' bests, then ints: the slots' rows (2), the gathered rows
+// (GK_LU_CLUSTER), the warps' rows. Per column: the block's candidate to its slot (row j's owner
+// also row j), one cluster barrier, then every block loads every block's slot and row j through
+// distributed shared memory, each warp reduces the candidates (lu_better's total order: the
+// same pivot everywhere) and the pivot row is at hand, no second round trip. The slots alternate
+// by column parity: a block writes column j + 2's slot after barrier j + 1, which every block
+// passes only after loading column j's. A last barrier keeps every block's shared memory until
+// all have loaded.
+GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const gk_lu_args args) {
+    const int rows_per = args.r, nb = args.nb, m = args.m;
+    const int b = (int)blockIdx.x, tid = (int)threadIdx.x, r0 = b * rows_per;
+    const int rows = m - r0 < rows_per ? (m - r0 > 0 ? m - r0 : 0) : rows_per;
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
+    const gk_i64 ld = args.ld;
+    la_t* t = reinterpret_cast<la_t*>(args.a) + mat * args.stride;
+    la_t* s = reinterpret_cast<la_t*>(gk_shared_dynamic());  // rows x LU_LD
+    la_t* slot = s + rows_per * LU_LD;
+    la_t* jslot = slot + 2 * LU_LD;
+    la_t* all = jslot + 2 * LU_LD;
+    la_t* rj = all + GK_LU_CLUSTER * LU_LD;
+    la_t* wv = rj + LU_LD;
+    int* sidx = reinterpret_cast<int*>(wv + 16);
+    int* aidx = sidx + 2;
+    int* wi = aidx + GK_LU_CLUSTER;
+    for (int e = tid; e < rows * nb; e += GK_LU_THREADS) {
+        const int i = e / nb, c = e % nb;
+        s[i * LU_LD + c] = t[(r0 + i) * ld + c];
+    }
+    __syncthreads();
+    for (int j = 0; j < nb; ++j) {
+        const int par = j & 1;
+        la_t bv = 0;
+        int bi = -1;
+        for (int i = (j > r0 ? j - r0 : 0) + tid; i < rows; i += GK_LU_THREADS) {
+            const la_t v = la_abs(s[i * LU_LD + j]);
+            if (lu_better(v, r0 + i, bv, bi)) bv = v, bi = r0 + i;
+        }
+        lu_block_best_all(bv, bi, wv, wi);
+        la_t* mine = slot + par * LU_LD;
+        if (bi >= 0)
+            for (int c = tid; c < nb; c += GK_LU_THREADS) mine[c] = s[(bi - r0) * LU_LD + c];
+        if (tid == 0) {
+            mine[GK_LU_NB] = bv;
+            sidx[par] = bi;
+        }
+        const int jowner = j / rows_per;
+        if (b == jowner)
+            for (int c = tid; c < nb; c += GK_LU_THREADS)
+                jslot[par * LU_LD + c] = s[(j - r0) * LU_LD + c];
+        lu_cluster_sync();
+        // Every block's slot and row j, loaded at once (independent loads).
+        for (int e = tid; e < GK_LU_CLUSTER * LU_LD; e += GK_LU_THREADS) {
+            const int q = e / LU_LD, c = e % LU_LD;
+            if (c < nb || c == GK_LU_NB)
+                all[e] = lu_dsmem(lu_remote(mine + c, (unsigned)q), (la_t)0);
+        }
+        if (tid < GK_LU_CLUSTER) aidx[tid] = lu_dsmem(lu_remote(sidx + par, (unsigned)tid), 0);
+        for (int c = tid; c < nb; c += GK_LU_THREADS)
+            rj[c] = lu_dsmem(lu_remote(jslot + par * LU_LD + c, (unsigned)jowner), (la_t)0);
+        __syncthreads();
+        // The pivot: every warp reduces the cluster's candidates to the same (total order).
+        const int lane = tid % 32;
+        la_t pv = lane < GK_LU_CLUSTER ? all[lane * LU_LD + GK_LU_NB] : (la_t)0;
+        int p = lane < GK_LU_CLUSTER ? aidx[lane] : -1;
+        for (int o = 16; o > 0; o /= 2) {
+            const la_t ov = gk_shfl_xor(pv, o);
+            const int oi = gk_shfl_xor(p, o);
+            if (lu_better(ov, oi, pv, p)) pv = ov, p = oi;
+        }
+        const bool found = p >= 0;
+        if (!found) p = j;  // no candidate (all NaN): no interchange, as getf2 keeps j
+        // The pivot row: row p's owner's candidate (p won), or row j itself.
+        const la_t* u = p == j ? rj : all + (p / rows_per) * LU_LD;
+        if (b == 0 && tid == 0) {
+            const gk_i64 at = mat * args.n + args.k + j;
+            reinterpret_cast<gk_i32*>(args.piv)[at] = args.k + p;
+            reinterpret_cast<la_t*>(args.diag)[at] = u[j];
+            if (found && pv == (la_t)0) reinterpret_cast<gk_i32*>(args.info)[mat] = 1;
+        }
+        if (p != j) {
+            if (b == jowner)
+                for (int c = tid; c < nb; c += GK_LU_THREADS) s[(j - r0) * LU_LD + c] = u[c];
+            if (p >= r0 && p < r0 + rows)
+                for (int c = tid; c < nb; c += GK_LU_THREADS) s[(p - r0) * LU_LD + c] = rj[c];
+        }
+        __syncthreads();
+        const la_t d = u[j];
+        if (d == (la_t)0) continue;  // a zero pivot leaves its column (uniform in the cluster)
+        const la_t inv_d = (la_t)1 / d;
+        const int lo = j + 1 > r0 ? j + 1 - r0 : 0, w = nb - j - 1;
+        for (int i = lo + tid; i < rows; i += GK_LU_THREADS) s[i * LU_LD + j] *= inv_d;
+        __syncthreads();
+        for (int e = tid; e < (rows - lo) * w; e += GK_LU_THREADS) {
+            const int i = lo + e / w, c = j + 1 + e % w;
+            s[i * LU_LD + c] = s[i * LU_LD + c] - s[i * LU_LD + j] * u[c];
+        }
+        __syncthreads();
+    }
+    for (int e = tid; e < rows * nb; e += GK_LU_THREADS) {
+        const int i = e / nb, c = e % nb;
+        t[(r0 + i) * ld + c] = s[i * LU_LD + c];
+    }
+    lu_cluster_sync();  // no block leaves while another may still load its slots
+}
+#endif
+
 // The inverse of a diagonal block of the panel at the top left of T (nb x nb, one block per
 // matrix) into out (count x nb x nb): mode 0, minus the inverse of the unit-lower L11 (the
 // strictly lower part of the block); mode 1, the inverse of the upper U11, as the transpose of
