@@ -310,7 +310,18 @@ GK_KERNEL void gk_lu_panel_coop(const gk_lu_args args) {
 
 // --- the panel in one thread-block cluster (sm_90+) ----------------------------------------------
 
-#if !defined(GK_HIP) && !defined(GK_HOST_EMULATION) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if !defined(GK_HIP) && \
+    (defined(GK_HOST_EMULATION) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900))
+#ifdef GK_HOST_EMULATION  // a cluster runs as a cooperative launch (tests/gpu/emulator)
+__device__ inline void lu_cluster_sync() { gk_emu_grid_sync(); }
+
+template <typename T>
+__device__ inline T lu_dsmem(const T* p, unsigned rank) {
+    const unsigned char* here = gk_shared_dynamic();
+    return *reinterpret_cast<const T*>(gk_emu_cluster_smem(rank) +
+                                       (reinterpret_cast<const unsigned char*>(p) - here));
+}
+#else
 // The cluster's barrier: every thread of its blocks arrives (release: this block's shared memory
 // writes before it are visible to the cluster's loads after it) and waits (acquire).
 __device__ inline void lu_cluster_sync() {
@@ -331,23 +342,25 @@ __device__ inline unsigned lu_remote(const void* p, unsigned rank) {
     return remote;
 }
 
-__device__ inline float lu_dsmem(unsigned a, float) {
+// *p in the shared memory of the cluster's block `rank` (distributed shared memory).
+__device__ inline float lu_dsmem(const float* p, unsigned rank) {
     float v;
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(lu_remote(p, rank)) : "memory");
     return v;
 }
 
-__device__ inline double lu_dsmem(unsigned a, double) {
+__device__ inline double lu_dsmem(const double* p, unsigned rank) {
     double v;
-    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(a) : "memory");
+    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(lu_remote(p, rank)) : "memory");
     return v;
 }
 
-__device__ inline int lu_dsmem(unsigned a, int) {
+__device__ inline int lu_dsmem(const int* p, unsigned rank) {
     int v;
-    asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
+    asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(lu_remote(p, rank)) : "memory");
     return v;
 }
+#endif
 
 // gk_lu_panel_coop's factorization (the same arithmetic, pivots and records: the same bits) in
 // one cluster of GK_LU_CLUSTER blocks per matrix, grid (GK_LU_CLUSTER, matrices): block b holds
@@ -409,11 +422,11 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
         for (int e = tid; e < GK_LU_CLUSTER * LU_LD; e += GK_LU_THREADS) {
             const int q = e / LU_LD, c = e % LU_LD;
             if (c < nb || c == GK_LU_NB)
-                all[e] = lu_dsmem(lu_remote(mine + c, (unsigned)q), (la_t)0);
+                all[e] = lu_dsmem(mine + c, (unsigned)q);
         }
-        if (tid < GK_LU_CLUSTER) aidx[tid] = lu_dsmem(lu_remote(sidx + par, (unsigned)tid), 0);
+        if (tid < GK_LU_CLUSTER) aidx[tid] = lu_dsmem(sidx + par, (unsigned)tid);
         for (int c = tid; c < nb; c += GK_LU_THREADS)
-            rj[c] = lu_dsmem(lu_remote(jslot + par * LU_LD + c, (unsigned)jowner), (la_t)0);
+            rj[c] = lu_dsmem(jslot + par * LU_LD + c, (unsigned)jowner);
         __syncthreads();
         // The pivot: every warp reduces the cluster's candidates to the same (total order).
         const int lane = tid % 32;
@@ -444,12 +457,16 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
         const la_t d = u[j];
         if (d == (la_t)0) continue;  // a zero pivot leaves its column (uniform in the cluster)
         const la_t inv_d = (la_t)1 / d;
-        const int lo = j + 1 > r0 ? j + 1 - r0 : 0, w = nb - j - 1;
+        const int lo = j + 1 > r0 ? j + 1 - r0 : 0;
         for (int i = lo + tid; i < rows; i += GK_LU_THREADS) s[i * LU_LD + j] *= inv_d;
         __syncthreads();
-        for (int e = tid; e < (rows - lo) * w; e += GK_LU_THREADS) {
-            const int i = lo + e / w, c = j + 1 + e % w;
-            s[i * LU_LD + c] = s[i * LU_LD + c] - s[i * LU_LD + j] * u[c];
+        // The update, a lane per column (u[c] in a register) and a warp per row in turn: no
+        // index division (a block holds 8x the rows of the cooperative kernel's).
+        for (int c = j + 1 + lane; c - lane < nb; c += 32) {
+            if (c >= nb) continue;
+            const la_t uc = u[c];
+            for (int i = lo + tid / 32; i < rows; i += GK_LU_THREADS / 32)
+                s[i * LU_LD + c] = s[i * LU_LD + c] - s[i * LU_LD + j] * uc;
         }
         __syncthreads();
     }
