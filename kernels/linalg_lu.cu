@@ -421,8 +421,7 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
         // Every block's slot and row j, loaded at once (independent loads).
         for (int e = tid; e < GK_LU_CLUSTER * LU_LD; e += GK_LU_THREADS) {
             const int q = e / LU_LD, c = e % LU_LD;
-            if (c < nb || c == GK_LU_NB)
-                all[e] = lu_dsmem(mine + c, (unsigned)q);
+            if (c < nb || c == GK_LU_NB) all[e] = lu_dsmem(mine + c, (unsigned)q);
         }
         if (tid < GK_LU_CLUSTER) aidx[tid] = lu_dsmem(sidx + par, (unsigned)tid);
         for (int c = tid; c < nb; c += GK_LU_THREADS)

@@ -2,8 +2,8 @@
 launch against the launch per column (branch lupanel):
 one panel of m x 64 alone (device time: reps eager calls between events),
 then solve (one right-hand side), inv and det at n = 4096, float32 and float64, eager (median
-wall time with a final synchronize, as bench_linalg), with the cluster panel, the cooperative panel and the
-launch per column (the plans rebuilt without it), torch.linalg beside. Run after
+wall time with a final synchronize, as bench_linalg), with the cluster panel, the cooperative
+panel and the launch per column (the plans rebuilt without them), torch.linalg beside. Run after
 scripts/gpu_machine.sh installed gpukit: PYTHONPATH=/tmp/gpukit-site python3
 notes/lu_panel_probe.py (N=512 for a quick run). Prints lines of JSON."""
 

@@ -481,9 +481,8 @@ int CudaDevice::max_active_clusters(cu::Function f, unsigned cluster, int thread
     make_current();
     if (api_.cuOccupancyMaxActiveClusters == nullptr || cluster == 0) return 0;
     const CaptureRelaxed relaxed(api_);
-    if (cluster > 8 &&
-        api_.cuFuncSetAttribute(f, cu::FUNC_ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) !=
-            cu::SUCCESS) {
+    if (cluster > 8 && api_.cuFuncSetAttribute(f, cu::FUNC_ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                                               1) != cu::SUCCESS) {
         return 0;
     }
     cu::LaunchConfig config{};

@@ -3,11 +3,12 @@ the cluster kernel (gk_lu_panel_cluster, sm_90+: one thread-block cluster of 16 
 a cluster barrier per column, the candidates through distributed shared memory) and the
 cooperative kernel (gk_lu_panel_coop, one launch per panel with a grid barrier per column, the
 option cluster=False), each then gk_lu_swap over the columns after the panel, against the launch
-per column (gk_lu_panel, the option cooperative=False) bit for bit, and both against NumPy's float64 getf2 of the panel:
-pivot rows (exactly, where the pivots are clear; else each chosen pivot the largest magnitude of
-its column to rounding), L and U, the row interchanges of the trailing columns (exact: values
-move), U's diagonal, info on an exactly zero pivot (its column left), the same bits on a second
-run, the launch counter left zero. Inputs are strided (row stride past the matrix) and the
+per column (gk_lu_panel, the option cooperative=False) bit for bit, and all against NumPy's
+float64 getf2 of the panel: pivot rows (exactly, where the pivots are clear; else each chosen
+pivot the largest magnitude of its column to rounding), L and U, the row interchanges of the
+trailing columns (exact: values move), U's diagonal, info on an exactly zero pivot (its column
+left), the same bits on a second run, the launch counter left zero; a NaN and an all-NaN column
+give every path the same bits. Inputs are strided (row stride past the matrix) and the
 outputs poisoned first. check_panel also runs on the host through the emulated kernels
 (tests/gpu/test_linalg_lu_emulated.py); here on a CUDA device, with a CUDA graph replay."""
 
