@@ -310,8 +310,8 @@ GK_KERNEL void gk_lu_panel_coop(const gk_lu_args args) {
 
 // --- the panel in one thread-block cluster (sm_90+) ----------------------------------------------
 
-#if !defined(GK_HIP) && \
-    (defined(GK_HOST_EMULATION) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900))
+#if defined(GK_HOST_EMULATION) || \
+    (!defined(GK_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900)
 #ifdef GK_HOST_EMULATION  // a cluster runs as a cooperative launch (tests/gpu/emulator)
 __device__ inline void lu_cluster_sync() { gk_emu_grid_sync(); }
 
