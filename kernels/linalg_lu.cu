@@ -342,22 +342,24 @@ __device__ inline unsigned lu_remote(const void* p, unsigned rank) {
     return remote;
 }
 
-// *p in the shared memory of the cluster's block `rank` (distributed shared memory).
+// *p in the shared memory of the cluster's block `rank` (distributed shared memory). Volatile: kept
+// after the cluster barrier (a volatile asm too); no memory clobber, so that a thread's loads
+// issue together rather than one round trip each.
 __device__ inline float lu_dsmem(const float* p, unsigned rank) {
     float v;
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(lu_remote(p, rank)) : "memory");
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(lu_remote(p, rank)));
     return v;
 }
 
 __device__ inline double lu_dsmem(const double* p, unsigned rank) {
     double v;
-    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(lu_remote(p, rank)) : "memory");
+    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(lu_remote(p, rank)));
     return v;
 }
 
 __device__ inline int lu_dsmem(const int* p, unsigned rank) {
     int v;
-    asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(lu_remote(p, rank)) : "memory");
+    asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(lu_remote(p, rank)));
     return v;
 }
 #endif
@@ -389,9 +391,12 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
     la_t* all = jslot + 2 * LU_LD;
     la_t* rj = all + GK_LU_CLUSTER * LU_LD;
     la_t* wv = rj + LU_LD;
-    int* sidx = reinterpret_cast<int*>(wv + 16);
+    la_t* rdiag = wv + 16;  // U's diagonal, then the pivot rows
+    int* rpiv = reinterpret_cast<int*>(rdiag + GK_LU_NB);
+    int* sidx = rpiv + GK_LU_NB;
     int* aidx = sidx + 2;
     int* wi = aidx + GK_LU_CLUSTER;
+    bool zero = false;  // thread 0: a zero pivot met
     for (int e = tid; e < rows * nb; e += GK_LU_THREADS) {
         const int i = e / nb, c = e % nb;
         s[i * LU_LD + c] = t[(r0 + i) * ld + c];
@@ -418,14 +423,24 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
             for (int c = tid; c < nb; c += GK_LU_THREADS)
                 jslot[par * LU_LD + c] = s[(j - r0) * LU_LD + c];
         lu_cluster_sync();
-        // Every block's slot and row j, loaded at once (independent loads).
-        for (int e = tid; e < GK_LU_CLUSTER * LU_LD; e += GK_LU_THREADS) {
-            const int q = e / LU_LD, c = e % LU_LD;
-            if (c < nb || c == GK_LU_NB) all[e] = lu_dsmem(mine + c, (unsigned)q);
+        // Every block's slot and row j: all loads first (independent), then the stores.
+        constexpr int kGather = (GK_LU_CLUSTER * LU_LD + GK_LU_THREADS - 1) / GK_LU_THREADS;
+        la_t g[kGather];
+#pragma unroll
+        for (int x = 0; x < kGather; ++x) {
+            const int e = tid + x * GK_LU_THREADS, q = e / LU_LD, c = e % LU_LD;
+            if (e < GK_LU_CLUSTER * LU_LD && (c < nb || c == GK_LU_NB))
+                g[x] = lu_dsmem(mine + c, (unsigned)q);
         }
-        if (tid < GK_LU_CLUSTER) aidx[tid] = lu_dsmem(sidx + par, (unsigned)tid);
-        for (int c = tid; c < nb; c += GK_LU_THREADS)
-            rj[c] = lu_dsmem(jslot + par * LU_LD + c, (unsigned)jowner);
+        const int gi = tid < GK_LU_CLUSTER ? lu_dsmem(sidx + par, (unsigned)tid) : -1;
+        const la_t gj = tid < nb ? lu_dsmem(jslot + par * LU_LD + tid, (unsigned)jowner) : (la_t)0;
+#pragma unroll
+        for (int x = 0; x < kGather; ++x) {
+            const int e = tid + x * GK_LU_THREADS, c = e % LU_LD;
+            if (e < GK_LU_CLUSTER * LU_LD && (c < nb || c == GK_LU_NB)) all[e] = g[x];
+        }
+        if (tid < GK_LU_CLUSTER) aidx[tid] = gi;
+        if (tid < nb) rj[tid] = gj;
         __syncthreads();
         // The pivot: every warp reduces the cluster's candidates to the same (total order).
         const int lane = tid % 32;
@@ -440,11 +455,11 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
         if (!found) p = j;  // no candidate (all NaN): no interchange, as getf2 keeps j
         // The pivot row: row p's owner's candidate (p won), or row j itself.
         const la_t* u = p == j ? rj : all + (p / rows_per) * LU_LD;
-        if (b == 0 && tid == 0) {
-            const gk_i64 at = mat * args.n + args.k + j;
-            reinterpret_cast<gk_i32*>(args.piv)[at] = args.k + p;
-            reinterpret_cast<la_t*>(args.diag)[at] = u[j];
-            if (found && pv == (la_t)0) reinterpret_cast<gk_i32*>(args.info)[mat] = 1;
+        if (tid == 0) {  // written to global memory after the loop (no store for the barrier's
+                         // release to wait on)
+            rpiv[j] = args.k + p;
+            rdiag[j] = u[j];
+            zero |= found && pv == (la_t)0;
         }
         if (p != j) {
             if (b == jowner)
@@ -461,10 +476,23 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
         __syncthreads();
         // The update, a lane per column (u[c] in a register) and a warp per row in turn: no
         // index division (a block holds 8x the rows of the cooperative kernel's).
+        // Four rows' loads before their stores (a store would keep the next loads waiting).
+        constexpr int kStep = GK_LU_THREADS / 32;
         for (int c = j + 1 + lane; c - lane < nb; c += 32) {
             if (c >= nb) continue;
             const la_t uc = u[c];
-            for (int i = lo + tid / 32; i < rows; i += GK_LU_THREADS / 32)
+            int i = lo + tid / 32;
+            for (; i + 3 * kStep < rows; i += 4 * kStep) {
+                la_t x[4], l[4];
+#pragma unroll
+                for (int h = 0; h < 4; ++h) {
+                    x[h] = s[(i + h * kStep) * LU_LD + c];
+                    l[h] = s[(i + h * kStep) * LU_LD + j];
+                }
+#pragma unroll
+                for (int h = 0; h < 4; ++h) s[(i + h * kStep) * LU_LD + c] = x[h] - l[h] * uc;
+            }
+            for (; i < rows; i += kStep)
                 s[i * LU_LD + c] = s[i * LU_LD + c] - s[i * LU_LD + j] * uc;
         }
         __syncthreads();
@@ -472,6 +500,14 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
     for (int e = tid; e < rows * nb; e += GK_LU_THREADS) {
         const int i = e / nb, c = e % nb;
         t[(r0 + i) * ld + c] = s[i * LU_LD + c];
+    }
+    if (b == 0) {  // thread 0's records, behind the loop's block barriers
+        const gk_i64 at = mat * args.n + args.k;
+        for (int c = tid; c < nb; c += GK_LU_THREADS) {
+            reinterpret_cast<gk_i32*>(args.piv)[at + c] = rpiv[c];
+            reinterpret_cast<la_t*>(args.diag)[at + c] = rdiag[c];
+        }
+        if (tid == 0 && zero) reinterpret_cast<gk_i32*>(args.info)[mat] = 1;
     }
     lu_cluster_sync();  // no block leaves while another may still load its slots
 }
