@@ -201,6 +201,14 @@
 // candidates).
 #define GK_LU_COOP_MIN_ROWS 32
 #define GK_LU_COOP_SPARE (2 * GK_LU_NB + 32)
+// gk_lu_panel_cluster (sm_90+: the panel in one thread-block cluster of GK_LU_CLUSTER blocks, a
+// non-portable size past 8): beside its rows, a block's dynamic shared memory holds
+// GK_LU_CLUSTER_SPARE more elements (its two candidate slots, two slots of row j, the cluster's
+// candidates gathered, row j gathered, the warps' candidates, U's diagonal and the pivot rows,
+// the slots' row numbers).
+#define GK_LU_CLUSTER 16
+#define GK_LU_CLUSTER_SPARE \
+    ((GK_LU_CLUSTER + 5) * (GK_LU_NB + 1) + 16 + 2 * GK_LU_NB + 2 + GK_LU_CLUSTER + 16)
 // kernels/linalg_qr.cu: Householder panels of at most GK_QR_NB columns (a warp's lanes hold the
 // panel's column sums: GK_QR_NB == GK_LANES), one block of GK_QR_THREADS per matrix.
 #define GK_QR_NB 32
@@ -325,6 +333,8 @@
     X(GK_LU_SWAP_COLS)           \
     X(GK_LU_COOP_MIN_ROWS)       \
     X(GK_LU_COOP_SPARE)          \
+    X(GK_LU_CLUSTER)             \
+    X(GK_LU_CLUSTER_SPARE)       \
     X(GK_QR_NB)                  \
     X(GK_QR_THREADS)             \
     X(GK_SVJ_ROWS)               \

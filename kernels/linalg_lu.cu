@@ -308,6 +308,211 @@ GK_KERNEL void gk_lu_panel_coop(const gk_lu_args args) {
     }
 }
 
+// --- the panel in one thread-block cluster (sm_90+) ----------------------------------------------
+
+#if defined(GK_HOST_EMULATION) || \
+    (!defined(GK_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900)
+#ifdef GK_HOST_EMULATION  // a cluster runs as a cooperative launch (tests/gpu/emulator)
+__device__ inline void lu_cluster_sync() { gk_emu_grid_sync(); }
+
+template <typename T>
+__device__ inline T lu_dsmem(const T* p, unsigned rank) {
+    const unsigned char* here = gk_shared_dynamic();
+    return *reinterpret_cast<const T*>(gk_emu_cluster_smem(rank) +
+                                       (reinterpret_cast<const unsigned char*>(p) - here));
+}
+#else
+// The cluster's barrier: every thread of its blocks arrives (release: this block's shared memory
+// writes before it are visible to the cluster's loads after it) and waits (acquire).
+__device__ inline void lu_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;"
+                 :
+                 :
+                 : "memory");
+}
+
+// The address of `p` (this block's shared memory) in the shared memory of the cluster's block
+// `rank` (the same variable there).
+__device__ inline unsigned lu_remote(const void* p, unsigned rank) {
+    unsigned local, remote;
+    asm("{\n\t.reg .u64 g;\n\tcvta.to.shared.u64 g, %1;\n\tcvt.u32.u64 %0, g;\n\t}"
+        : "=r"(local)
+        : "l"(p));
+    asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+    return remote;
+}
+
+// *p in the shared memory of the cluster's block `rank` (distributed shared memory). Volatile: kept
+// after the cluster barrier (a volatile asm too); no memory clobber, so that a thread's loads
+// issue together rather than one round trip each.
+__device__ inline float lu_dsmem(const float* p, unsigned rank) {
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(lu_remote(p, rank)));
+    return v;
+}
+
+__device__ inline double lu_dsmem(const double* p, unsigned rank) {
+    double v;
+    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(lu_remote(p, rank)));
+    return v;
+}
+
+__device__ inline int lu_dsmem(const int* p, unsigned rank) {
+    int v;
+    asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(lu_remote(p, rank)));
+    return v;
+}
+#endif
+
+// gk_lu_panel_coop's factorization (the same arithmetic, pivots and records: the same bits) in
+// one cluster of GK_LU_CLUSTER blocks per matrix, grid (GK_LU_CLUSTER, matrices): block b holds
+// rows b r .. b r + r - 1 (args.r rows; the last blocks fewer, or none) of the panel in dynamic
+// shared memory, then GK_LU_CLUSTER_SPARE elements: `slot` (2 x LU_LD: the block's best
+// candidate's row and its |value| at GK_LU_NB, by column parity), `jslot` (2 x LU_LD: row j, by
+// its owner), `all` (GK_LU_CLUSTER x LU_LD: every block's slot, gathered), `rj` (row j,
+// gathered), the warps' bests, then ints: the slots' rows (2), the gathered rows
+// (GK_LU_CLUSTER), the warps' rows. Per column: the block's candidate to its slot (row j's owner
+// also row j), one cluster barrier, then every block loads every block's slot and row j through
+// distributed shared memory, each warp reduces the candidates (lu_better's total order: the
+// same pivot everywhere) and the pivot row is at hand, no second round trip. The slots alternate
+// by column parity: a block writes column j + 2's slot after barrier j + 1, which every block
+// passes only after loading column j's. A last barrier keeps every block's shared memory until
+// all have loaded.
+GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const gk_lu_args args) {
+    const int rows_per = args.r, nb = args.nb, m = args.m;
+    const int b = (int)blockIdx.x, tid = (int)threadIdx.x, r0 = b * rows_per;
+    const int rows = m - r0 < rows_per ? (m - r0 > 0 ? m - r0 : 0) : rows_per;
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
+    const gk_i64 ld = args.ld;
+    la_t* t = reinterpret_cast<la_t*>(args.a) + mat * args.stride;
+    la_t* s = reinterpret_cast<la_t*>(gk_shared_dynamic());  // rows x LU_LD
+    la_t* slot = s + rows_per * LU_LD;
+    la_t* jslot = slot + 2 * LU_LD;
+    la_t* all = jslot + 2 * LU_LD;
+    la_t* rj = all + GK_LU_CLUSTER * LU_LD;
+    la_t* wv = rj + LU_LD;
+    la_t* rdiag = wv + 16;  // U's diagonal, then the pivot rows
+    int* rpiv = reinterpret_cast<int*>(rdiag + GK_LU_NB);
+    int* sidx = rpiv + GK_LU_NB;
+    int* aidx = sidx + 2;
+    int* wi = aidx + GK_LU_CLUSTER;
+    bool zero = false;  // thread 0: a zero pivot met
+    for (int e = tid; e < rows * nb; e += GK_LU_THREADS) {
+        const int i = e / nb, c = e % nb;
+        s[i * LU_LD + c] = t[(r0 + i) * ld + c];
+    }
+    __syncthreads();
+    for (int j = 0; j < nb; ++j) {
+        const int par = j & 1;
+        la_t bv = 0;
+        int bi = -1;
+        for (int i = (j > r0 ? j - r0 : 0) + tid; i < rows; i += GK_LU_THREADS) {
+            const la_t v = la_abs(s[i * LU_LD + j]);
+            if (lu_better(v, r0 + i, bv, bi)) bv = v, bi = r0 + i;
+        }
+        lu_block_best_all(bv, bi, wv, wi);
+        la_t* mine = slot + par * LU_LD;
+        if (bi >= 0)
+            for (int c = tid; c < nb; c += GK_LU_THREADS) mine[c] = s[(bi - r0) * LU_LD + c];
+        if (tid == 0) {
+            mine[GK_LU_NB] = bv;
+            sidx[par] = bi;
+        }
+        const int jowner = j / rows_per;
+        if (b == jowner)
+            for (int c = tid; c < nb; c += GK_LU_THREADS)
+                jslot[par * LU_LD + c] = s[(j - r0) * LU_LD + c];
+        lu_cluster_sync();
+        // Every block's slot and row j: all loads first (independent), then the stores.
+        constexpr int kGather = (GK_LU_CLUSTER * LU_LD + GK_LU_THREADS - 1) / GK_LU_THREADS;
+        la_t g[kGather];
+#pragma unroll
+        for (int x = 0; x < kGather; ++x) {
+            const int e = tid + x * GK_LU_THREADS, q = e / LU_LD, c = e % LU_LD;
+            if (e < GK_LU_CLUSTER * LU_LD && (c < nb || c == GK_LU_NB))
+                g[x] = lu_dsmem(mine + c, (unsigned)q);
+        }
+        const int gi = tid < GK_LU_CLUSTER ? lu_dsmem(sidx + par, (unsigned)tid) : -1;
+        const la_t gj = tid < nb ? lu_dsmem(jslot + par * LU_LD + tid, (unsigned)jowner) : (la_t)0;
+#pragma unroll
+        for (int x = 0; x < kGather; ++x) {
+            const int e = tid + x * GK_LU_THREADS, c = e % LU_LD;
+            if (e < GK_LU_CLUSTER * LU_LD && (c < nb || c == GK_LU_NB)) all[e] = g[x];
+        }
+        if (tid < GK_LU_CLUSTER) aidx[tid] = gi;
+        if (tid < nb) rj[tid] = gj;
+        __syncthreads();
+        // The pivot: every warp reduces the cluster's candidates to the same (total order).
+        const int lane = tid % 32;
+        la_t pv = lane < GK_LU_CLUSTER ? all[lane * LU_LD + GK_LU_NB] : (la_t)0;
+        int p = lane < GK_LU_CLUSTER ? aidx[lane] : -1;
+        for (int o = 16; o > 0; o /= 2) {
+            const la_t ov = gk_shfl_xor(pv, o);
+            const int oi = gk_shfl_xor(p, o);
+            if (lu_better(ov, oi, pv, p)) pv = ov, p = oi;
+        }
+        const bool found = p >= 0;
+        if (!found) p = j;  // no candidate (all NaN): no interchange, as getf2 keeps j
+        // The pivot row: row p's owner's candidate (p won), or row j itself.
+        const la_t* u = p == j ? rj : all + (p / rows_per) * LU_LD;
+        if (tid == 0) {  // written to global memory after the loop (no store for the barrier's
+                         // release to wait on)
+            rpiv[j] = args.k + p;
+            rdiag[j] = u[j];
+            zero |= found && pv == (la_t)0;
+        }
+        if (p != j) {
+            if (b == jowner)
+                for (int c = tid; c < nb; c += GK_LU_THREADS) s[(j - r0) * LU_LD + c] = u[c];
+            if (p >= r0 && p < r0 + rows)
+                for (int c = tid; c < nb; c += GK_LU_THREADS) s[(p - r0) * LU_LD + c] = rj[c];
+        }
+        __syncthreads();
+        const la_t d = u[j];
+        if (d == (la_t)0) continue;  // a zero pivot leaves its column (uniform in the cluster)
+        const la_t inv_d = (la_t)1 / d;
+        const int lo = j + 1 > r0 ? j + 1 - r0 : 0;
+        for (int i = lo + tid; i < rows; i += GK_LU_THREADS) s[i * LU_LD + j] *= inv_d;
+        __syncthreads();
+        // The update, a lane per column (u[c] in a register) and a warp per row in turn: no
+        // index division (a block holds 8x the rows of the cooperative kernel's).
+        // Four rows' loads before their stores (a store would keep the next loads waiting).
+        constexpr int kStep = GK_LU_THREADS / 32;
+        for (int c = j + 1 + lane; c - lane < nb; c += 32) {
+            if (c >= nb) continue;
+            const la_t uc = u[c];
+            int i = lo + tid / 32;
+            for (; i + 3 * kStep < rows; i += 4 * kStep) {
+                la_t x[4], l[4];
+#pragma unroll
+                for (int h = 0; h < 4; ++h) {
+                    x[h] = s[(i + h * kStep) * LU_LD + c];
+                    l[h] = s[(i + h * kStep) * LU_LD + j];
+                }
+#pragma unroll
+                for (int h = 0; h < 4; ++h) s[(i + h * kStep) * LU_LD + c] = x[h] - l[h] * uc;
+            }
+            for (; i < rows; i += kStep)
+                s[i * LU_LD + c] = s[i * LU_LD + c] - s[i * LU_LD + j] * uc;
+        }
+        __syncthreads();
+    }
+    for (int e = tid; e < rows * nb; e += GK_LU_THREADS) {
+        const int i = e / nb, c = e % nb;
+        t[(r0 + i) * ld + c] = s[i * LU_LD + c];
+    }
+    if (b == 0) {  // thread 0's records, behind the loop's block barriers
+        const gk_i64 at = mat * args.n + args.k;
+        for (int c = tid; c < nb; c += GK_LU_THREADS) {
+            reinterpret_cast<gk_i32*>(args.piv)[at + c] = rpiv[c];
+            reinterpret_cast<la_t*>(args.diag)[at + c] = rdiag[c];
+        }
+        if (tid == 0 && zero) reinterpret_cast<gk_i32*>(args.info)[mat] = 1;
+    }
+    lu_cluster_sync();  // no block leaves while another may still load its slots
+}
+#endif
+
 // The inverse of a diagonal block of the panel at the top left of T (nb x nb, one block per
 // matrix) into out (count x nb x nb): mode 0, minus the inverse of the unit-lower L11 (the
 // strictly lower part of the block); mode 1, the inverse of the upper U11, as the transpose of

@@ -181,6 +181,15 @@ void bind_cuda(py::module_& m) {
             py::arg("function"), py::arg("threads"), py::arg("shared") = 0,
             "Blocks of `threads` threads and `shared` dynamic shared bytes that one SM holds at "
             "once (the occupancy query; 0 where the driver cannot say).")
+        .def(
+            "max_active_clusters",
+            [](const CudaDevice& d, uint64_t f, unsigned cluster, int threads, size_t shared) {
+                return d.max_active_clusters(handle<cu::Function>(f), cluster, threads, shared);
+            },
+            py::arg("function"), py::arg("cluster"), py::arg("threads"), py::arg("shared") = 0,
+            "Clusters of a kernel with compile-time cluster dimensions of `cluster` blocks "
+            "(`threads` threads, `shared` dynamic shared bytes each) resident at once; allows a "
+            "non-portable cluster size first (0: none fits, or the driver cannot say).")
         // preemption and green contexts (cuda_qos.cpp)
         .def_property_readonly("has_stream_memops", &CudaDevice::has_stream_memops)
         .def_property_readonly(

@@ -36,6 +36,8 @@ constexpr int ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 constexpr unsigned STREAM_NON_BLOCKING = 0x1;
 constexpr unsigned EVENT_DISABLE_TIMING = 0x2;
 constexpr int FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+// Clusters of more than 8 blocks (sm_90: up to 16) where the function allows them.
+constexpr int FUNC_ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14;
 
 // cuLaunchKernelEx's configuration (CUDA 12.0+): CUlaunchConfig and CUlaunchAttribute (an id, its
 // value a 64-byte union) as cuda.h lays them out.
@@ -104,6 +106,8 @@ struct Api {
     // CUDA 12.0+ (null otherwise): a launch with attributes (gpukit: cooperative launches).
     Result (*cuLaunchKernelEx)(const LaunchConfig*, Function, void**, void**);
     Result (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, Function, int, size_t);
+    // CUDA 12.0+ (null otherwise): clusters of a launch configuration resident at once.
+    Result (*cuOccupancyMaxActiveClusters)(int*, Function, const LaunchConfig*);
     // Stream capture and graphs. Null when the driver lacks them (graphs are then unavailable).
     Result (*cuStreamBeginCapture)(Stream, int);  // _v2
     Result (*cuStreamEndCapture)(Stream, Graph*);

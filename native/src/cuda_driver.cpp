@@ -65,6 +65,7 @@ CudaDriver::CudaDriver(const std::string& library) : lib_(library) {
     optional(a.cuLaunchKernelEx, "cuLaunchKernelEx");
     optional(a.cuOccupancyMaxActiveBlocksPerMultiprocessor,
              "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    optional(a.cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters");
     optional(a.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
     optional(a.cuStreamEndCapture, "cuStreamEndCapture");
     optional(a.cuStreamIsCapturing, "cuStreamIsCapturing");
@@ -473,6 +474,28 @@ int CudaDevice::max_active_blocks(cu::Function f, int threads, size_t shared) co
     check(api_.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, threads, shared),
           "cuOccupancyMaxActiveBlocksPerMultiprocessor");
     return blocks;
+}
+
+int CudaDevice::max_active_clusters(cu::Function f, unsigned cluster, int threads,
+                                    size_t shared) const {
+    make_current();
+    if (api_.cuOccupancyMaxActiveClusters == nullptr || cluster == 0) return 0;
+    const CaptureRelaxed relaxed(api_);
+    if (cluster > 8 && api_.cuFuncSetAttribute(f, cu::FUNC_ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                                               1) != cu::SUCCESS) {
+        return 0;
+    }
+    cu::LaunchConfig config{};
+    config.grid_x = cluster;  // one cluster: the kernel's compile-time cluster dimensions
+    config.grid_y = 1;
+    config.grid_z = 1;
+    config.block_x = static_cast<unsigned>(threads);
+    config.block_y = 1;
+    config.block_z = 1;
+    config.shared_bytes = static_cast<unsigned>(shared);
+    int clusters = 0;
+    if (api_.cuOccupancyMaxActiveClusters(&clusters, f, &config) != cu::SUCCESS) return 0;
+    return clusters;
 }
 
 // --- graphs -------------------------------------------------------------------------------------

@@ -110,6 +110,11 @@ class CudaDevice {
     // (0 where the driver cannot say).
     bool cooperative_launch() const;
     int max_active_blocks(cu::Function f, int threads, size_t shared) const;
+    // Clusters of `f` (compile-time cluster dimensions of `cluster` blocks, each of `threads`
+    // threads and `shared` dynamic shared bytes) the device holds at once; first allows a
+    // non-portable cluster size (more than 8 blocks) on `f`. 0 where the driver cannot launch
+    // them (no cuOccupancyMaxActiveClusters, an error, or no cluster fits).
+    int max_active_clusters(cu::Function f, unsigned cluster, int threads, size_t shared) const;
     cu::Result encode_tensor_map(void* out, const gk_tensor_map_desc& desc, uint64_t address) const;
     // (byte offset, size) of each parameter of `f` in its launch's parameter buffer: a 64-byte
     // aligned parameter (a tensor map) sits where the parameter bank's alignment puts it, not

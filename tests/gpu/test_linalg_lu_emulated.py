@@ -29,7 +29,7 @@ hybrid = lu_hybrid.hybrid  # the shared fixture
 
 
 def _ran_blocked(rt, *also):
-    for name in ("gk_lu_panel_coop", "gk_lu_trinv", *also):
+    for name in ("gk_lu_panel_cluster", "gk_lu_trinv", *also):
         assert name in rt.emu.launched, name
     rt.emu.launched.clear()
 
@@ -74,11 +74,15 @@ def test_many_panels_with_a_remainder(hybrid, rng):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_cooperative_panel(hybrid, rng, dtype):
-    """The panel in one cooperative launch (every block's threads run together through the grid
-    barriers) against the launch per column and NumPy (test_linalg_lu_panel.check_panel): 65
-    rows (3 blocks), 130 (5 blocks), a stack of 3 (2 blocks each) at row 40 of the matrix."""
+    """The panel in one cluster (16 blocks, run as a cooperative launch: the cluster barrier a
+    grid barrier, the other blocks' shared memory read in place) and in one cooperative launch
+    (every block's threads run together through the grid barriers) against the launch per
+    column and NumPy (test_linalg_lu_panel.check_panel): 65 rows (cooperative: 3 blocks; the
+    cluster: 13 blocks of 5 rows and 3 empty), 130 (5 blocks), a stack of 3 (2 blocks each) at
+    row 40 of the matrix."""
     panel_cases.check_panel(rng, dtype, 65)
-    assert "gk_lu_panel_coop" in hybrid.emu.launched and "gk_lu_swap" in hybrid.emu.launched
+    for name in ("gk_lu_panel_cluster", "gk_lu_panel_coop", "gk_lu_swap"):
+        assert name in hybrid.emu.launched, name
     panel_cases.check_panel(rng, dtype, 130)
     panel_cases.check_panel(rng, dtype, 97, count=3, nb=20, k=40)
 

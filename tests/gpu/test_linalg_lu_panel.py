@@ -1,11 +1,14 @@
 """The blocked LU's panel step ("lu_panel" of the CUDA planner, runtime/cuda/linalg_lu.py) alone:
-the cooperative kernel (gk_lu_panel_coop, one launch per panel with a grid barrier per column, then
-gk_lu_swap over the columns after the panel) against the launch per column (gk_lu_panel, the
-option cooperative=False) bit for bit, and both against NumPy's float64 getf2 of the panel:
-pivot rows (exactly, where the pivots are clear; else each chosen pivot the largest magnitude of
-its column to rounding), L and U, the row interchanges of the trailing columns (exact: values
-move), U's diagonal, info on an exactly zero pivot (its column left), the same bits on a second
-run, the launch counter left zero. Inputs are strided (row stride past the matrix) and the
+the cluster kernel (gk_lu_panel_cluster, sm_90+: one thread-block cluster of 16 blocks per matrix,
+a cluster barrier per column, the candidates through distributed shared memory) and the
+cooperative kernel (gk_lu_panel_coop, one launch per panel with a grid barrier per column, the
+option cluster=False), each then gk_lu_swap over the columns after the panel, against the launch
+per column (gk_lu_panel, the option cooperative=False) bit for bit, and all against NumPy's
+float64 getf2 of the panel: pivot rows (exactly, where the pivots are clear; else each chosen
+pivot the largest magnitude of its column to rounding), L and U, the row interchanges of the
+trailing columns (exact: values move), U's diagonal, info on an exactly zero pivot (its column
+left), the same bits on a second run, the launch counter left zero; a NaN and an all-NaN column
+give every path the same bits. Inputs are strided (row stride past the matrix) and the
 outputs poisoned first. check_panel also runs on the host through the emulated kernels
 (tests/gpu/test_linalg_lu_emulated.py); here on a CUDA device, with a CUDA graph replay."""
 
@@ -14,6 +17,7 @@ import pytest
 
 import gpukit as gk
 from gpukit import linalg_steps
+from gpukit.runtime import kernels
 from gpukit.runtime.args import CONSTANTS
 
 NB = CONSTANTS["GK_LU_NB"]
@@ -80,9 +84,13 @@ def _strided(a):
     return gk.asarray(big)[:, :, :m]
 
 
-def run_panel(a, nb, cooperative, k=0, n=None):
-    """lu_panel over a copy of a (count x m x m, strided on the device): (T, piv, diag, info,
-    counter) read back, piv and diag poisoned before."""
+PATHS = ("cluster", "cooperative", "column")
+
+
+def run_panel(a, nb, path, k=0, n=None):
+    """lu_panel over a copy of a (count x m x m, strided on the device) through `path` (PATHS;
+    where the device has no cluster launch, "cluster" is the cooperative path): (T, piv, diag,
+    info, counter) read back, piv and diag poisoned before."""
     count, m, _ = a.shape
     n = m + k if n is None else n
     t = _strided(a)
@@ -90,7 +98,8 @@ def run_panel(a, nb, cooperative, k=0, n=None):
     diag = gk.asarray(np.full((count, n), np.nan, a.dtype))
     info = gk.asarray(np.zeros(count, np.int32))
     counter = gk.asarray(np.zeros(count, np.uint32))
-    options = (("k", k), ("n", n), ("nb", nb), ("cooperative", cooperative))
+    options = (("k", k), ("n", n), ("nb", nb), ("cooperative", path != "column"),
+               ("cluster", path == "cluster"))  # fmt: skip
     linalg_steps.run("lu_panel", [t, piv, diag, info, counter], [], options)
     return tuple(x.to_numpy() for x in (t, piv, diag, info, counter))
 
@@ -107,14 +116,26 @@ def check_panel(rng, dtype, m, count=1, nb=NB, k=0):
     singular = rng.standard_normal((count, m, m)).astype(dtype)
     zero_col = min(5, nb - 1)
     singular[-1, :, zero_col] = 0  # the last matrix: an exactly zero column in the panel
+    nan = rng.standard_normal((count, m, m)).astype(dtype)
+    nan[0, m // 3, 1] = np.nan  # a NaN in the panel: never the pivot, it spreads as it will
+    nan[0, :, min(3, nb - 1)] = np.nan  # a column all NaN: no candidate, row j kept
+    per_column = run_panel(nan, nb, "column", k)
+    for path in PATHS[:2]:
+        got = run_panel(nan, nb, path, k)
+        assert all(x.tobytes() == y.tobytes() for x, y in zip(got, per_column, strict=True)), (
+            "nan",
+            path,
+        )
     for name, a in (("clear", clear), ("random", noise), ("singular", singular)):
-        got = run_panel(a, nb, True, k)
-        per_column = run_panel(a, nb, False, k)
-        for x, y, what in zip(
-            got, per_column, ("T", "piv", "diag", "info", "counter"), strict=True
-        ):
-            assert x.tobytes() == y.tobytes(), (name, what, "cooperative vs per column")
-        again = run_panel(a, nb, True, k)
+        per_column = run_panel(a, nb, "column", k)
+        for path in PATHS[:2]:
+            got = run_panel(a, nb, path, k)
+            for x, y, what in zip(
+                got, per_column, ("T", "piv", "diag", "info", "counter"), strict=True
+            ):
+                assert x.tobytes() == y.tobytes(), (name, what, path, "vs per column")
+        got = run_panel(a, nb, "cluster", k)
+        again = run_panel(a, nb, "cluster", k)
         assert all(x.tobytes() == y.tobytes() for x, y in zip(got, again, strict=True)), (
             name,
             "repeat",
@@ -164,10 +185,41 @@ def cuda(backend):
     return backend
 
 
+def _cluster_plan(dtype, m, count=1):
+    """linalg_lu._cluster's choice on this device (None: no cluster launch here)."""
+    from gpukit.runtime.cuda import linalg_lu
+
+    rt = gk.zeros((1,), dtype=dtype)._rt
+    file, defines = kernels.linalg_lu(np.dtype(dtype))
+    return linalg_lu._cluster(rt, file, defines, np.dtype(dtype), m, count)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("m", [65, 131, 1000, 4099])
 def test_panel_one_matrix(cuda, rng, dtype, m):
     check_panel(rng, dtype, m)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cluster_path_on_sm90(cuda, dtype):
+    """On an sm_90+ device the planner takes the cluster kernel (so the parity tests above test
+    it), up to 4099 rows in either dtype and for a stack beyond the SMs' count."""
+    rt = gk.zeros((1,), dtype=dtype)._rt
+    if tuple(rt.device.compute_capability) < (9, 0):
+        pytest.skip("thread-block clusters: sm_90+")
+    for m, count in ((4099, 1), (65, 1), (300, 500)):
+        plan = _cluster_plan(dtype, m, count)
+        assert plan is not None and plan[-1] == "cluster", (m, count)
+        assert plan[1] == CONSTANTS["GK_LU_CLUSTER"] and plan[2] * plan[1] >= m
+
+
+def test_panel_big_stack(cuda, rng):
+    """A stack of more matrices than clusters resident at once: one launch (the clusters run in
+    turn), the per-column path's bits."""
+    a = rng.standard_normal((300, 70, 70)).astype("float32")
+    want = run_panel(a, NB, "column")
+    got = run_panel(a, NB, "cluster")
+    assert all(x.tobytes() == y.tobytes() for x, y in zip(got, want, strict=True))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -177,20 +229,22 @@ def test_panel_stack_and_offset(cuda, rng, dtype):
 
 
 def test_panel_in_a_graph(cuda, rng):
-    """lu_panel captured into a CUDA graph and replayed gives the eager cooperative launch's bits:
-    while capturing, the planner takes the launch per column (a cooperative cuLaunchKernelEx
-    with a parameter buffer fails under capture), which computes the same bits."""
+    """lu_panel captured into a CUDA graph and replayed gives the eager launch's bits: while
+    capturing, the planner takes the cluster kernel (a plain launch) on sm_90+, else the launch
+    per column (a cooperative cuLaunchKernelEx with a parameter buffer fails under capture),
+    which compute the same bits."""
     a = rng.standard_normal((1, 300, 300)).astype("float32")
-    want = run_panel(a, NB, True)
+    want = run_panel(a, NB, "cluster")
     t = _strided(a)
     piv = gk.asarray(np.full((1, 300), -7, np.int32))  # run_panel's poison: compared below
     diag = gk.asarray(np.full((1, 300), np.nan, np.float32))
     info = gk.asarray(np.zeros(1, np.int32))
     counter = gk.asarray(np.zeros(1, np.uint32))
-    options = (("k", 0), ("n", 300), ("nb", NB), ("cooperative", True))
+    options = (("k", 0), ("n", 300), ("nb", NB), ("cooperative", True), ("cluster", True))
+    clustered = _cluster_plan("float32", 300) is not None
     with gk.graph() as g:
         linalg_steps.run("lu_panel", [t, piv, diag, info, counter], [], options)
-    assert g.nodes == NB + 1  # the launch per column
+    assert g.nodes == (2 if clustered else NB + 1)  # the cluster and gk_lu_swap, or per column
     g.replay()
     got = tuple(x.to_numpy() for x in (t, piv, diag, info, counter))
     for x, y in zip(got, want, strict=True):

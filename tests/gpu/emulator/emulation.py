@@ -172,6 +172,9 @@ class LaunchTable:
         self.capsule = new(ctypes.addressof(self._raw), _CAPSULE_NAME, None)
 
 
+CLUSTER_KERNELS = {"gk_lu_panel_cluster"}
+
+
 class EmulatedCuda(ABC):
     """What a CUDA planner of gpukit.runtime.cuda asks of a CUDA backend (an sm_90 GPU with
     sm_count SMs and `shared` bytes of shared memory per block), over the CPU backend's memory:
@@ -183,7 +186,11 @@ class EmulatedCuda(ABC):
     def __init__(self, lib_dir, seed, sm_count, shared):
         self.cpu = open_backend("cpu")
         self.pool = self.cpu.pool
-        self.device = SimpleNamespace(compute_capability=(9, 0), max_shared_per_block_optin=shared)
+        self.device = SimpleNamespace(
+            compute_capability=(9, 0),
+            max_shared_per_block_optin=shared,
+            max_active_clusters=lambda fn, cluster, threads, shared=0: 1,
+        )
         self.sm_count = sm_count
         self.sm90a = False  # the emulator runs no wgmma or TMA: the sm_90a kernels are not offered
         self.functions, self.shared_allowed, self.launched = [], {}, []
@@ -226,6 +233,10 @@ class EmulatedCuda(ABC):
         cooperative = bool(fn & _native.LAUNCH_COOPERATIVE)
         fn &= ~_native.LAUNCH_COOPERATIVE
         file, defines, name = self.functions[fn // 2 - 1]
+        # a kernel of compile-time cluster dimensions (its launches' grid.x: one cluster) runs
+        # as a cooperative launch: its cluster barrier a grid barrier, its blocks' shared memory
+        # at hand (gk_emu_cluster_smem)
+        cooperative |= name in CLUSTER_KERNELS
         assert shared <= 48 * 1024 or self.shared_allowed.get(fn, 0) >= shared
         if cooperative:
             self.run_kernel(

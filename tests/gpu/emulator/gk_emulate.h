@@ -36,6 +36,7 @@
 // poisoned before every block.
 #define __shared__ static __attribute__((section("gk_emu_shared")))
 #define __launch_bounds__(...)
+#define __cluster_dims__(...)  // a cluster runs as a cooperative launch (run_grid)
 #define GK_DEV inline
 #define GK_HOST_EMULATION 1  // kernels/staging.cuh: gk_shared_dynamic comes from here
 
@@ -92,6 +93,8 @@ inline Block* blk = nullptr;
 inline Thread* cur = nullptr;  // the running fiber; null in the scheduler
 inline int mma_kind = 0;       // 1 f16, 2 bf16
 inline bool grid_mode = false;  // a cooperative launch (run_grid) is running
+// run_grid's blocks (x fastest, then y, z): a cluster's distributed shared memory.
+inline std::vector<std::unique_ptr<Block>>* grid_blocks = nullptr;
 inline char error[256];
 struct Failed {};  // thrown on the scheduler's own stack only
 
@@ -323,6 +326,7 @@ const char* run_grid(gk_emu_dim3 grid, gk_emu_dim3 block, size_t shared, unsigne
     std::mt19937 rng(seed);
     const int n = (int)(block.x * block.y * block.z);
     std::vector<std::unique_ptr<Block>> blocks;
+    grid_blocks = &blocks;
     try {
         if (n <= 0) fail("empty block");
         std::memset(__start_gk_emu_shared, 0xff, __stop_gk_emu_shared - __start_gk_emu_shared);
@@ -488,6 +492,16 @@ inline void gk_sync_block() { gkemu::yield(gkemu::St::Bar); }
 inline void gk_emu_grid_sync() {
     if (!gkemu::grid_mode) gkemu::fail("grid barrier outside a cooperative launch");
     gkemu::yield(gkemu::St::Grid);
+}
+// The dynamic shared memory of block `rank` of the running block's cluster (a launch of clusters
+// spanning grid.x, run as a cooperative launch: gk_emu_grid_sync is the cluster barrier).
+inline unsigned char* gk_emu_cluster_smem(unsigned rank) {
+    if (!gkemu::grid_mode || gkemu::grid_blocks == nullptr)
+        gkemu::fail("distributed shared memory outside a cluster launch");
+    const auto& b = *gkemu::blk;
+    if (rank >= b.gdim.x) gkemu::fail("cluster rank out of range");
+    const size_t at = ((size_t)b.bid.z * b.gdim.y + b.bid.y) * b.gdim.x + rank;
+    return (*gkemu::grid_blocks)[at]->smem.data();
 }
 inline void gk_sync_warp() {
     gkemu::cur->op = gkemu::Op::SyncWarp;

@@ -1,7 +1,8 @@
 """The blocked LU's kernels on CUDA (kernels/linalg_lu.cu), the steps between the products that
 decompositions._blocked_lu runs through matmul: "lu_panel" factors the first nb columns of a
-stack of trailing matrices in place (one cooperative launch, then the panel's interchanges on
-the columns after it, where the device allows; else a launch per column), "lu_trinv" inverts a
+stack of trailing matrices in place (one thread-block cluster per matrix on sm_90+, else one
+cooperative launch, then the panel's interchanges on the columns after it, where the device
+allows; else a launch per column), "lu_trinv" inverts a
 panel's diagonal block, "lu_swap" applies a panel's row interchanges to right-hand sides in
 place, "lu_det" multiplies U's diagonal, "lu_solve" substitutes at most GK_LU_RHS right-hand
 sides in place through every panel in one plan. Options: k (the trailing matrices' first row in
@@ -72,7 +73,9 @@ def plan_lu(backend, op: str, inputs, outputs, options):
     # lu_panel: inputs T (count x m x m), piv, diag, info, counter (zeros: every launch leaves
     # it zero)
     coop = None
-    if opts.get("cooperative", True):
+    if opts.get("cooperative", True) and opts.get("cluster", True):
+        coop = _cluster(backend, file, defines, x.dtype, fields["m"], count)
+    if coop is None and opts.get("cooperative", True):
         coop = _cooperative(backend, file, defines, x.dtype, fields["m"], count)
     if coop is not None:
         swap = backend.function(file, defines, "gk_lu_swap")
@@ -109,19 +112,48 @@ def _cooperative(backend, file, defines, dtype, m: int, count: int):
     backend.allow_shared(fn, shared)
     if blocks * count > backend.cooperative_blocks(fn, _C["GK_LU_THREADS"], shared):
         return None
-    return fn, blocks, rows, shared
+    return fn, blocks, rows, shared, "cooperative"
+
+
+def _cluster(backend, file, defines, dtype, m: int, count: int):
+    """(gk_lu_panel_cluster, GK_LU_CLUSTER blocks per matrix, rows per block, dynamic shared
+    bytes, "cluster") where the panel takes one thread-block cluster per matrix: an sm_90+
+    device (compute capability 9+), every block's rows in its shared memory, and at least one
+    cluster resident at once (cuOccupancyMaxActiveClusters, after allowing the non-portable size
+    of 16); else None (the cooperative launch or the launch per column). Clusters need not be
+    resident together: a stack of any size takes one launch (grid.y up to 65535)."""
+    device = getattr(backend, "device", None)
+    query = getattr(device, "max_active_clusters", None)
+    if query is None or count > _GRID_Y or tuple(device.compute_capability) < (9, 0):
+        return None
+    blocks = _C["GK_LU_CLUSTER"]
+    rows = -(-m // blocks)
+    shared = (rows * (_C["GK_LU_NB"] + 1) + _C["GK_LU_CLUSTER_SPARE"]) * np.dtype(dtype).itemsize
+    if shared > device.max_shared_per_block_optin:
+        return None
+    fn = backend.function(file, defines, "gk_lu_panel_cluster")
+    backend.allow_shared(fn, shared)
+    if query(fn, blocks, _C["GK_LU_THREADS"], shared) < 1:
+        return None
+    return fn, blocks, rows, shared, "cluster"
 
 
 def _plan_panel_coop(b, coop, swap, fields, count: int, itemsize: int) -> None:
-    """gk_lu_panel_coop over the panel, then gk_lu_swap over T's columns nb.. (the panel's
-    interchanges; none where the panel is all of T)."""
-    coop_fn, blocks, rows, shared = coop
-    slots = b.add_scratch(count * 2 * (blocks + 1) * (_C["GK_LU_NB"] + 1) * itemsize)
-    words = b.add_scratch(count * (2 * blocks + 2) * 4)
-    addresses = [("a", 0, 0, 1), ("piv", 1, 0, 1), ("diag", 2, 0, 1), ("info", 3, 0, 1),
-                 ("counter", 4, 0, 1), ("out", slots, 0, 1), ("out2", words, 0, 1)]  # fmt: skip
-    b.launch(coop_fn, (blocks, count), _C["GK_LU_THREADS"], "gk_lu_args", {**fields, "r": rows},
-             shared=shared, addresses=addresses, cooperative=True)  # fmt: skip
+    """gk_lu_panel_coop (or gk_lu_panel_cluster) over the panel, then gk_lu_swap over T's
+    columns nb.. (the panel's interchanges; none where the panel is all of T)."""
+    coop_fn, blocks, rows, shared, kind = coop
+    if kind == "cluster":  # a plain launch: the kernel's compile-time cluster dimensions
+        addresses = [("a", 0, 0, 1), ("piv", 1, 0, 1), ("diag", 2, 0, 1), ("info", 3, 0, 1)]
+        b.launch(coop_fn, (blocks, count), _C["GK_LU_THREADS"], "gk_lu_args",
+                 {**fields, "r": rows}, shared=shared, addresses=addresses)  # fmt: skip
+    else:
+        slots = b.add_scratch(count * 2 * (blocks + 1) * (_C["GK_LU_NB"] + 1) * itemsize)
+        words = b.add_scratch(count * (2 * blocks + 2) * 4)
+        addresses = [("a", 0, 0, 1), ("piv", 1, 0, 1), ("diag", 2, 0, 1), ("info", 3, 0, 1),
+                     ("counter", 4, 0, 1), ("out", slots, 0, 1), ("out2", words, 0, 1)]  # fmt: skip
+        b.launch(coop_fn, (blocks, count), _C["GK_LU_THREADS"], "gk_lu_args",
+                 {**fields, "r": rows}, shared=shared, addresses=addresses,
+                 cooperative=True)  # fmt: skip
     width = fields["m"] - fields["nb"]
     if width <= 0:
         return
