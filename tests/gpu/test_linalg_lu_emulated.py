@@ -29,7 +29,7 @@ hybrid = lu_hybrid.hybrid  # the shared fixture
 
 
 def _ran_blocked(rt, *also):
-    for name in ("gk_lu_panel_cluster", "gk_lu_trinv", *also):
+    for name in ("gk_lu_panel", "gk_lu_trinv", *also):
         assert name in rt.emu.launched, name
     rt.emu.launched.clear()
 
