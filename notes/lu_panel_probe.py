@@ -10,7 +10,7 @@ notes/lu_panel_probe.py (N=512 for a quick run). Prints lines of JSON."""
 import json
 import os
 import sys
-import time
+from pathlib import Path
 
 import numpy as np
 
@@ -18,6 +18,9 @@ import gpukit as gk
 import gpukit.array  # the module (gk.array is the function): its plan cache
 from gpukit import linalg_steps as st
 from gpukit.runtime.cuda import linalg_lu
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from _common import median_seconds
 
 rng = np.random.default_rng(0)
 n = int(os.environ.get("N", 4096))
@@ -35,18 +38,6 @@ def dev_ms(fn, reps=10):
     b = gk.Event().record()
     b.synchronize()
     return a.elapsed_ms(b) / reps
-
-
-def wall_ms(fn, sync, reps=5):
-    fn()
-    sync()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return sorted(times)[len(times) // 2]
 
 
 def out(**kw):
@@ -94,7 +85,7 @@ for dt in ("float32", "float64"):
         linalg_lu._cluster = saved[1] if path == "cluster" else none
         sys.modules["gpukit.array"]._PLANS.clear()
         for name, fn in ops.items():
-            ms = round(wall_ms(fn, gk.synchronize), 3)
+            ms = round(median_seconds(fn, gk.synchronize, 5) * 1e3, 3)
             out(what=name, dtype=dt, n=n, path=path, ms=ms)
     linalg_lu._cooperative, linalg_lu._cluster = saved
     sys.modules["gpukit.array"]._PLANS.clear()
@@ -107,5 +98,5 @@ for dt in ("float32", "float64"):
             "det": lambda ta=ta: torch.linalg.slogdet(ta),
         }
         for name, fn in tops.items():
-            ms = round(wall_ms(fn, torch.cuda.synchronize), 3)
+            ms = round(median_seconds(fn, torch.cuda.synchronize, 5) * 1e3, 3)
             out(what=name, dtype=dt, n=n, lib="torch", ms=ms)
