@@ -5,8 +5,9 @@ allocation, the operands' addresses, patching the argument bytes).
 
 Rows: small add (1024 float32, output allocated), the same in place (a += b), rms_norm 1x2048
 bf16, softmax 1x2048 f32, the view a[1:-1:2], a repeated 64x64 float32 matmul, alloc+free of 1 MiB
-with 8 threads at once, and two floors: a plan of one empty kernel (Rust and the driver's launch
-alone) and the same `a + b` with a plan that allocates its output but launches nothing (Python and
+with 8 threads at once, and three floors: a plan of one empty kernel (Rust and the driver's launch
+alone), the same kernel launched from a C++ loop (the driver alone: the host's limit under every
+row) and the same `a + b` with a plan that allocates its output but launches nothing (Python and
 the pool alone).
 Targets (issue 12): add <= 4.0 us, rms_norm/softmax <= 4.5, view <= 1.0, matmul <= 4.5,
 alloc+free <= 1.0. Prints a table and writes bench_launch.json (to $OUT when set).
@@ -95,6 +96,8 @@ def gpukit_rows(rt):
             pool, rt.launch_table, "", [(fn, (1, 1, 1), (1, 1, 1), 0, b"", [])]
         )
         out["launch_floor"] = per_op_us(lambda: launch_plan(stream, None), sync)
+        if rt.kind == "cuda":  # the same kernel launched from C++: the driver's own share
+            out["driver_floor"] = min(rt.device.bare_launch_us(fn, stream, 20000) for _ in range(5))
     return out
 
 
@@ -151,6 +154,7 @@ LABELS = [
     ("python_share", "floor: a + b with a plan that launches nothing (us)"),
     ("plan_only", "  of which: that plan call alone (Rust + pool) (us)"),
     ("launch_floor", "floor: a plan of one empty kernel (us)"),
+    ("driver_floor", "floor: that kernel launched from a C++ loop, the driver alone (us)"),
 ]
 
 

@@ -174,6 +174,16 @@ void bind_cuda(py::module_& m) {
                                "Whether plans may launch cooperatively here (the device's "
                                "attribute and a CUDA 12.0+ driver).")
         .def(
+            "bare_launch_us",
+            [](const CudaDevice& d, uint64_t f, uint64_t s, int count) {
+                if (count < 1) throw py::value_error("bare_launch_us: count must be at least 1");
+                py::gil_scoped_release release;
+                return d.bare_launch_us(handle<cu::Function>(f), handle<cu::Stream>(s), count);
+            },
+            py::arg("function"), py::arg("stream"), py::arg("count"),
+            "Microseconds per launch of `count` launches of a kernel without parameters (one "
+            "thread) from a C++ loop, the stream's wait included: the driver's floor.")
+        .def(
             "max_active_blocks",
             [](const CudaDevice& d, uint64_t f, int threads, size_t shared) {
                 return d.max_active_blocks(handle<cu::Function>(f), threads, shared);

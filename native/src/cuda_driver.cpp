@@ -1,5 +1,6 @@
 #include "cuda_driver.h"
 
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <type_traits>
@@ -461,6 +462,17 @@ cu::Result CudaDevice::launch_buffer(cu::Function f, const unsigned* grid, const
     config.attrs = &attr;
     config.num_attrs = 1;
     return api_.cuLaunchKernelEx(&config, f, nullptr, bytes == 0 ? nullptr : extra);
+}
+
+double CudaDevice::bare_launch_us(cu::Function f, cu::Stream s, int count) const {
+    const unsigned one[3] = {1, 1, 1};
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < count; ++i)
+        check(launch_buffer(f, one, one, 0, s, nullptr, 0), "cuLaunchKernel");
+    synchronize(s);
+    const std::chrono::duration<double, std::micro> spent =
+        std::chrono::steady_clock::now() - start;
+    return spent.count() / count;
 }
 
 bool CudaDevice::cooperative_launch() const {

@@ -109,6 +109,9 @@ class CudaDevice {
     // buffer); blocks of `threads` threads and `shared` dynamic shared bytes one SM holds at once
     // (0 where the driver cannot say).
     bool cooperative_launch() const;
+    // Microseconds per launch of `count` launches of `f` (no parameters, one thread) from a C++
+    // loop, the stream's wait included: the driver's own floor under every call, for benchmarks.
+    double bare_launch_us(cu::Function f, cu::Stream s, int count) const;
     int max_active_blocks(cu::Function f, int threads, size_t shared) const;
     // Clusters of `f` (compile-time cluster dimensions of `cluster` blocks, each of `threads`
     // threads and `shared` dynamic shared bytes) the device holds at once; first allows a
