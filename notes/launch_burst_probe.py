@@ -1,7 +1,10 @@
 """Issue 12 probe: gpukit's per-call paths in bursts of 200 (under the driver's queue: host time)
 and in runs of 20000 (host or GPU, whichever is slower)."""
+
 import time
+
 import numpy as np
+
 import gpukit as gk
 from gpukit import _core
 from gpukit.runtime import devices
