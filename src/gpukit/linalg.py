@@ -15,7 +15,7 @@ from .array import GPUArray, asarray, layout, operands
 from .base import dtypes, shapes
 from .decompositions import *  # noqa: F403
 from .elementwise import elementwise
-from .fused_products import product
+from .fused_products import planned_product, product
 from .linalg_vectors import *  # noqa: F403
 from .manipulation import matrix_transpose as matrix_transpose
 from .norms import *  # noqa: F403
@@ -35,6 +35,10 @@ def matmul(a, b, *, row_block=None) -> GPUArray:
     """NumPy's matmul (batch dimensions broadcast, 1-D operands promoted). `row_block`: launch
     at most that many output rows at a time (each launch computes its rows exactly as one
     launch would), so that a scheduler can slice the work into short kernels."""
+    if row_block is None:
+        out = planned_product(a, b, bool(allow_tf32))
+        if out is not None:
+            return out
     if not (isinstance(a, GPUArray) and isinstance(b, GPUArray) and a._rt is b._rt):
         (a, b), _ = operands(a, b)
     if not isinstance(a, GPUArray) or not isinstance(b, GPUArray):

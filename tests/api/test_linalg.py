@@ -98,6 +98,21 @@ def test_matmul_non_contiguous_operands(backend, rng, name):
     _check(c[1:, :, 8:] @ b[:8, :24], _reference(z[1:, :, 8:], y[:8, :24]), name, 8)
 
 
+@pytest.mark.parametrize("name", ["bfloat16", "float32", "int32"])
+def test_repeated_products_at_every_offset(backend, rng, name):
+    # A repeated product takes the plan of its first call: the same kind of call at operands
+    # shifted by 1 to 15 elements (other alignments, other plans) must not take another's plan.
+    x, y = _data(rng, (40, 70), name), _data(rng, (70, 50), name)
+    a, b = gk.asarray(x), gk.asarray(y)
+    for shift in (0, 1, 2, 4, 8, 0, 3, 1):
+        for _ in range(2):
+            _check(a[:, shift : shift + 33] @ b[shift : shift + 33], _reference(
+                x[:, shift : shift + 33], y[shift : shift + 33]), name, 33)  # fmt: skip
+    first = (a @ b).to_numpy()
+    np.testing.assert_array_equal((a @ b).to_numpy(), first)
+    _check(gk.matmul(a, b), _reference(x, y), name, 70)
+
+
 @pytest.mark.parametrize("name", DTYPES)
 @pytest.mark.parametrize("row_block", [1, 7, 128, 1000])
 def test_row_block_slices_give_the_same_product(backend, rng, name, row_block):
