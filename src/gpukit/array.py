@@ -275,7 +275,8 @@ class GPUArray:
         plan = _PLANS.get(key)
         if plan is None:
             out = Layout(dtype, self.shape, shapes.contiguous_strides(self.shape, dtype.itemsize))
-            plan = _remember(key, rt.plan_elementwise(_IDENTITY, dtype, (layout(self),), out, True))
+            plan = rt.plan_elementwise(_IDENTITY, dtype, (layout(self),), out, True)
+            remember_plan(key, plan)
         buf = plan(rt.thread.stream, _quota.quota, self._buf, self._offset)
         return _wrap(
             buf, self.shape, dtype, shapes.contiguous_strides(self.shape, dtype.itemsize), rt
@@ -329,17 +330,21 @@ _PLANS: dict = {}
 _MAX_PLANS = 4096
 
 
-def _remember(key, plan):
+def remember_plan(key, plan):
+    """Caches `plan` (or any entry a hot path looks up with `planned`) under `key`."""
     if len(_PLANS) >= _MAX_PLANS:
         _PLANS.clear()
     _PLANS[key] = plan
     return plan
 
 
+planned = _PLANS.get  # the entry cached under a key, or None
+
+
 def cached_plan(key, make, *args):
     """The plan cached under `key`, made by make(*args) the first time."""
     plan = _PLANS.get(key)
-    return plan if plan is not None else _remember(key, make(*args))
+    return plan if plan is not None else remember_plan(key, make(*args))
 
 
 def alignment(a: GPUArray) -> int:

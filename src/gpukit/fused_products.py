@@ -6,7 +6,17 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from .array import GPUArray, alignment, cached_plan, desc_of, describe, layout, wrap
+from .array import (
+    GPUArray,
+    alignment,
+    cached_plan,
+    desc_of,
+    describe,
+    layout,
+    planned,
+    remember_plan,
+    wrap,
+)
 from .base import dtypes, shapes
 from .runtime.backend import Layout
 from .runtime.quota import local as _quota
@@ -15,20 +25,19 @@ _FLOAT32 = np.dtype("float32")
 _Buffer = _core.Buffer
 _new = object.__new__
 
-# Plain products seen before, by (a's Desc, b's Desc, their offsets mod 16, tf32): (plan,
-# result's shape, dtype, strides, Desc). Pool buffers start at multiples of 128, so the offsets
-# mod 16 fix the alignment the plan was made for. Only plain products of pool arrays outside
-# scheduled tasks are remembered: for them the plan depends on nothing else.
-_PLAIN: dict = {}
+# Plain products seen before are cached beside the plans, under ("plain product", a's Desc, b's
+# Desc, their offsets mod 16, tf32): (plan, result's shape, dtype, strides, Desc). Pool buffers
+# start at multiples of 128, so the offsets mod 16 fix the alignment the plan was made for. Only
+# plain products of pool arrays outside scheduled tasks are remembered: for them the plan
+# depends on nothing else.
 
 
 def planned_product(a, b, tf32: bool):
     """a @ b by one dictionary hit when a product of the same kind ran before; else None."""
     if type(a) is not GPUArray or type(b) is not GPUArray:
         return None
-    entry = _PLAIN.get(
-        (a._desc or describe(a), b._desc or describe(b), a._offset & 15, b._offset & 15, tf32)
-    )
+    da, db = a._desc or describe(a), b._desc or describe(b)
+    entry = planned(("plain product", da, db, a._offset & 15, b._offset & 15, tf32))
     if entry is None or _core.slice_rows() or _core.preemptible():
         return None
     rt = a._rt
@@ -62,12 +71,8 @@ def product(a: GPUArray, b: GPUArray, bias=None, row_block=None, activation=None
     )
     plain = bias is None and residual is None and activation is None and row_block is None
     if plain and not preemptible and type(a._buf) is _Buffer and type(b._buf) is _Buffer:
-        if len(_PLAIN) > 4096:
-            _PLAIN.clear()
-        desc = desc_of(rt, dtype, shape, strides)
-        _PLAIN[(a._desc, b._desc, a._offset & 15, b._offset & 15, bool(tf32))] = (
-            plan, shape, dtype, strides, desc
-        )  # fmt: skip
+        key = ("plain product", a._desc, b._desc, a._offset & 15, b._offset & 15, bool(tf32))
+        remember_plan(key, (plan, shape, dtype, strides, desc_of(rt, dtype, shape, strides)))
     args = [a._buf, a._offset, b._buf, b._offset]
     for x in (bias, residual):
         if x is not None:
