@@ -206,6 +206,54 @@ __device__ inline void lu_block_best_all(la_t& v, int& i, la_t* wv, int* wi) {
         if (lu_better(wv[w], wi[w], v, i)) v = wv[w], i = wi[w];
 }
 
+// The block's rows r0 .. r0 + rows - 1 of the panel (nb columns of t, ld apart) to and from its
+// copy s in shared memory (LU_LD apart).
+__device__ inline void lu_rows_in(la_t* s, const la_t* t, int r0, int rows, int nb, gk_i64 ld) {
+    for (int e = (int)threadIdx.x; e < rows * nb; e += GK_LU_THREADS) {
+        const int i = e / nb, c = e % nb;
+        s[i * LU_LD + c] = t[(r0 + i) * ld + c];
+    }
+}
+
+__device__ inline void lu_rows_out(la_t* t, const la_t* s, int r0, int rows, int nb, gk_i64 ld) {
+    for (int e = (int)threadIdx.x; e < rows * nb; e += GK_LU_THREADS) {
+        const int i = e / nb, c = e % nb;
+        t[(r0 + i) * ld + c] = s[i * LU_LD + c];
+    }
+}
+
+// The block's candidate (bv, bi) for column j's pivot among its rows at or below j, in every
+// thread (lu_block_best_all's wv, wi).
+__device__ inline void lu_rows_best(const la_t* s, int j, int r0, int rows, la_t* wv, int* wi,
+                                    la_t& bv, int& bi) {
+    bv = 0;
+    bi = -1;
+    for (int i = (j > r0 ? j - r0 : 0) + (int)threadIdx.x; i < rows; i += GK_LU_THREADS) {
+        const la_t v = la_abs(s[i * LU_LD + j]);
+        if (lu_better(v, r0 + i, bv, bi)) bv = v, bi = r0 + i;
+    }
+    lu_block_best_all(bv, bi, wv, wi);
+}
+
+// Rows j and p interchanged where the block holds them: u, the pivot row's values; rj, row j's.
+__device__ inline void lu_rows_interchange(la_t* s, const la_t* u, const la_t* rj, int j, int p,
+                                           int r0, int rows, int nb) {
+    if (p == j) return;
+    if (j >= r0 && j < r0 + rows)
+        for (int c = (int)threadIdx.x; c < nb; c += GK_LU_THREADS) s[(j - r0) * LU_LD + c] = u[c];
+    if (p >= r0 && p < r0 + rows)
+        for (int c = (int)threadIdx.x; c < nb; c += GK_LU_THREADS) s[(p - r0) * LU_LD + c] = rj[c];
+}
+
+// Column j of the block's rows below row j times 1 / d; returns the first of those rows (local).
+__device__ inline int lu_rows_scale(la_t* s, int j, int r0, int rows, la_t d) {
+    const la_t inv_d = (la_t)1 / d;
+    const int lo = j + 1 > r0 ? j + 1 - r0 : 0;
+    for (int i = lo + (int)threadIdx.x; i < rows; i += GK_LU_THREADS) s[i * LU_LD + j] *= inv_d;
+    __syncthreads();
+    return lo;
+}
+
 // The factorization of T's first nb columns (as gk_lu_panel's nb + 1 launches) in one
 // cooperative launch, grid (blocks, matrices): block b holds rows b r .. b r + r - 1 (args.r rows;
 // the last block fewer) of the panel in dynamic shared memory ((r GK_LU_NB + 1) + GK_LU_COOP_SPARE
@@ -236,21 +284,14 @@ GK_KERNEL void gk_lu_panel_coop(const gk_lu_args args) {
     int* crow = reinterpret_cast<int*>(args.out2) + mat * (2 * blocks + 2);
     unsigned* gen = reinterpret_cast<unsigned*>(crow + 2 * blocks);
     unsigned* count = reinterpret_cast<unsigned*>(args.counter) + mat;
-    for (int e = tid; e < rows * nb; e += GK_LU_THREADS) {
-        const int i = e / nb, c = e % nb;
-        s[i * LU_LD + c] = t[(r0 + i) * ld + c];
-    }
+    lu_rows_in(s, t, r0, rows, nb, ld);
     __syncthreads();
     for (int j = 0; j < nb; ++j) {
         la_t* slots = cand + (j & 1) * (blocks + 1) * slot;
         int* srow = crow + (j & 1) * blocks;
-        la_t bv = 0;
-        int bi = -1;
-        for (int i = (j > r0 ? j - r0 : 0) + tid; i < rows; i += GK_LU_THREADS) {
-            const la_t v = la_abs(s[i * LU_LD + j]);
-            if (lu_better(v, r0 + i, bv, bi)) bv = v, bi = r0 + i;
-        }
-        lu_block_best_all(bv, bi, wv, wi);
+        la_t bv;
+        int bi;
+        lu_rows_best(s, j, r0, rows, wv, wi, bv, bi);
         if (bi >= 0)
             for (int c = tid; c < nb; c += GK_LU_THREADS)
                 slots[b * slot + c] = s[(bi - r0) * LU_LD + c];
@@ -283,29 +324,18 @@ GK_KERNEL void gk_lu_panel_coop(const gk_lu_args args) {
             reinterpret_cast<la_t*>(args.diag)[at] = u[j];
             if (found && pv == (la_t)0) reinterpret_cast<gk_i32*>(args.info)[mat] = 1;
         }
-        if (p != j) {
-            if (j >= r0 && j < r0 + rows)
-                for (int c = tid; c < nb; c += GK_LU_THREADS) s[(j - r0) * LU_LD + c] = u[c];
-            if (p >= r0 && p < r0 + rows)
-                for (int c = tid; c < nb; c += GK_LU_THREADS) s[(p - r0) * LU_LD + c] = rj[c];
-        }
+        lu_rows_interchange(s, u, rj, j, p, r0, rows, nb);
         __syncthreads();
         const la_t d = u[j];
         if (d == (la_t)0) continue;  // a zero pivot leaves its column (uniform in the block)
-        const la_t inv_d = (la_t)1 / d;
-        const int lo = j + 1 > r0 ? j + 1 - r0 : 0, w = nb - j - 1;
-        for (int i = lo + tid; i < rows; i += GK_LU_THREADS) s[i * LU_LD + j] *= inv_d;
-        __syncthreads();
+        const int lo = lu_rows_scale(s, j, r0, rows, d), w = nb - j - 1;
         for (int e = tid; e < (rows - lo) * w; e += GK_LU_THREADS) {
             const int i = lo + e / w, c = j + 1 + e % w;
             s[i * LU_LD + c] = s[i * LU_LD + c] - s[i * LU_LD + j] * u[c];
         }
         __syncthreads();
     }
-    for (int e = tid; e < rows * nb; e += GK_LU_THREADS) {
-        const int i = e / nb, c = e % nb;
-        t[(r0 + i) * ld + c] = s[i * LU_LD + c];
-    }
+    lu_rows_out(t, s, r0, rows, nb, ld);
 }
 
 // --- the panel in one thread-block cluster (sm_90+) ----------------------------------------------
@@ -397,20 +427,13 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
     int* aidx = sidx + 2;
     int* wi = aidx + GK_LU_CLUSTER;
     bool zero = false;  // thread 0: a zero pivot met
-    for (int e = tid; e < rows * nb; e += GK_LU_THREADS) {
-        const int i = e / nb, c = e % nb;
-        s[i * LU_LD + c] = t[(r0 + i) * ld + c];
-    }
+    lu_rows_in(s, t, r0, rows, nb, ld);
     __syncthreads();
     for (int j = 0; j < nb; ++j) {
         const int par = j & 1;
-        la_t bv = 0;
-        int bi = -1;
-        for (int i = (j > r0 ? j - r0 : 0) + tid; i < rows; i += GK_LU_THREADS) {
-            const la_t v = la_abs(s[i * LU_LD + j]);
-            if (lu_better(v, r0 + i, bv, bi)) bv = v, bi = r0 + i;
-        }
-        lu_block_best_all(bv, bi, wv, wi);
+        la_t bv;
+        int bi;
+        lu_rows_best(s, j, r0, rows, wv, wi, bv, bi);
         la_t* mine = slot + par * LU_LD;
         if (bi >= 0)
             for (int c = tid; c < nb; c += GK_LU_THREADS) mine[c] = s[(bi - r0) * LU_LD + c];
@@ -461,19 +484,11 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
             rdiag[j] = u[j];
             zero |= found && pv == (la_t)0;
         }
-        if (p != j) {
-            if (b == jowner)
-                for (int c = tid; c < nb; c += GK_LU_THREADS) s[(j - r0) * LU_LD + c] = u[c];
-            if (p >= r0 && p < r0 + rows)
-                for (int c = tid; c < nb; c += GK_LU_THREADS) s[(p - r0) * LU_LD + c] = rj[c];
-        }
+        lu_rows_interchange(s, u, rj, j, p, r0, rows, nb);
         __syncthreads();
         const la_t d = u[j];
         if (d == (la_t)0) continue;  // a zero pivot leaves its column (uniform in the cluster)
-        const la_t inv_d = (la_t)1 / d;
-        const int lo = j + 1 > r0 ? j + 1 - r0 : 0;
-        for (int i = lo + tid; i < rows; i += GK_LU_THREADS) s[i * LU_LD + j] *= inv_d;
-        __syncthreads();
+        const int lo = lu_rows_scale(s, j, r0, rows, d);
         // The update, a lane per column (u[c] in a register) and a warp per row in turn: no
         // index division (a block holds 8x the rows of the cooperative kernel's).
         // Four rows' loads before their stores (a store would keep the next loads waiting).
@@ -497,10 +512,7 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
         }
         __syncthreads();
     }
-    for (int e = tid; e < rows * nb; e += GK_LU_THREADS) {
-        const int i = e / nb, c = e % nb;
-        t[(r0 + i) * ld + c] = s[i * LU_LD + c];
-    }
+    lu_rows_out(t, s, r0, rows, nb, ld);
     if (b == 0) {  // thread 0's records, behind the loop's block barriers
         const gk_i64 at = mat * args.n + args.k;
         for (int c = tid; c < nb; c += GK_LU_THREADS) {
