@@ -73,7 +73,7 @@ def test_sm90a_kernels_compile_to_wgmma_fed_by_tma_without_spills():
     """The GEMM and the attention prefill (kernels/attention_sm90.cu)."""
     j = _sm90a()
     tool = _cuobjdump()
-    for file, defines in kernels.sm90a_instances():
+    for file, defines in kernels.sm90a_instances() + kernels.sm90a_form_instances():
         image = j.build_builtin(file, defines)
         assert image[:4] == b"\x7fELF", defines
         for name in kernels.kernels_of(file, defines):

@@ -36,6 +36,42 @@ def test_stages_fill_the_shared_memory_budget():
         assert (stages + 1) * stage > budget or stages == C["GK_SM90_MAX_STAGES"]
 
 
+def test_small_k_forms_fit_their_shared_memory_and_are_taken_only_where_they_apply():
+    """The bulk-store epilogue (16-bit rows per consumer) and two blocks per SM (half the SM's
+    shared memory, 288 threads): built for small-K batched products, not yet any plan's default."""
+    rows = lambda bm, bn: 2 * (bm // 2) * (2 * bn + C["GK_SM90_ROW_PAD"])  # noqa: E731
+    stages, shared = kernels.sm90_stages(128, 256, bulk=True)
+    assert stages == 3 and shared == 3 * 384 * 128 + rows(128, 256) + C["GK_SM90_SMEM_EXTRA"]
+    assert shared <= C["GK_SM90_SMEM_BUDGET"] + C["GK_SM90_SMEM_EXTRA"]
+    for bn, want in ((128, 2), (64, 3)):
+        stages, shared = kernels.sm90_stages(128, bn, bulk=True, ctas=2)
+        assert stages == want and 2 * (shared + 1024) <= 228 * 1024
+    a, b = gp.Matrix(128, 1, 65536, True), gp.Matrix(512, 1, 65536, True)
+    p = gp.plan_sm90("bfloat16", 512, 512, 128, 64, a, b, 132, out_bulk=True)
+    assert (p.bulk, p.ctas) == (False, 1)  # the default: unchanged until measured
+    p = gp.plan_sm90("bfloat16", 512, 512, 128, 64, a, b, 132, tile=(128, 128, 1),
+                     form=(True, 2), out_bulk=True)  # fmt: skip
+    assert "GK_GEMM_BULK_STORE=1" in p.defines and "GK_GEMM_CTAS=2" in p.defines
+    assert p.grid == 264 and p.threads == C["GK_SM90_THREADS2"] == 288
+    assert p.shared_bytes == kernels.sm90_stages(128, 128, True, 2)[1]
+    allowed = gp.sm90_form_allowed
+    plain = kernels.NO_EPILOGUE
+    assert allowed("bfloat16", 128, 256, 1, plain, False, True, 1, True)
+    assert not allowed("bfloat16", 128, 256, 1, plain, False, True, 1, False)  # rows unaligned
+    assert not allowed("bfloat16", 128, 256, 2, plain, False, True, 1, True)  # split K
+    assert not allowed("bfloat16", 128, 256, 1, (True, None, False), False, True, 1, True)
+    assert not allowed("float32", 128, 256, 1, plain, False, True, 1, True)
+    assert not allowed("bfloat16", 128, 256, 1, plain, True, True, 1, True)  # preemptible
+    assert not allowed("bfloat16", 128, 256, 1, plain, False, True, 2, True)  # 128 x 256: 1
+    assert not allowed("bfloat16", 128, 128, 1, plain, False, False, 2, True)  # staged spills
+    with pytest.raises(ValueError):
+        gp.plan_sm90("bfloat16", 512, 520, 128, 64, a, b, 132, form=(True, 1), out_bulk=False)
+    assert gp.out_rows_bulk("bfloat16", 512, 512, 512 * 512, True)
+    assert not gp.out_rows_bulk("bfloat16", 1001, 1001, 0, True)
+    assert not gp.out_rows_bulk("bfloat16", 512, 512, 0, False)
+    assert not gp.out_rows_bulk("float32", 512, 512, 0, True)
+
+
 def test_tiles_fill_the_gpu_and_split_k_only_when_it_pays():
     assert gp.choose_sm90_tile(8192, 8192, 128, 1, 132) == (128, 256, 1)
     assert gp.choose_sm90_tile(4096, 11008, 64, 1, 132)[2] == 1

@@ -191,13 +191,24 @@ def _epilogue(epilogue) -> tuple[str, ...]:
     )
 
 
-def sm90_stages(bm: int, bn: int) -> tuple[int, int]:
+def sm90_epilogue_bytes(bm: int, bn: int, bulk: bool = False) -> int:
+    """Shared memory of one consumer warpgroup's epilogue: a 64 x 64 float chunk, or with `bulk`
+    (GK_GEMM_BULK_STORE) its bm / 2 rows of 16-bit outputs, each padded by GK_SM90_ROW_PAD bytes."""
+    c = CONSTANTS
+    if not bulk:
+        return c["GK_SM90_EPI_BYTES"]
+    return bm // 2 * (2 * bn + c["GK_SM90_ROW_PAD"])
+
+
+def sm90_stages(bm: int, bn: int, bulk: bool = False, ctas: int = 1) -> tuple[int, int]:
     """(pipeline stages, dynamic shared bytes) of the sm_90a GEMM with a bm x bn tile: as many
-    K slices as the shared-memory budget holds beside the two consumers' epilogue chunks."""
+    K slices as the shared-memory budget holds beside the two consumers' epilogues; `ctas`: blocks
+    per SM (2: each gets half the SM's budget)."""
     c = CONSTANTS
     stage = (bm + bn) * c["GK_SM90_ROW_BYTES"]
-    epilogue = 2 * c["GK_SM90_EPI_BYTES"]
-    stages = min(c["GK_SM90_MAX_STAGES"], (c["GK_SM90_SMEM_BUDGET"] - epilogue) // stage)
+    epilogue = 2 * sm90_epilogue_bytes(bm, bn, bulk)
+    budget = c["GK_SM90_SMEM_BUDGET"] if ctas == 1 else c["GK_SM90_SMEM_BUDGET2"]
+    stages = min(c["GK_SM90_MAX_STAGES"], (budget - epilogue) // stage)
     return stages, stages * stage + epilogue + c["GK_SM90_SMEM_EXTRA"]
 
 
@@ -210,14 +221,20 @@ def gemm_sm90(
     wait1: bool,
     epilogue=NO_EPILOGUE,
     preempt: bool = False,
+    bulk: bool = False,
+    ctas: int = 1,
 ) -> tuple[str, tuple]:
     """The sm_90a GEMM (wgmma + TMA) over `dtype` ("float16", "bfloat16"; "float32" as TF32) with
     bm x bn tiles; `a_mn` / `b_mn`: a is M-major, b N-major (else K-major); `wait1`: consumers
     keep one wgmma group in flight; `epilogue`: (bias, activation, residual); `preempt`: the
-    preemptible form (tiles from a counter, yields while a preemption word is raised)."""
-    stages, shared = sm90_stages(bm, bn)
+    preemptible form (tiles from a counter, yields while a preemption word is raised); `bulk`:
+    the output rows leave shared memory by bulk copies (16-bit types, no epilogue); `ctas`: blocks
+    per SM (2: tiles of 128 x at most 128)."""
+    stages, shared = sm90_stages(bm, bn, bulk, ctas)
     return "gemm_sm90.cu", (
         *(("GK_GEMM_PREEMPT=1",) if preempt else ()),
+        *(("GK_GEMM_BULK_STORE=1",) if bulk else ()),
+        *((f"GK_GEMM_CTAS={ctas}",) if ctas != 1 else ()),
         f"GK_GEMM_TYPE={_SM90_TYPE[dtype]}",
         f"GK_GEMM_BM={bm}",
         f"GK_GEMM_BN={bn}",
@@ -891,6 +908,17 @@ def _fft_instances() -> list[tuple[str, tuple]]:
     ]
     return [("fft.cu", fft_plan.defines(b, real)) for b, real in blocks] + [
         ("fft_aux.cu", fft_plan.aux_defines(real)) for real in ("float", "double")
+    ]
+
+
+def sm90a_form_instances() -> list[tuple[str, tuple]]:
+    """The sm_90a GEMM's forms for small-K batched products (bulk-store epilogue, two blocks per
+    SM with it; notes/gemm.md, "batched"), which no plan takes by default yet: compiled and their
+    SASS checked by the tests, not by jit.warmup."""
+    return [
+        gemm_sm90("bfloat16", 128, 256, False, True, True, bulk=True),
+        gemm_sm90("float16", 128, 128, False, True, True, bulk=True, ctas=2),
+        gemm_sm90("bfloat16", 128, 64, False, True, True, bulk=True, ctas=2),
     ]
 
 

@@ -120,22 +120,29 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
     step = _row_step(p, row_block, grain)
     flags = epi.flags(args)
     preemptible = preempt is not None
+    so_z = p.bo[0] if p.bshape else 0
+    out_bulk = gemm_plan.out_rows_bulk(p.dtype, p.n, p.so[0], so_z, p.aligned[2])
     whole = gemm_plan.plan_sm90(p.dtype, step, p.n, p.k, p.batch, a_mat, b_mat,
-                                backend.sm_count, flags, tile, preempt=preemptible)  # fmt: skip
+                                backend.sm_count, flags, tile, preempt=preemptible,
+                                out_bulk=out_bulk)  # fmt: skip
     workspace = None
     if whole.workspace_bytes:
         workspace = builder.add_scratch(whole.workspace_bytes)
     for r0, rows in _slices(p.m, step):
         plan = gemm_plan.plan_sm90(p.dtype, rows, p.n, p.k, p.batch, a_mat, b_mat,
-                                   backend.sm_count, flags, tile, preempt=preemptible)  # fmt: skip
+                                   backend.sm_count, flags, tile, preempt=preemptible,
+                                   form=(whole.bulk, whole.ctas), out_bulk=out_bulk)  # fmt: skip
         fn = backend.function(plan.file, plan.defines, "gk_gemm_sm90")
-        backend.allow_shared(fn, plan.shared_bytes)
+        if plan.ctas > 1:  # every block's shared memory on one SM: the whole carveout
+            backend.allow_shared(fn, plan.shared_bytes, carveout=100)
+        else:
+            backend.allow_shared(fn, plan.shared_bytes)
         at_a, at_b, at_args = sm90_params(backend, fn)
         fields = {
             "m": rows,
             "n": p.n,
             "so_m": p.so[0],
-            "so_z": p.bo[0] if p.bshape else 0,
+            "so_z": so_z,
             "batch": p.batch,
             "splits": plan.splits,
             "k_tiles": plan.k_tiles,
