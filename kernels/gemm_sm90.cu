@@ -41,7 +41,7 @@
 // the launch gives), GK_A_MN, GK_B_MN, GK_GEMM_WAIT1 (keep one wgmma group in flight),
 // GK_EPI_BIAS, GK_EPI_ACT, GK_EPI_RESIDUAL, GK_GEMM_PREEMPT, GK_GEMM_EPI_UNROLL (epilogue passes
 // in flight), GK_GEMM_BULK_STORE (the output rows leave shared memory by bulk copies, see the
-// epilogue section), GK_GEMM_CTAS (blocks per SM: 2 for tiles of 128 x at most 128).
+// epilogue section).
 #include "args.cuh"
 
 #ifndef GK_GEMM_PREEMPT
@@ -49,9 +49,6 @@
 #endif
 #ifndef GK_GEMM_BULK_STORE
 #define GK_GEMM_BULK_STORE 0
-#endif
-#ifndef GK_GEMM_CTAS
-#define GK_GEMM_CTAS 1
 #endif
 
 #define GK_GEMM_F16 1
@@ -106,10 +103,6 @@
 static_assert(GK_GEMM_STAGES * GK_STAGE_BYTES + 2 * GK_EPI_WG_BYTES + GK_SM90_SMEM_EXTRA <=
                   GK_GEMM_SMEM,
               "the stages do not fit the shared memory the launch gives");
-static_assert(GK_GEMM_CTAS == 1 ||
-                  (GK_GEMM_CTAS == 2 && GK_GEMM_BM == 128 && GK_GEMM_BN <= 128 &&
-                   GK_GEMM_SMEM <= GK_SM90_SMEM_BUDGET2 + GK_SM90_SMEM_EXTRA && !GK_GEMM_PREEMPT),
-              "two blocks per SM: 128 x (at most 128) tiles in half the SM's shared memory");
 // Barriers after the 1024-byte alignment slack: full[S], empty[S], and for GK_GEMM_PREEMPT
 // tile_full[2], tile_empty[2], the two (tile, first K slice) slots and stop_it.
 static_assert(1024 + 16 * GK_GEMM_STAGES + 56 <= GK_SM90_SMEM_EXTRA, "barriers beyond the extra");
@@ -471,7 +464,7 @@ __device__ __forceinline__ void gk_epilogue(const float (&acc)[GK_MI][GK_ACC],
 // before the rows are written again each sender waits until its copy has read them. The plan
 // takes this form only where every row of the output is a whole number of 16-byte units at a
 // 16-byte aligned address (n % 8 == 0; out, so_m and so_z aligned) and K is not split
-// (gemm_plan.sm90_form_allowed).
+// (gemm_plan.sm90_bulk).
 __device__ __forceinline__ void gk_epilogue_bulk(const float (&acc)[GK_MI][GK_ACC],
                                                  const gk_gemm_sm90_args& p, const gk_tile& t,
                                                  int cw, unsigned rows, int lane, int warp) {
@@ -508,15 +501,7 @@ __device__ __forceinline__ void gk_epilogue_bulk(const float (&acc)[GK_MI][GK_AC
 }
 #endif
 
-// Two blocks per SM: the consumer warpgroups are threads 0-255 and the producer is one warp
-// (256-287), without setmaxnreg (ptxas allocates within the launch bound: 96 registers).
-#if GK_GEMM_CTAS == 1
-#define GK_BLOCK_THREADS GK_SM90_THREADS
-#else
-#define GK_BLOCK_THREADS GK_SM90_THREADS2
-#endif
-
-extern "C" __global__ void __launch_bounds__(GK_BLOCK_THREADS, GK_GEMM_CTAS)
+extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
     gk_gemm_sm90(const __grid_constant__ gk_tensor_map map_a,
                  const __grid_constant__ gk_tensor_map map_b, const gk_gemm_sm90_args p) {
     extern __shared__ __align__(1024) unsigned char gk_smem_raw[];
@@ -527,12 +512,7 @@ extern "C" __global__ void __launch_bounds__(GK_BLOCK_THREADS, GK_GEMM_CTAS)
     const unsigned b_stages = base + GK_GEMM_STAGES * GK_A_STAGE;
     const unsigned epi = b_stages + GK_GEMM_STAGES * GK_B_STAGE;  // GK_EPI_WG_BYTES per consumer
     const unsigned bars = epi + 2 * GK_EPI_WG_BYTES;              // full[S], then empty[S]
-#if GK_GEMM_CTAS == 1
-    const int wg = threadIdx.x / 128;
-#else
-    const int wg = threadIdx.x < 256 ? 1 + threadIdx.x / 128 : 0;  // the producer warp last
-#endif
-    const int warp = (threadIdx.x / 32) & 3, lane = threadIdx.x & 31;
+    const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) & 3, lane = threadIdx.x & 31;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < GK_GEMM_STAGES; ++s) {
@@ -602,9 +582,7 @@ extern "C" __global__ void __launch_bounds__(GK_BLOCK_THREADS, GK_GEMM_CTAS)
 #define GK_FIRST_K(k0) (k0)
 #endif
     if (wg == 0) {
-#if GK_GEMM_CTAS == 1
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(GK_SM90_PRODUCER_REGS));
-#endif
         if (warp == 0 && lane == 0) {
             asm volatile("prefetch.tensormap [%0];\n" ::"l"(&map_a) : "memory");
             asm volatile("prefetch.tensormap [%0];\n" ::"l"(&map_b) : "memory");
@@ -667,9 +645,7 @@ extern "C" __global__ void __launch_bounds__(GK_BLOCK_THREADS, GK_GEMM_CTAS)
 #endif
         }
     } else {
-#if GK_GEMM_CTAS == 1
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(GK_SM90_CONSUMER_REGS));
-#endif
         const int cw = wg - 1;  // consumer warpgroup: rows [cw * GK_WG_M, (cw + 1) * GK_WG_M)
         const int first_mb = cw * GK_MI;  // its first m64 block of a tile
         const unsigned chunk = epi + cw * GK_EPI_WG_BYTES;

@@ -62,12 +62,6 @@
 #define GK_SM90_SMEM_BUDGET 230400  // the 227 KiB a block may have, less GK_SM90_SMEM_EXTRA
 #define GK_SM90_SMEM_EXTRA 2048     // 1024-byte alignment slack and the mbarriers
 #define GK_SM90_EPI_BYTES 16384     // per consumer: a 64 x 64 float chunk of the epilogue
-// Two blocks per SM (GK_GEMM_CTAS=2): each may have half the SM's 228 KiB less the 1 KiB the
-// driver reserves per block, less GK_SM90_SMEM_EXTRA.
-#define GK_SM90_SMEM_BUDGET2 113664
-// Two blocks per SM: the two consumer warpgroups and one producer warp (2 x 384 threads would
-// leave ptxas 80 registers a thread, too few for an n128 wgmma; 2 x 9 warps leave 96).
-#define GK_SM90_THREADS2 288
 #define GK_SM90_ROW_PAD 16  // bulk-store epilogue (GK_GEMM_BULK_STORE): bytes after each staged row
 #define GK_SM90_MAX_STAGES 8
 #define GK_SM90_PRODUCER_REGS 40  // setmaxnreg: 128 x 40 + 256 x 232 <= 65536
@@ -264,8 +258,6 @@
     X(GK_SM90_SMEM_BUDGET)       \
     X(GK_SM90_SMEM_EXTRA)        \
     X(GK_SM90_EPI_BYTES)         \
-    X(GK_SM90_SMEM_BUDGET2)      \
-    X(GK_SM90_THREADS2)          \
     X(GK_SM90_ROW_PAD)           \
     X(GK_SM90_MAX_STAGES)        \
     X(GK_SM90_PRODUCER_REGS)     \

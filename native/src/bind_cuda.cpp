@@ -212,14 +212,10 @@ void bind_cuda(py::module_& m) {
             },
             py::arg("sm_count"), py::arg("priority") = 0,
             "(stream, SMs): a stream of a new green context of about `sm_count` SMs.")
-        .def(
-            "set_dynamic_shared",
-            [](const CudaDevice& d, uint64_t f, int bytes, int carveout) {
-                d.set_dynamic_shared(handle<cu::Function>(f), bytes, carveout);
-            },
-            py::arg("f"), py::arg("bytes"), py::arg("carveout") = -1,
-            "Lets f launch with `bytes` of dynamic shared memory; carveout >= 0: the preferred "
-            "shared-memory share of the unified cache (percent).")
+        .def("set_dynamic_shared",
+             [](const CudaDevice& d, uint64_t f, int bytes) {
+                 d.set_dynamic_shared(handle<cu::Function>(f), bytes);
+             })
         .def("launch",
              [](const CudaDevice& d, uint64_t f, const py::tuple& grid, const py::tuple& block,
                 unsigned shared, uint64_t s, const py::bytes& params) {

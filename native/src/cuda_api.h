@@ -36,7 +36,6 @@ constexpr int ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 constexpr unsigned STREAM_NON_BLOCKING = 0x1;
 constexpr unsigned EVENT_DISABLE_TIMING = 0x2;
 constexpr int FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
-constexpr int FUNC_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT = 9;  // percent of the unified cache
 // Clusters of more than 8 blocks (sm_90: up to 16) where the function allows them.
 constexpr int FUNC_ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14;
 

@@ -414,14 +414,11 @@ cu::Function CudaDevice::function(cu::Module module, const std::string& name) co
     return f;
 }
 
-void CudaDevice::set_dynamic_shared(cu::Function f, int bytes, int carveout) const {
+void CudaDevice::set_dynamic_shared(cu::Function f, int bytes) const {
     make_current();
     const CaptureRelaxed relaxed(api_);
     check(api_.cuFuncSetAttribute(f, cu::FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
           "cuFuncSetAttribute");
-    if (carveout >= 0)
-        check(api_.cuFuncSetAttribute(f, cu::FUNC_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT, carveout),
-              "cuFuncSetAttribute");
 }
 
 void CudaDevice::launch(cu::Function f, Dim3 grid, Dim3 block, unsigned shared, cu::Stream s,

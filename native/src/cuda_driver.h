@@ -94,8 +94,7 @@ class CudaDevice {
 
     cu::Module load_module(const std::string& image) const;
     cu::Function function(cu::Module module, const std::string& name) const;
-    // carveout >= 0: also the preferred shared-memory share of the unified cache, in percent.
-    void set_dynamic_shared(cu::Function f, int bytes, int carveout = -1) const;
+    void set_dynamic_shared(cu::Function f, int bytes) const;
     void launch(cu::Function f, Dim3 grid, Dim3 block, unsigned shared, cu::Stream s, void** args,
                 void** extra = nullptr) const;
 

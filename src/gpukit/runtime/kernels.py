@@ -200,15 +200,13 @@ def sm90_epilogue_bytes(bm: int, bn: int, bulk: bool = False) -> int:
     return bm // 2 * (2 * bn + c["GK_SM90_ROW_PAD"])
 
 
-def sm90_stages(bm: int, bn: int, bulk: bool = False, ctas: int = 1) -> tuple[int, int]:
+def sm90_stages(bm: int, bn: int, bulk: bool = False) -> tuple[int, int]:
     """(pipeline stages, dynamic shared bytes) of the sm_90a GEMM with a bm x bn tile: as many
-    K slices as the shared-memory budget holds beside the two consumers' epilogues; `ctas`: blocks
-    per SM (2: each gets half the SM's budget)."""
+    K slices as the shared-memory budget holds beside the two consumers' epilogues."""
     c = CONSTANTS
     stage = (bm + bn) * c["GK_SM90_ROW_BYTES"]
     epilogue = 2 * sm90_epilogue_bytes(bm, bn, bulk)
-    budget = c["GK_SM90_SMEM_BUDGET"] if ctas == 1 else c["GK_SM90_SMEM_BUDGET2"]
-    stages = min(c["GK_SM90_MAX_STAGES"], (budget - epilogue) // stage)
+    stages = min(c["GK_SM90_MAX_STAGES"], (c["GK_SM90_SMEM_BUDGET"] - epilogue) // stage)
     return stages, stages * stage + epilogue + c["GK_SM90_SMEM_EXTRA"]
 
 
@@ -222,19 +220,17 @@ def gemm_sm90(
     epilogue=NO_EPILOGUE,
     preempt: bool = False,
     bulk: bool = False,
-    ctas: int = 1,
 ) -> tuple[str, tuple]:
     """The sm_90a GEMM (wgmma + TMA) over `dtype` ("float16", "bfloat16"; "float32" as TF32) with
     bm x bn tiles; `a_mn` / `b_mn`: a is M-major, b N-major (else K-major); `wait1`: consumers
     keep one wgmma group in flight; `epilogue`: (bias, activation, residual); `preempt`: the
     preemptible form (tiles from a counter, yields while a preemption word is raised); `bulk`:
-    the output rows leave shared memory by bulk copies (16-bit types, no epilogue); `ctas`: blocks
-    per SM (2: tiles of 128 x at most 128)."""
-    stages, shared = sm90_stages(bm, bn, bulk, ctas)
+    the output rows leave shared memory by bulk copies (16-bit types, no epilogue, not
+    preemptible)."""
+    stages, shared = sm90_stages(bm, bn, bulk)
     return "gemm_sm90.cu", (
         *(("GK_GEMM_PREEMPT=1",) if preempt else ()),
         *(("GK_GEMM_BULK_STORE=1",) if bulk else ()),
-        *((f"GK_GEMM_CTAS={ctas}",) if ctas != 1 else ()),
         f"GK_GEMM_TYPE={_SM90_TYPE[dtype]}",
         f"GK_GEMM_BM={bm}",
         f"GK_GEMM_BN={bn}",
@@ -911,26 +907,18 @@ def _fft_instances() -> list[tuple[str, tuple]]:
     ]
 
 
-def sm90a_form_instances() -> list[tuple[str, tuple]]:
-    """The sm_90a GEMM's forms for small-K batched products (bulk-store epilogue, two blocks per
-    SM with it; notes/gemm.md, "batched"), which no plan takes by default yet: compiled and their
-    SASS checked by the tests, not by jit.warmup."""
-    return [
-        gemm_sm90("bfloat16", 128, 256, False, True, True, bulk=True),
-        gemm_sm90("float16", 128, 128, False, True, True, bulk=True, ctas=2),
-        gemm_sm90("bfloat16", 128, 64, False, True, True, bulk=True, ctas=2),
-    ]
-
-
 def sm90a_instances() -> list[tuple[str, tuple]]:
     """Instances of the sm_90a GEMM that products commonly take (jit.warmup on sm_90, the
-    compile and SASS tests): a @ b and x @ w.T of row-major operands, an M-major a over a long K,
-    a fused epilogue, TF32, the small tile of split-K products, and the preemptible form of
-    long best-effort products."""
+    compile and SASS tests): a @ b and x @ w.T of row-major operands and an M-major a over a long
+    K (the bulk-store epilogue), a @ b whose output rows it cannot copy (n % 8 != 0: staged), the
+    128 x 128 tile with the bulk-store epilogue, a fused epilogue, TF32, the small tile of split-K
+    products, and the preemptible form of long best-effort products."""
     return [
+        gemm_sm90("bfloat16", 128, 256, False, True, True, bulk=True),
+        gemm_sm90("bfloat16", 128, 256, False, False, True, bulk=True),
+        gemm_sm90("float16", 256, 128, True, True, False, bulk=True),
         gemm_sm90("bfloat16", 128, 256, False, True, True),
-        gemm_sm90("bfloat16", 128, 256, False, False, True),
-        gemm_sm90("float16", 256, 128, True, True, False),
+        gemm_sm90("float16", 128, 128, False, True, True, bulk=True),
         gemm_sm90("bfloat16", 128, 256, False, False, True, (True, "gelu", True)),
         gemm_sm90("float32", 128, 256, False, False, True),
         gemm_sm90("bfloat16", 128, 64, False, True, True, (False, "silu", True)),

@@ -256,17 +256,12 @@ class CudaBackend:
     def compile_function(self, file_name: str, source: str, options, kernel: str) -> int:
         return self.device.function(self.module(file_name, source, options), kernel)
 
-    def allow_shared(self, fn: int, nbytes: int, carveout: int | None = None) -> None:
+    def allow_shared(self, fn: int, nbytes: int) -> None:
         """Lets `fn` launch with `nbytes` of dynamic shared memory. Every launch with dynamic
         shared memory asks: a launch gets 48 KB unasked for its static and dynamic shared memory
-        together, and the static part is known only to the compiler. `carveout`: the shared
-        memory's preferred share of the unified cache in percent (100: the whole 228 KiB, for
-        kernels meant to run several blocks of ~100 KiB on one SM)."""
+        together, and the static part is known only to the compiler."""
         if self._shared_set.get(fn, 0) < nbytes:
-            if carveout is None:
-                self.device.set_dynamic_shared(fn, nbytes)
-            else:
-                self.device.set_dynamic_shared(fn, nbytes, carveout)
+            self.device.set_dynamic_shared(fn, nbytes)
             self._shared_set[fn] = nbytes
 
     @property

@@ -131,12 +131,9 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
     for r0, rows in _slices(p.m, step):
         plan = gemm_plan.plan_sm90(p.dtype, rows, p.n, p.k, p.batch, a_mat, b_mat,
                                    backend.sm_count, flags, tile, preempt=preemptible,
-                                   form=(whole.bulk, whole.ctas), out_bulk=out_bulk)  # fmt: skip
+                                   out_bulk=out_bulk, bulk=whole.bulk)  # fmt: skip
         fn = backend.function(plan.file, plan.defines, "gk_gemm_sm90")
-        if plan.ctas > 1:  # every block's shared memory on one SM: the whole carveout
-            backend.allow_shared(fn, plan.shared_bytes, carveout=100)
-        else:
-            backend.allow_shared(fn, plan.shared_bytes)
+        backend.allow_shared(fn, plan.shared_bytes)
         at_a, at_b, at_args = sm90_params(backend, fn)
         fields = {
             "m": rows,
@@ -156,7 +153,8 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
         }
         res_at = r0 * epi.residual[0] * item if epi.residual is not None else 0
         addresses = [
-            ("out", args.out, r0 * p.so[0] * item, item),
+            # the bulk-store epilogue's row copies need 16-byte aligned rows (out_rows_bulk)
+            ("out", args.out, r0 * p.so[0] * item, 16 if whole.bulk else item),
             *_epilogue_addresses(args, epi, res_at),
         ]
         if workspace is not None:

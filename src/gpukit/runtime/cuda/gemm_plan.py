@@ -114,8 +114,7 @@ class Sm90Plan:
     a_batched: bool
     b_batched: bool
     workspace_bytes: int  # fp32 split-K partials; 0 without a split
-    bulk: bool = False  # the bulk-store epilogue (GK_GEMM_BULK_STORE)
-    ctas: int = 1  # blocks per SM (the grid is up to ctas x the SMs)
+    bulk: bool  # the bulk-store epilogue (GK_GEMM_BULK_STORE), else the staged one
 
 
 # Tiles the sm_90a kernel is instantiated with (BM, BN), and their relative speed per output
@@ -178,27 +177,15 @@ def out_rows_bulk(dtype: str, n: int, so_m: int, so_z: int, aligned: bool) -> bo
     )  # fmt: skip
 
 
-def sm90_form_allowed(dtype, bm, bn, splits, epilogue, preempt, bulk, ctas,
-                      out_bulk=False) -> bool:  # fmt: skip
-    """Whether gemm_sm90.cu has the form for the product: the bulk-store epilogue for plain 16-bit
-    products whose output rows it can copy (`out_bulk`: out_rows_bulk) without a split of K; two
-    blocks per SM for 128 x (at most 128) tiles with the bulk-store epilogue (the staged one
-    spills at the 96 registers two blocks leave); neither in the preemptible form."""
-    if (bulk or ctas != 1) and preempt:
-        return False
-    if bulk and (
-        dtype == "float32" or tuple(epilogue) != kernels.NO_EPILOGUE or splits != 1 or not out_bulk
-    ):
-        return False
-    return ctas == 1 or (ctas == 2 and bulk and bm == 128 and bn <= 128)
-
-
-def choose_sm90_form(dtype, m, n, k_tiles, batch, bm, bn, splits, epilogue, preempt,
-                     out_bulk) -> tuple[bool, int]:  # fmt: skip
-    """(bulk-store epilogue, blocks per SM) of a product: the staged epilogue and one block per
-    SM, the forms measured so far (notes/gemm.md); the bulk-store and two-block forms are built
-    for small-K batched products and wait for their measurement (notes/batched_sweep.py)."""
-    return False, 1
+def sm90_bulk(dtype, splits, epilogue, preempt, out_bulk) -> bool:
+    """Whether a product takes the bulk-store epilogue (GK_GEMM_BULK_STORE): plain 16-bit products
+    whose output rows it can copy (`out_bulk`: out_rows_bulk), K not split, not the preemptible
+    form. The rest keep the staged epilogue. Measured on the batched small-K row 21.5 us against
+    26.6 staged, and 1-2% faster on the long-K rows (notes/gemm.md, "batched")."""
+    return (
+        out_bulk and dtype != "float32" and tuple(epilogue) == kernels.NO_EPILOGUE
+        and splits == 1 and not preempt
+    )  # fmt: skip
 
 
 def _operand_map(dtype_code, item, mat: Matrix, rows, cols, batch, box_inner, box_outer,
@@ -292,13 +279,14 @@ def tf32_in_place(p: Problem) -> tuple[bool, bool]:
 
 def plan_sm90(dtype: str, m: int, n: int, k: int, batch: int, a: Matrix, b: Matrix, sms: int,
               epilogue=kernels.NO_EPILOGUE, tile=None, wait1=None, preempt=False,
-              form=None, out_bulk=False) -> Sm90Plan:  # fmt: skip
+              out_bulk=False, bulk=None) -> Sm90Plan:  # fmt: skip
     """The launch of gk_gemm_sm90 for out (batch, m, n) = a (batch, m, k) @ b (batch, k, n).
     `epilogue`: (bias, activation name, residual). `tile`: (BM, BN, splits) instead of the
     cheapest. float32 multiplies as TF32 (operands rounded while TMA copies them). `preempt`:
     the preemptible form, which never splits K (its partial sums would not survive a yield).
-    `form`: (bulk-store epilogue, blocks per SM) instead of choose_sm90_form's; `out_bulk`: the
-    output's rows take the bulk-store epilogue (out_rows_bulk). Call sm90_supported first."""
+    `out_bulk`: the output's rows can take the bulk-store epilogue (out_rows_bulk); `bulk`: that
+    epilogue (True) or the staged one (False) instead of sm90_bulk's choice. Call sm90_supported
+    first."""
     item = item_bytes(dtype)
     bk = _C["GK_SM90_ROW_BYTES"] // item
     k_tiles = sm90_k_tiles(dtype, k)
@@ -317,24 +305,21 @@ def plan_sm90(dtype: str, m: int, n: int, k: int, batch: int, a: Matrix, b: Matr
     map_b = _operand_map(code, item, b, k, n, batch, 64 if b_mn else bk, bk if b_mn else bn, b_mn)
     tiles_m, tiles_n = _ceil(m, bm), _ceil(n, bn)
     total = tiles_m * tiles_n * batch * splits
-    if form is None:
-        form = choose_sm90_form(
-            dtype, m, n, k_tiles, batch, bm, bn, splits, epilogue, preempt, out_bulk
-        )
-    bulk, ctas = form
-    if not sm90_form_allowed(dtype, bm, bn, splits, epilogue, preempt, bulk, ctas, out_bulk):
-        raise ValueError(f"the sm_90a GEMM has no form {form} for {bm} x {bn} tiles of {dtype}")
-    file, defines = kernels.gemm_sm90(
-        dtype, bm, bn, a_mn, b_mn, wait1, epilogue, preempt, bulk=bulk, ctas=ctas
-    )
+    allowed = sm90_bulk(dtype, splits, epilogue, preempt, out_bulk)
+    if bulk is None:
+        bulk = allowed
+    elif bulk and not allowed:
+        raise ValueError("the bulk-store epilogue takes plain 16-bit products with aligned output "
+                         "rows, K not split, not preemptible")  # fmt: skip
+    file, defines = kernels.gemm_sm90(dtype, bm, bn, a_mn, b_mn, wait1, epilogue, preempt, bulk)
     return Sm90Plan(
         file=file,
         defines=defines,
         bm=bm,
         bn=bn,
-        shared_bytes=kernels.sm90_stages(bm, bn, bulk, ctas)[1],
-        grid=min(total, ctas * sms),
-        threads=_C["GK_SM90_THREADS"] if ctas == 1 else _C["GK_SM90_THREADS2"],
+        shared_bytes=kernels.sm90_stages(bm, bn, bulk)[1],
+        grid=min(total, sms),
+        threads=_C["GK_SM90_THREADS"],
         splits=splits,
         k_tiles=k_tiles,
         k_tiles_per_split=per_split,
@@ -347,7 +332,6 @@ def plan_sm90(dtype: str, m: int, n: int, k: int, batch: int, a: Matrix, b: Matr
         b_batched=map_b.dims[2] > 1,
         workspace_bytes=splits * batch * m * n * 4 if splits > 1 else 0,
         bulk=bulk,
-        ctas=ctas,
     )
 
 
