@@ -1,8 +1,8 @@
 """Dev harness (GPU machine, after scripts/gpu_machine.sh has installed gpukit): the sm_90a GEMM's
-forms for the small-K batched row of issue 13 (64 x (512x128 @ 128x512) bf16), with 8192^3,
-4096^3 and linear 4096x4096->11008 as guards. A variant is a forced tile and a forced form
-(bulk-store epilogue, blocks per SM: gemm_plan.choose_sm90_form), swapped in by wrapping
-gemm_plan.choose_sm90_tile / choose_sm90_form and dropping cached plans between variants.
+two epilogues on the small-K batched row of issue 13 (64 x (512x128 @ 128x512) bf16), with 8192^3,
+4096^3 and linear 4096x4096->11008 as guards. Variants: "base", the staged epilogue forced
+(gemm_plan.sm90_bulk wrapped to say no), and "bulk", the plan's default (the bulk-store
+epilogue wherever gemm_plan.sm90_bulk allows it); cached plans are dropped between variants.
 Each variant is first checked on small products against float64 on the host (tails in m and n,
 n % 8 != 0 and split K, which fall back to the staged epilogue, a fused epilogue; output poisoned,
 run twice for the same bits), then on each timed row against torch's float32 product of the same
@@ -29,34 +29,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from bench_matmul import gk_ms, torch_ms
 
 F = torch.nn.functional
-_choose_tile, _choose_form = gemm_plan.choose_sm90_tile, gemm_plan.choose_sm90_form
+_bulk = gemm_plan.sm90_bulk
 
-# name: (tile (BM, BN) or None for the plan's, bulk-store epilogue, blocks per SM)
+# name: whether the plan may take the bulk-store epilogue
 VARIANTS = {
-    "base": (None, False, 1),  # today's plan: 128 x 256, staged epilogue, 4 stages
-    "bulk": ((128, 256), True, 1),  # bulk-store epilogue, 3 stages
-    "c2-128-bulk": ((128, 128), True, 2),  # two blocks per SM, bulk-store, 2 stages
-    "c2-64-bulk": ((128, 64), True, 2),  # two blocks per SM, bulk-store, 3 stages
-    "t128": ((128, 128), False, 1),  # one block per SM, 128 x 128 (earlier: slower)
+    "base": False,  # the staged epilogue everywhere (128 x 256: 4 stages)
+    "bulk": True,  # the default: bulk-store where gemm_plan.sm90_bulk allows (128 x 256: 3 stages)
 }
 
 
 def use(name):
-    tile, bulk, ctas = VARIANTS[name]
-
-    def choose_tile(m, n, k_tiles, batch, sms):
-        chosen = _choose_tile(m, n, k_tiles, batch, sms)
-        return (*tile, chosen[2]) if tile else chosen  # keeps the plan's split of K
-
-    def choose_form(dtype, m, n, k_tiles, batch, bm, bn, splits, epilogue, preempt, out_bulk):
-        facts = (dtype, bm, bn, splits, epilogue, preempt)
-        if gemm_plan.sm90_form_allowed(*facts, bulk, ctas, out_bulk):
-            return bulk, ctas
-        # elsewhere (a fused epilogue, n % 8, split K: the staged epilogue) the plan's form
-        return _choose_form(dtype, m, n, k_tiles, batch, bm, bn, splits, epilogue, preempt,
-                            out_bulk)  # fmt: skip
-
-    gemm_plan.choose_sm90_tile, gemm_plan.choose_sm90_form = choose_tile, choose_form
+    gemm_plan.sm90_bulk = _bulk if VARIANTS[name] else (lambda *facts: False)
     sys.modules["gpukit.array"]._PLANS.clear()
 
 
@@ -188,11 +171,11 @@ def main():
 
     row("batched 64x(512x128@128x512)", 512, 128, 512, 64, list(VARIANTS))
     # torch again after ours: its figure moved 189 -> 159 between two earlier calls
-    row("batched (again)", 512, 128, 512, 64, ["base", "bulk", "c2-128-bulk"])
-    row("bf16 4096^3", 4096, 4096, 4096, 0, ["base", "bulk", "c2-128-bulk"])
-    row("linear 4096x4096->11008", 4096, 4096, 11008, 0, ["base", "bulk"], bt=True)
-    row("bf16 8192^3", 8192, 8192, 8192, 0, ["base", "bulk"])
-    use("base")
+    row("batched (again)", 512, 128, 512, 64, list(VARIANTS))
+    row("bf16 4096^3", 4096, 4096, 4096, 0, list(VARIANTS))
+    row("linear 4096x4096->11008", 4096, 4096, 11008, 0, list(VARIANTS), bt=True)
+    row("bf16 8192^3", 8192, 8192, 8192, 0, list(VARIANTS))
+    use("bulk")
     print(f"sweep took {time.time() - t_start:.0f} s")
 
 
