@@ -40,11 +40,15 @@
 // GK_GEMM_BN (64 | 128 | 192 | 256), GK_GEMM_STAGES, GK_GEMM_SMEM (the dynamic shared memory
 // the launch gives), GK_A_MN, GK_B_MN, GK_GEMM_WAIT1 (keep one wgmma group in flight),
 // GK_EPI_BIAS, GK_EPI_ACT, GK_EPI_RESIDUAL, GK_GEMM_PREEMPT, GK_GEMM_EPI_UNROLL (epilogue passes
-// in flight).
+// in flight), GK_GEMM_BULK_STORE (the output rows leave shared memory by bulk copies, see the
+// epilogue section).
 #include "args.cuh"
 
 #ifndef GK_GEMM_PREEMPT
 #define GK_GEMM_PREEMPT 0
+#endif
+#ifndef GK_GEMM_BULK_STORE
+#define GK_GEMM_BULK_STORE 0
 #endif
 
 #define GK_GEMM_F16 1
@@ -86,7 +90,17 @@
 #define GK_STAGE_BYTES (GK_A_STAGE + GK_B_STAGE)
 #define GK_CHUNK_BYTES (GK_BK * GK_SM90_ROW_BYTES)  // a 64-wide MN chunk of one stage
 
-static_assert(GK_GEMM_STAGES * GK_STAGE_BYTES + 2 * GK_SM90_EPI_BYTES + GK_SM90_SMEM_EXTRA <=
+#if GK_GEMM_BULK_STORE
+#if GK_EPI_BIAS || GK_EPI_RESIDUAL || GK_EPI_ACT != GK_ACT_NONE || GK_EPI_OUT == GK_OUT_F32 || \
+    GK_GEMM_PREEMPT
+#error "the bulk-store epilogue takes plain 16-bit products (not the preemptible form)"
+#endif
+#define GK_BULK_PITCH (GK_GEMM_BN * 2 + GK_SM90_ROW_PAD)  // bytes of one staged output row
+#define GK_EPI_WG_BYTES (GK_WG_M * GK_BULK_PITCH)         // one consumer's rows of outputs
+#else
+#define GK_EPI_WG_BYTES GK_SM90_EPI_BYTES
+#endif
+static_assert(GK_GEMM_STAGES * GK_STAGE_BYTES + 2 * GK_EPI_WG_BYTES + GK_SM90_SMEM_EXTRA <=
                   GK_GEMM_SMEM,
               "the stages do not fit the shared memory the launch gives");
 // Barriers after the 1024-byte alignment slack: full[S], empty[S], and for GK_GEMM_PREEMPT
@@ -441,6 +455,52 @@ __device__ __forceinline__ void gk_epilogue(const float (&acc)[GK_MI][GK_ACC],
     }
 }
 
+#if GK_GEMM_BULK_STORE
+// Bulk-store epilogue: consumer warpgroup cw rounds its accumulators to the output type into its
+// GK_WG_M staged rows (GK_BULK_PITCH bytes apart: the padding turns the fragment writes' 8 rows of
+// a warp into distinct banks), then each of its first GK_WG_M threads sends one row to global
+// memory with one cp.async.bulk (shared -> global, its own bulk group) and the warpgroup goes on
+// to its next tile without waiting: the copies run beside the next tile's loads and wgmmas, and
+// before the rows are written again each sender waits until its copy has read them. The plan
+// takes this form only where every row of the output is a whole number of 16-byte units at a
+// 16-byte aligned address (n % 8 == 0; out, so_m and so_z aligned) and K is not split
+// (gemm_plan.sm90_bulk).
+__device__ __forceinline__ void gk_epilogue_bulk(const float (&acc)[GK_MI][GK_ACC],
+                                                 const gk_gemm_sm90_args& p, const gk_tile& t,
+                                                 int cw, unsigned rows, int lane, int warp) {
+    const int i = threadIdx.x & 127;
+    if (i < GK_WG_M) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    gk_epi_sync(cw);  // the previous tile's copies have read the rows
+#pragma unroll
+    for (int mi = 0; mi < GK_MI; ++mi)
+#pragma unroll
+        for (int j = 0; j < GK_GEMM_BN / 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = mi * 64 + warp * 16 + (lane >> 2) + 8 * h;
+                const unsigned at = rows + row * GK_BULK_PITCH + 2 * (8 * j + 2 * (lane & 3));
+                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at),
+                             "r"(gk_f2h2(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]))
+                             : "memory");
+            }
+    // The rows, written through the generic proxy, are read by the bulk copies' async proxy.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    gk_epi_sync(cw);
+    if (i < GK_WG_M) {
+        const gk_i64 row = (gk_i64)t.tm * GK_GEMM_BM + cw * GK_WG_M + i;
+        const gk_i64 col = (gk_i64)t.tn * GK_GEMM_BN;
+        if (row < p.m) {
+            const unsigned bytes = 2u * (unsigned)min((gk_i64)GK_GEMM_BN, p.n - col);
+            const gk_u64 dst = p.out + 2 * (gk_u64)(t.z * p.so_z + row * p.so_m + col);
+            asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst),
+                         "r"(rows + i * GK_BULK_PITCH), "r"(bytes)
+                         : "memory");
+        }
+        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+    }
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
     gk_gemm_sm90(const __grid_constant__ gk_tensor_map map_a,
                  const __grid_constant__ gk_tensor_map map_b, const gk_gemm_sm90_args p) {
@@ -450,8 +510,8 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
     const unsigned base = (raw + 1023u) & ~1023u;
     const unsigned a_stages = base;
     const unsigned b_stages = base + GK_GEMM_STAGES * GK_A_STAGE;
-    const unsigned epi = b_stages + GK_GEMM_STAGES * GK_B_STAGE;  // a chunk per consumer
-    const unsigned bars = epi + 2 * GK_SM90_EPI_BYTES;            // full[S], then empty[S]
+    const unsigned epi = b_stages + GK_GEMM_STAGES * GK_B_STAGE;  // GK_EPI_WG_BYTES per consumer
+    const unsigned bars = epi + 2 * GK_EPI_WG_BYTES;              // full[S], then empty[S]
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) & 3, lane = threadIdx.x & 31;
 
     if (threadIdx.x == 0) {
@@ -588,8 +648,10 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(GK_SM90_CONSUMER_REGS));
         const int cw = wg - 1;  // consumer warpgroup: rows [cw * GK_WG_M, (cw + 1) * GK_WG_M)
         const int first_mb = cw * GK_MI;  // its first m64 block of a tile
-        const unsigned chunk = epi + cw * GK_SM90_EPI_BYTES;
+        const unsigned chunk = epi + cw * GK_EPI_WG_BYTES;
+#if !GK_GEMM_BULK_STORE
         const gk_epi_ctx ectx = gk_epi_context(p);
+#endif
         int it = 0;
         GK_CONSUMER_TILES(ti) {
             const gk_tile t = gk_tile_of(ti, p);
@@ -674,8 +736,17 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
                 continue;
             }
 #endif
+#if GK_GEMM_BULK_STORE
+            gk_epilogue_bulk(acc, p, t, cw, chunk, lane, warp);
+#else
             gk_epilogue(acc, p, ectx, t, cw, first_mb, chunk, lane, warp);
+#endif
         }
+#if GK_GEMM_BULK_STORE
+        // The last copies done before the block (and its shared memory) goes.
+        if ((threadIdx.x & 127) < GK_WG_M)
+            asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
 #if GK_GEMM_PREEMPT
         // Both consumer warpgroups are done (named barrier 3): the block's exit, stamped.
         asm volatile("bar.sync 3, 256;\n" ::: "memory");

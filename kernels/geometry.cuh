@@ -62,6 +62,7 @@
 #define GK_SM90_SMEM_BUDGET 230400  // the 227 KiB a block may have, less GK_SM90_SMEM_EXTRA
 #define GK_SM90_SMEM_EXTRA 2048     // 1024-byte alignment slack and the mbarriers
 #define GK_SM90_EPI_BYTES 16384     // per consumer: a 64 x 64 float chunk of the epilogue
+#define GK_SM90_ROW_PAD 16  // bulk-store epilogue (GK_GEMM_BULK_STORE): bytes after each staged row
 #define GK_SM90_MAX_STAGES 8
 #define GK_SM90_PRODUCER_REGS 40  // setmaxnreg: 128 x 40 + 256 x 232 <= 65536
 #define GK_SM90_CONSUMER_REGS 232
@@ -257,6 +258,7 @@
     X(GK_SM90_SMEM_BUDGET)       \
     X(GK_SM90_SMEM_EXTRA)        \
     X(GK_SM90_EPI_BYTES)         \
+    X(GK_SM90_ROW_PAD)           \
     X(GK_SM90_MAX_STAGES)        \
     X(GK_SM90_PRODUCER_REGS)     \
     X(GK_SM90_CONSUMER_REGS)     \

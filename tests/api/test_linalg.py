@@ -113,6 +113,47 @@ def test_repeated_products_at_every_offset(backend, rng, name):
     _check(gk.matmul(a, b), _reference(x, y), name, 70)
 
 
+def _poisoned(step, shape, name):
+    """step() computed where a NaN-filled buffer of its output's size was just freed (the pool
+    hands it out again), so that an output element the product never writes stays NaN."""
+    poison = gk.full(shape, np.nan, _dtype(name))
+    del poison
+    return step()
+
+
+# 16-bit products on the sm_90a GEMM: (batch, m, k, n, how a is shaped). n % 8 == 0 takes the
+# bulk-store epilogue (rows copied out whole by cp.async.bulk), with tails in m (128-row tiles) and
+# in n (the last column tile 16 bytes wide: 264, 520); n % 8 != 0 (260, 1001) leaves each output
+# row off 16-byte boundaries: x @ w.T takes the staged epilogue (a @ b another kernel, b's rows
+# being unaligned too). On other GPUs and the CPU, the same products.
+BULK_CASES = [
+    (16, 300, 128, 520, "batched"),  # the batched small-K row's form, 3 row tiles, n tail
+    (3, 200, 72, 264, "batched"),
+    (5, 129, 40, 136, "broadcast a"),  # a (1, m, k) against b (batch, k, n)
+    (1, 1000, 264, 1000, "rows of 256"),  # row_block slices, each a launch
+    (3, 200, 72, 260, "batched"),  # n % 8 != 0: staged
+    (2, 129, 40, 1001, "batched"),
+]
+
+
+@pytest.mark.parametrize("name", HALVES)
+@pytest.mark.parametrize("batch,m,k,n,form", BULK_CASES)
+def test_16_bit_products_write_every_output_row_once(backend, rng, name, batch, m, k, n, form):
+    x = _data(rng, (1 if form == "broadcast a" else batch, m, k), name)
+    y = _data(rng, (batch, k, n), name)
+    a, b = gk.asarray(x), gk.asarray(y)
+    row_block = 256 if form == "rows of 256" else None
+    expected = _reference(x, y)
+    first = _poisoned(lambda: gk.matmul(a, b, row_block=row_block), expected.shape, name)
+    _check(first, expected, name, k)
+    again = _poisoned(lambda: gk.matmul(a, b, row_block=row_block), expected.shape, name)
+    np.testing.assert_array_equal(again.to_numpy(), first.to_numpy())
+    # x @ w.T (b K-major) of the same rows
+    w = np.ascontiguousarray(y[0].T)
+    got = _poisoned(lambda: gk.linear(a, gk.asarray(w)), (*x.shape[:-1], n), name)
+    _check(got, _reference(x, w.T), name, k)
+
+
 @pytest.mark.parametrize("name", DTYPES)
 @pytest.mark.parametrize("row_block", [1, 7, 128, 1000])
 def test_row_block_slices_give_the_same_product(backend, rng, name, row_block):

@@ -84,6 +84,8 @@ def test_sm90a_kernels_compile_to_wgmma_fed_by_tma_without_spills():
         assert "HGMMA" in sass, defines
         assert "UTMALDG" in sass, defines
         assert " LDL" not in sass and " STL" not in sass, f"local memory in {defines}"
+        if file == "gemm_sm90.cu":  # the bulk-store epilogue's row copies, where it is built
+            assert ("UBLKCP" in sass) == ("GK_GEMM_BULK_STORE=1" in defines), defines
         assert "STACK:0 " in res.split(kernels.kernels_of(file, defines)[0])[1], res
     if tool is None:
         if os.environ.get("CI"):

@@ -36,6 +36,92 @@ def test_stages_fill_the_shared_memory_budget():
         assert (stages + 1) * stage > budget or stages == C["GK_SM90_MAX_STAGES"]
 
 
+def test_the_bulk_store_epilogue_fits_and_is_taken_by_plain_16_bit_products_only():
+    """The bulk-store epilogue (GK_GEMM_BULK_STORE: 16-bit rows per consumer, copied out by
+    cp.async.bulk): every 16-bit product whose output rows are whole aligned 16-byte units, K not
+    split, no fused epilogue, not preemptible; the rest keep the staged epilogue."""
+    rows = lambda bm, bn: 2 * (bm // 2) * (2 * bn + C["GK_SM90_ROW_PAD"])  # noqa: E731
+    stages, shared = kernels.sm90_stages(128, 256, bulk=True)
+    assert stages == 3 and shared == 3 * 384 * 128 + rows(128, 256) + C["GK_SM90_SMEM_EXTRA"]
+    for bm, bn in gp.SM90_TILES:
+        stages, shared = kernels.sm90_stages(bm, bn, bulk=True)
+        assert stages >= 3 and shared <= C["GK_SM90_SMEM_BUDGET"] + C["GK_SM90_SMEM_EXTRA"]
+    a, b = gp.Matrix(128, 1, 65536, True), gp.Matrix(512, 1, 65536, True)
+    p = gp.plan_sm90("bfloat16", 512, 512, 128, 64, a, b, 132, out_bulk=True)
+    assert p.bulk and "GK_GEMM_BULK_STORE=1" in p.defines
+    assert p.shared_bytes == kernels.sm90_stages(p.bm, p.bn, True)[1]
+    assert p.threads == C["GK_SM90_THREADS"] and p.grid == 132
+    p = gp.plan_sm90("bfloat16", 512, 512, 128, 64, a, b, 132, out_bulk=True, bulk=False)
+    assert not p.bulk and not any("BULK" in d for d in p.defines)  # the staged form, forced
+    assert p.shared_bytes == kernels.sm90_stages(p.bm, p.bn)[1]
+    with pytest.raises(ValueError):
+        gp.plan_sm90("bfloat16", 512, 520, 128, 64, a, b, 132, out_bulk=False, bulk=True)
+    bulk, plain = gp.sm90_bulk, kernels.NO_EPILOGUE
+    assert bulk("bfloat16", 1, plain, False, True) and bulk("float16", 1, plain, False, True)
+    assert not bulk("bfloat16", 1, plain, False, False)  # rows not whole aligned 16-byte units
+    assert not bulk("bfloat16", 2, plain, False, True)  # split K
+    assert not bulk("bfloat16", 1, (True, None, False), False, True)  # a fused epilogue
+    assert not bulk("bfloat16", 1, (False, "silu", False), False, True)
+    assert not bulk("bfloat16", 1, (False, None, True), False, True)
+    assert not bulk("float32", 1, plain, False, True)  # TF32: float32 outputs
+    assert not bulk("bfloat16", 1, plain, True, True)  # preemptible
+    assert gp.out_rows_bulk("bfloat16", 512, 512, 512 * 512, True)
+    assert gp.out_rows_bulk("float16", 8, 8, 0, True)
+    assert not gp.out_rows_bulk("bfloat16", 1001, 1001, 0, True)  # n % 8
+    assert not gp.out_rows_bulk("bfloat16", 512, 516, 0, True)  # a row stride of 1032 bytes
+    assert not gp.out_rows_bulk("bfloat16", 512, 512, 512 * 512 + 4, True)  # the batch stride
+    assert not gp.out_rows_bulk("bfloat16", 512, 512, 0, False)  # the address
+    assert not gp.out_rows_bulk("float32", 512, 512, 0, True)
+
+
+def _bulk_of(be, plan):
+    """Whether each sm_90a GEMM launch of `plan` has the bulk-store epilogue."""
+    return [
+        "GK_GEMM_BULK_STORE=1" in be.functions[fn - 1][1]
+        for fn, *_ in plan.launches
+        if be.functions[fn - 1][2] == "gk_gemm_sm90"
+    ]
+
+
+def test_products_take_the_bulk_store_epilogue_where_their_output_rows_allow(built):
+    bf, f16 = np.dtype(bfloat16), np.dtype("float16")
+
+    def launches(a, b, out, *epi, row_block=None, tf32=False):
+        be = FakeBackend()
+        plan = matmul.plan_matmul(be, a, b, out, *(epi or (None,)), row_block, tf32=tf32)
+        return be, plan
+
+    # batched small K (the batched row of notes/gemm.md), and row slices of one product
+    be, plan = launches(_dense(bf, (64, 512, 128)), _dense(bf, (64, 128, 512)),
+                        _dense(bf, (64, 512, 512)))  # fmt: skip
+    assert _bulk_of(be, plan) == [True]
+    slots = plan.launches[0][5]
+    out_at = 0x130 + arg_struct("gk_gemm_sm90_args").offset("out")
+    assert [s[4] for s in slots if s[0] == "address" and s[1] == out_at] == [16]
+    be, plan = launches(_dense(f16, (1000, 264)), _dense(f16, (264, 1000)),
+                        _dense(f16, (1000, 1000)), row_block=256)  # fmt: skip
+    assert _bulk_of(be, plan) == [True] * 4
+    # staged: rows of n % 8 != 0 elements (the plan's output is contiguous: its rows then start
+    # off 16-byte boundaries; b read K-major, as x @ w.T, so that TMA can address it), an
+    # unaligned output, split K, a fused epilogue, TF32
+    w_t = Layout(bf, (264, 1001), (2, 2 * 264), 16)
+    be, plan = launches(_dense(bf, (1000, 264)), w_t, _dense(bf, (1000, 1001)))
+    assert _bulk_of(be, plan) == [False]
+    w_t = Layout(bf, (3, 64, 260), (2 * 64 * 260, 2, 2 * 64), 16)
+    be, plan = launches(_dense(bf, (3, 200, 64)), w_t, _dense(bf, (3, 200, 260)))
+    assert _bulk_of(be, plan) == [False]
+    be, plan = launches(_dense(bf, (200, 64)), _dense(bf, (64, 256)), _dense(bf, (200, 256), 2))
+    assert _bulk_of(be, plan) == [False]
+    be, plan = launches(_dense(bf, (256, 8200)), _dense(bf, (8200, 520)), _dense(bf, (256, 520)))
+    assert _bulk_of(be, plan) == [False]  # K split
+    be, plan = launches(_dense(bf, (1000, 264)), _dense(bf, (264, 1024)),
+                        _dense(bf, (1000, 1024)), _dense(bf, (1024,)), None, "relu")  # fmt: skip
+    assert _bulk_of(be, plan) == [False]
+    be, plan = launches(_dense("float32", (256, 64)), _dense("float32", (64, 256)),
+                        _dense("float32", (256, 256)), tf32=True)  # fmt: skip
+    assert _bulk_of(be, plan) == [False]
+
+
 def test_tiles_fill_the_gpu_and_split_k_only_when_it_pays():
     assert gp.choose_sm90_tile(8192, 8192, 128, 1, 132) == (128, 256, 1)
     assert gp.choose_sm90_tile(4096, 11008, 64, 1, 132)[2] == 1

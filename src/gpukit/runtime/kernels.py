@@ -191,12 +191,21 @@ def _epilogue(epilogue) -> tuple[str, ...]:
     )
 
 
-def sm90_stages(bm: int, bn: int) -> tuple[int, int]:
+def sm90_epilogue_bytes(bm: int, bn: int, bulk: bool = False) -> int:
+    """Shared memory of one consumer warpgroup's epilogue: a 64 x 64 float chunk, or with `bulk`
+    (GK_GEMM_BULK_STORE) its bm / 2 rows of 16-bit outputs, each padded by GK_SM90_ROW_PAD bytes."""
+    c = CONSTANTS
+    if not bulk:
+        return c["GK_SM90_EPI_BYTES"]
+    return bm // 2 * (2 * bn + c["GK_SM90_ROW_PAD"])
+
+
+def sm90_stages(bm: int, bn: int, bulk: bool = False) -> tuple[int, int]:
     """(pipeline stages, dynamic shared bytes) of the sm_90a GEMM with a bm x bn tile: as many
-    K slices as the shared-memory budget holds beside the two consumers' epilogue chunks."""
+    K slices as the shared-memory budget holds beside the two consumers' epilogues."""
     c = CONSTANTS
     stage = (bm + bn) * c["GK_SM90_ROW_BYTES"]
-    epilogue = 2 * c["GK_SM90_EPI_BYTES"]
+    epilogue = 2 * sm90_epilogue_bytes(bm, bn, bulk)
     stages = min(c["GK_SM90_MAX_STAGES"], (c["GK_SM90_SMEM_BUDGET"] - epilogue) // stage)
     return stages, stages * stage + epilogue + c["GK_SM90_SMEM_EXTRA"]
 
@@ -210,14 +219,18 @@ def gemm_sm90(
     wait1: bool,
     epilogue=NO_EPILOGUE,
     preempt: bool = False,
+    bulk: bool = False,
 ) -> tuple[str, tuple]:
     """The sm_90a GEMM (wgmma + TMA) over `dtype` ("float16", "bfloat16"; "float32" as TF32) with
     bm x bn tiles; `a_mn` / `b_mn`: a is M-major, b N-major (else K-major); `wait1`: consumers
     keep one wgmma group in flight; `epilogue`: (bias, activation, residual); `preempt`: the
-    preemptible form (tiles from a counter, yields while a preemption word is raised)."""
-    stages, shared = sm90_stages(bm, bn)
+    preemptible form (tiles from a counter, yields while a preemption word is raised); `bulk`:
+    the output rows leave shared memory by bulk copies (16-bit types, no epilogue, not
+    preemptible)."""
+    stages, shared = sm90_stages(bm, bn, bulk)
     return "gemm_sm90.cu", (
         *(("GK_GEMM_PREEMPT=1",) if preempt else ()),
+        *(("GK_GEMM_BULK_STORE=1",) if bulk else ()),
         f"GK_GEMM_TYPE={_SM90_TYPE[dtype]}",
         f"GK_GEMM_BM={bm}",
         f"GK_GEMM_BN={bn}",
@@ -896,13 +909,16 @@ def _fft_instances() -> list[tuple[str, tuple]]:
 
 def sm90a_instances() -> list[tuple[str, tuple]]:
     """Instances of the sm_90a GEMM that products commonly take (jit.warmup on sm_90, the
-    compile and SASS tests): a @ b and x @ w.T of row-major operands, an M-major a over a long K,
-    a fused epilogue, TF32, the small tile of split-K products, and the preemptible form of
-    long best-effort products."""
+    compile and SASS tests): a @ b and x @ w.T of row-major operands and an M-major a over a long
+    K (the bulk-store epilogue), a @ b whose output rows it cannot copy (n % 8 != 0: staged), the
+    128 x 128 tile with the bulk-store epilogue, a fused epilogue, TF32, the small tile of split-K
+    products, and the preemptible form of long best-effort products."""
     return [
+        gemm_sm90("bfloat16", 128, 256, False, True, True, bulk=True),
+        gemm_sm90("bfloat16", 128, 256, False, False, True, bulk=True),
+        gemm_sm90("float16", 256, 128, True, True, False, bulk=True),
         gemm_sm90("bfloat16", 128, 256, False, True, True),
-        gemm_sm90("bfloat16", 128, 256, False, False, True),
-        gemm_sm90("float16", 256, 128, True, True, False),
+        gemm_sm90("float16", 128, 128, False, True, True, bulk=True),
         gemm_sm90("bfloat16", 128, 256, False, False, True, (True, "gelu", True)),
         gemm_sm90("float32", 128, 256, False, False, True),
         gemm_sm90("bfloat16", 128, 64, False, True, True, (False, "silu", True)),

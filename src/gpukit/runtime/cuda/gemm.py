@@ -120,14 +120,18 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
     step = _row_step(p, row_block, grain)
     flags = epi.flags(args)
     preemptible = preempt is not None
+    so_z = p.bo[0] if p.bshape else 0
+    out_bulk = gemm_plan.out_rows_bulk(p.dtype, p.n, p.so[0], so_z, p.aligned[2])
     whole = gemm_plan.plan_sm90(p.dtype, step, p.n, p.k, p.batch, a_mat, b_mat,
-                                backend.sm_count, flags, tile, preempt=preemptible)  # fmt: skip
+                                backend.sm_count, flags, tile, preempt=preemptible,
+                                out_bulk=out_bulk)  # fmt: skip
     workspace = None
     if whole.workspace_bytes:
         workspace = builder.add_scratch(whole.workspace_bytes)
     for r0, rows in _slices(p.m, step):
         plan = gemm_plan.plan_sm90(p.dtype, rows, p.n, p.k, p.batch, a_mat, b_mat,
-                                   backend.sm_count, flags, tile, preempt=preemptible)  # fmt: skip
+                                   backend.sm_count, flags, tile, preempt=preemptible,
+                                   out_bulk=out_bulk, bulk=whole.bulk)  # fmt: skip
         fn = backend.function(plan.file, plan.defines, "gk_gemm_sm90")
         backend.allow_shared(fn, plan.shared_bytes)
         at_a, at_b, at_args = sm90_params(backend, fn)
@@ -135,7 +139,7 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
             "m": rows,
             "n": p.n,
             "so_m": p.so[0],
-            "so_z": p.bo[0] if p.bshape else 0,
+            "so_z": so_z,
             "batch": p.batch,
             "splits": plan.splits,
             "k_tiles": plan.k_tiles,
@@ -149,7 +153,8 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
         }
         res_at = r0 * epi.residual[0] * item if epi.residual is not None else 0
         addresses = [
-            ("out", args.out, r0 * p.so[0] * item, item),
+            # the bulk-store epilogue's row copies need 16-byte aligned rows (out_rows_bulk)
+            ("out", args.out, r0 * p.so[0] * item, 16 if whole.bulk else item),
             *_epilogue_addresses(args, epi, res_at),
         ]
         if workspace is not None:

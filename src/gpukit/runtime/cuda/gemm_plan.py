@@ -114,6 +114,7 @@ class Sm90Plan:
     a_batched: bool
     b_batched: bool
     workspace_bytes: int  # fp32 split-K partials; 0 without a split
+    bulk: bool  # the bulk-store epilogue (GK_GEMM_BULK_STORE), else the staged one
 
 
 # Tiles the sm_90a kernel is instantiated with (BM, BN), and their relative speed per output
@@ -163,6 +164,28 @@ def choose_sm90_tile(m, n, k_tiles, batch, sms) -> tuple[int, int, int]:
             if best is None or cost < best[0] - 1e-9:
                 best = (cost, bm, bn, splits)
     return best[1:]
+
+
+def out_rows_bulk(dtype: str, n: int, so_m: int, so_z: int, aligned: bool) -> bool:
+    """Whether each output row of a product is a whole number of 16-byte units at a 16-byte
+    aligned address (what the bulk-store epilogue's row copies need): 16-bit outputs, n % 8 == 0,
+    the address and the row and batch strides aligned."""
+    item = item_bytes(dtype)
+    return (
+        item == 2 and aligned and (n * item) % 16 == 0 and (so_m * item) % 16 == 0
+        and (so_z * item) % 16 == 0
+    )  # fmt: skip
+
+
+def sm90_bulk(dtype, splits, epilogue, preempt, out_bulk) -> bool:
+    """Whether a product takes the bulk-store epilogue (GK_GEMM_BULK_STORE): plain 16-bit products
+    whose output rows it can copy (`out_bulk`: out_rows_bulk), K not split, not the preemptible
+    form. The rest keep the staged epilogue. Measured on the batched small-K row 21.5 us against
+    26.6 staged, and 1-2% faster on the long-K rows (notes/gemm.md, "batched")."""
+    return (
+        out_bulk and dtype != "float32" and tuple(epilogue) == kernels.NO_EPILOGUE
+        and splits == 1 and not preempt
+    )  # fmt: skip
 
 
 def _operand_map(dtype_code, item, mat: Matrix, rows, cols, batch, box_inner, box_outer,
@@ -255,13 +278,15 @@ def tf32_in_place(p: Problem) -> tuple[bool, bool]:
 
 
 def plan_sm90(dtype: str, m: int, n: int, k: int, batch: int, a: Matrix, b: Matrix, sms: int,
-              epilogue=kernels.NO_EPILOGUE, tile=None, wait1=None,
-              preempt=False) -> Sm90Plan:  # fmt: skip
+              epilogue=kernels.NO_EPILOGUE, tile=None, wait1=None, preempt=False,
+              out_bulk=False, bulk=None) -> Sm90Plan:  # fmt: skip
     """The launch of gk_gemm_sm90 for out (batch, m, n) = a (batch, m, k) @ b (batch, k, n).
     `epilogue`: (bias, activation name, residual). `tile`: (BM, BN, splits) instead of the
     cheapest. float32 multiplies as TF32 (operands rounded while TMA copies them). `preempt`:
     the preemptible form, which never splits K (its partial sums would not survive a yield).
-    Call sm90_supported first."""
+    `out_bulk`: the output's rows can take the bulk-store epilogue (out_rows_bulk); `bulk`: that
+    epilogue (True) or the staged one (False) instead of sm90_bulk's choice. Call sm90_supported
+    first."""
     item = item_bytes(dtype)
     bk = _C["GK_SM90_ROW_BYTES"] // item
     k_tiles = sm90_k_tiles(dtype, k)
@@ -280,13 +305,19 @@ def plan_sm90(dtype: str, m: int, n: int, k: int, batch: int, a: Matrix, b: Matr
     map_b = _operand_map(code, item, b, k, n, batch, 64 if b_mn else bk, bk if b_mn else bn, b_mn)
     tiles_m, tiles_n = _ceil(m, bm), _ceil(n, bn)
     total = tiles_m * tiles_n * batch * splits
-    file, defines = kernels.gemm_sm90(dtype, bm, bn, a_mn, b_mn, wait1, epilogue, preempt)
+    allowed = sm90_bulk(dtype, splits, epilogue, preempt, out_bulk)
+    if bulk is None:
+        bulk = allowed
+    elif bulk and not allowed:
+        raise ValueError("the bulk-store epilogue takes plain 16-bit products with aligned output "
+                         "rows, K not split, not preemptible")  # fmt: skip
+    file, defines = kernels.gemm_sm90(dtype, bm, bn, a_mn, b_mn, wait1, epilogue, preempt, bulk)
     return Sm90Plan(
         file=file,
         defines=defines,
         bm=bm,
         bn=bn,
-        shared_bytes=kernels.sm90_stages(bm, bn)[1],
+        shared_bytes=kernels.sm90_stages(bm, bn, bulk)[1],
         grid=min(total, sms),
         threads=_C["GK_SM90_THREADS"],
         splits=splits,
@@ -300,6 +331,7 @@ def plan_sm90(dtype: str, m: int, n: int, k: int, batch: int, a: Matrix, b: Matr
         a_batched=map_a.dims[2] > 1,
         b_batched=map_b.dims[2] > 1,
         workspace_bytes=splits * batch * m * n * 4 if splits > 1 else 0,
+        bulk=bulk,
     )
 
 
