@@ -272,28 +272,45 @@ inline void start_threads(Block& b, int n) {
     }
 }
 
+// One pass over block b's runnable threads in a random order, each run until it stops; a warp
+// operation runs once all 32 lanes have reached it. Whether any thread ran (false after an
+// error too: error[0] is set).
+inline bool step_threads(Block& b, int n, std::vector<int>& order, std::mt19937& rng) {
+    bool progress = false;
+    for (int i = 0; i < n; ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int i : order) {
+        Thread& t = b.threads[i];
+        if (t.st != St::Run) continue;
+        cur = &t;
+        swapcontext(&b.sched, &t.ctx);
+        cur = nullptr;
+        if (error[0]) return false;
+        progress = true;
+        if (t.st != St::Warp) continue;
+        if (n % 32) fail("warp operation in a block that is not whole warps");
+        const int w = i / 32;
+        bool all = true;
+        for (int l = 0; l < 32; ++l) all &= b.threads[w * 32 + l].st == St::Warp;
+        if (all) run_warp_op(w);
+    }
+    return progress;
+}
+
+// Every thread of b past the barrier it waits at, its writes visible.
+inline void release(Block& b) {
+    for (auto& t : b.threads) {
+        publish(t);
+        t.st = St::Run;
+    }
+}
+
 // Runs block b to its end.
 inline void run_block(Block& b, int n, std::mt19937& rng) {
     std::vector<int> order(n);
     for (;;) {
-        bool progress = false;
-        for (int i = 0; i < n; ++i) order[i] = i;
-        std::shuffle(order.begin(), order.end(), rng);
-        for (int i : order) {
-            Thread& t = b.threads[i];
-            if (t.st != St::Run) continue;
-            cur = &t;
-            swapcontext(&b.sched, &t.ctx);
-            cur = nullptr;
-            if (error[0]) return;
-            progress = true;
-            if (t.st != St::Warp) continue;
-            if (n % 32) fail("warp operation in a block that is not whole warps");
-            const int w = i / 32;
-            bool all = true;
-            for (int l = 0; l < 32; ++l) all &= b.threads[w * 32 + l].st == St::Warp;
-            if (all) run_warp_op(w);
-        }
+        bool progress = step_threads(b, n, order, rng);
+        if (error[0]) return;
         int bar = 0, done = 0;
         for (auto& t : b.threads) {
             bar += t.st == St::Bar;
@@ -303,10 +320,7 @@ inline void run_block(Block& b, int n, std::mt19937& rng) {
         if (bar > 0 && done > 0 && bar + done == n)
             fail("a thread ended while others wait at a barrier");
         if (bar == n) {
-            for (auto& t : b.threads) {
-                publish(t);
-                t.st = St::Run;
-            }
+            release(b);
             progress = true;
         }
         if (!progress) fail("deadlock: threads wait on a barrier or warp op forever");
@@ -352,25 +366,10 @@ const char* run_grid(gk_emu_dim3 grid, gk_emu_dim3 block, size_t shared, unsigne
             for (int bi : border) {
                 Block& b = *blocks[bi];
                 blk = &b;
-                for (int i = 0; i < n; ++i) order[i] = i;
-                std::shuffle(order.begin(), order.end(), rng);
-                for (int i : order) {
-                    Thread& t = b.threads[i];
-                    if (t.st != St::Run) continue;
-                    cur = &t;
-                    swapcontext(&b.sched, &t.ctx);
-                    cur = nullptr;
-                    if (error[0]) {
-                        blk = nullptr;
-                        return error;
-                    }
-                    progress = true;
-                    if (t.st != St::Warp) continue;
-                    if (n % 32) fail("warp operation in a block that is not whole warps");
-                    const int w = i / 32;
-                    bool all = true;
-                    for (int l = 0; l < 32; ++l) all &= b.threads[w * 32 + l].st == St::Warp;
-                    if (all) run_warp_op(w);
+                progress |= step_threads(b, n, order, rng);
+                if (error[0]) {
+                    blk = nullptr;
+                    return error;
                 }
                 int bar = 0, gr = 0, dn = 0;
                 for (auto& t : b.threads) {
@@ -381,10 +380,7 @@ const char* run_grid(gk_emu_dim3 grid, gk_emu_dim3 block, size_t shared, unsigne
                 if (bar > 0 && bar + dn + gr == n && (dn > 0 || gr > 0))
                     fail("threads of a block wait at different barriers, or one ended");
                 if (bar == n) {
-                    for (auto& t : b.threads) {
-                        publish(t);
-                        t.st = St::Run;
-                    }
+                    release(b);
                     progress = true;
                 }
                 at_grid += gr;
@@ -394,11 +390,7 @@ const char* run_grid(gk_emu_dim3 grid, gk_emu_dim3 block, size_t shared, unsigne
             if (done == total) return nullptr;
             if (at_grid > 0 && at_grid + done == total) {
                 if (done > 0) fail("a thread ended while others wait at the grid barrier");
-                for (auto& b : blocks)
-                    for (auto& t : b->threads) {
-                        publish(t);
-                        t.st = St::Run;
-                    }
+                for (auto& b : blocks) release(*b);
                 progress = true;
             }
             if (!progress) fail("deadlock: threads wait on a barrier or warp op forever");
