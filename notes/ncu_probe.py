@@ -1,6 +1,7 @@
 """Work for ncu to profile (notes/runs/lead_2026-11-27b/ncu_*.txt): `norms` runs layer_norm and
 rms_norm of bfloat16 16384 x 4096 three times each, `fft` four complex64 FFTs of 4096 x 4096 along
-the last axis. Run under ncu after scripts/gpu_machine.sh installed gpukit."""
+the last axis, `f32` the exact float32 product 4096^3 twice through gpukit, then twice through
+torch (cuBLAS, TF32 off). Run under ncu after scripts/gpu_machine.sh installed gpukit."""
 
 import sys
 
@@ -27,4 +28,18 @@ elif what == "fft":
     )
     for _ in range(4):
         gk.fft.fft(x, axis=-1)
+elif what == "f32":
+    import torch
+
+    a = rng.standard_normal((4096, 4096)).astype(np.float32)
+    b = rng.standard_normal((4096, 4096)).astype(np.float32)
+    ga, gb = gk.asarray(a), gk.asarray(b)
+    for _ in range(2):
+        ga @ gb
+    gk.synchronize()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    for _ in range(2):
+        ta @ tb
+    torch.cuda.synchronize()
 gk.synchronize()
