@@ -1,7 +1,8 @@
 """Work for ncu to profile (notes/runs/lead_2026-11-27b/ncu_*.txt): `norms` runs layer_norm and
 rms_norm of bfloat16 16384 x 4096 three times each, `fft` four complex64 FFTs of 4096 x 4096 along
 the last axis, `f32` the exact float32 product 4096^3 twice through gpukit, then twice through
-torch (cuBLAS, TF32 off). Run under ncu after scripts/gpu_machine.sh installed gpukit."""
+torch (cuBLAS, TF32 off), `attn` float16 attention b4 h32 s4096 d64 (full) twice through gpukit,
+then twice through torch's SDPA. Run under ncu after scripts/gpu_machine.sh installed gpukit."""
 
 import sys
 
@@ -41,5 +42,17 @@ elif what == "f32":
     ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
     for _ in range(2):
         ta @ tb
+    torch.cuda.synchronize()
+elif what == "attn":
+    import torch
+
+    host = [rng.standard_normal((4, 32, 4096, 64)).astype(np.float16) for _ in range(3)]
+    q, k, v = (gk.asarray(x) for x in host)
+    for _ in range(2):
+        nn.scaled_dot_product_attention(q, k, v)
+    gk.synchronize()
+    tq, tk, tv = (torch.from_numpy(x).cuda() for x in host)
+    for _ in range(2):
+        torch.nn.functional.scaled_dot_product_attention(tq, tk, tv)
     torch.cuda.synchronize()
 gk.synchronize()
