@@ -4,6 +4,7 @@ float64 on fresh random data."""
 
 import numpy as np
 import pytest
+from array_cases import poisoned
 from conftest import TOLERANCE, random_array
 
 import gpukit as gk
@@ -116,8 +117,7 @@ def test_repeated_products_at_every_offset(backend, rng, name):
 def _poisoned(step, shape, name):
     """step() computed where a NaN-filled buffer of its output's size was just freed (the pool
     hands it out again), so that an output element the product never writes stays NaN."""
-    poison = gk.full(shape, np.nan, _dtype(name))
-    del poison
+    poisoned(shape, _dtype(name))  # dropped at once
     return step()
 
 
