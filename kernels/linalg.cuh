@@ -64,10 +64,12 @@ __device__ inline void la_identity(la_t (&x)[LA_PER][LA_PER]) {
 
 // The pair of round `r` at slot `k` of a round-robin over m (even) indices: every pair of
 // indices meets once in m - 1 rounds, the pairs of one round disjoint (index 0 stays put, the
-// others rotate).
+// others rotate). With 0 <= k < m / 2 and 0 <= r < m - 1 both sums stay below 2 (m - 1), so one
+// subtraction reduces them (no integer division).
 __device__ inline void la_pair(int k, int r, int m, int* p, int* q) {
-    const int a = k == 0 ? 0 : (k - 1 + r) % (m - 1) + 1;
-    const int b = (m - 2 - k + r) % (m - 1) + 1;
+    const int a0 = k - 1 + r, b0 = m - 2 - k + r;
+    const int a = k == 0 ? 0 : (a0 >= m - 1 ? a0 - (m - 1) : a0) + 1;
+    const int b = (b0 >= m - 1 ? b0 - (m - 1) : b0) + 1;
     *p = a < b ? a : b;
     *q = a < b ? b : a;
 }

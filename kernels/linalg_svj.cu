@@ -15,7 +15,8 @@
 // shared memory and sweeps over every pair of them once (a round robin again, rows / 2 pairs at
 // once, a few warps per pair), the rotations accumulated in J (rows x rows); then writes the rows
 // back and the pair's rows of r become J times them. With `whole` (k <= rows: one pair holds
-// every row) it sweeps until a sweep rotates nothing, at most GK_LA_SWEEPS (else info = 1).
+// every row) it sweeps until a sweep rotates nothing, at most GK_LA_SWEEPS (else info = 1), and
+// r is written, not read: it is J, the rotations of the identity.
 // Every sum has a fixed order: the same bits on every run.
 //
 // Defines: GK_T (float or double).
@@ -42,6 +43,19 @@ __device__ inline la_t svj_tangent(la_t pp, la_t qq, la_t pq) {
     return zeta < (la_t)0 ? -t : t;
 }
 
+// f(i, c) for every element of a rows x cols array, the block's threads on consecutive elements
+// (the row and column followed as the index steps, without a division per element).
+template <class F>
+__device__ inline void svj_each(int rows, int cols, F f) {
+    const int step_i = blockDim.x / cols, step_c = blockDim.x % cols;
+    int i = threadIdx.x / cols, c = threadIdx.x % cols;
+    while (i < rows) {
+        f(i, c);
+        i += step_i, c += step_c;
+        if (c >= cols) c -= cols, ++i;
+    }
+}
+
 GK_KERNEL void __launch_bounds__(GK_SVJ_THREADS) gk_svj(const gk_svj_args args) {
     __shared__ la_t part[GK_SVJ_WARPS][3];  // each warp's share of its pair's three sums
     __shared__ int rotated, any;
@@ -62,11 +76,16 @@ GK_KERNEL void __launch_bounds__(GK_SVJ_THREADS) gk_svj(const gk_svj_args args) 
     // The pair's row i is row SVJ_ROW(i) of x: block b0's first half rows, then b1's.
     const int first0 = b0 * half, first1 = b1 * half - half;
 #define SVJ_ROW(i) ((i) < half ? first0 + (i) : first1 + (i))
-    for (int e = tid; e < rows * len; e += blockDim.x) {
-        const int i = e / len, c = e % len, row = SVJ_ROW(i);
-        xs[e] = row < k ? x[(gk_i64)row * len + c] : (la_t)0;
-    }
-    for (int e = tid; e < rows * rows; e += blockDim.x) js[e] = (la_t)(e / rows == e % rows);
+    svj_each(rows, len, [&](int i, int c) {
+        const int row = SVJ_ROW(i);
+        xs[i * len + c] = row < k ? x[(gk_i64)row * len + c] : (la_t)0;
+    });
+    svj_each(rows, rows, [&](int i, int c) { js[i * rows + c] = (la_t)(i == c); });
+    // This thread's elements of a row (c0, c0 + step, ...), counted once: loops over a count
+    // known before the sweeps need no division for their trip count each round.
+    const int step = GK_LANES * groups, c0 = lane + GK_LANES * g;
+    const int n_len = c0 < len ? (len - c0 + step - 1) / step : 0;
+    const int n_rows = c0 < rows ? (rows - c0 + step - 1) / step : 0;
     if (tid == 0) any = 0;
     int sweep = 0;
     for (;;) {
@@ -78,11 +97,11 @@ GK_KERNEL void __launch_bounds__(GK_SVJ_THREADS) gk_svj(const gk_svj_args args) 
             const bool live = SVJ_ROW(p) < k && SVJ_ROW(q) < k;  // the same in every lane
             la_t* xp = xs + p * len;
             la_t* xq = xs + q * len;
-            const int step = GK_LANES * groups;
+            la_t sums[3];
             if (live) {
                 la_t pp = 0, qq = 0, pq = 0;
 #pragma unroll 4
-                for (int c = lane + GK_LANES * g; c < len; c += step) {
+                for (int e = 0, c = c0; e < n_len; ++e, c += step) {
                     const la_t u = xp[c], w = xq[c];
                     pp += u * u;
                     qq += w * w;
@@ -91,38 +110,45 @@ GK_KERNEL void __launch_bounds__(GK_SVJ_THREADS) gk_svj(const gk_svj_args args) 
                 pp = svj_warp_sum(pp);
                 qq = svj_warp_sum(qq);
                 pq = svj_warp_sum(pq);
-                if (lane == 0) part[warp][0] = pp, part[warp][1] = qq, part[warp][2] = pq;
+                if (groups > 1 && lane == 0)
+                    part[warp][0] = pp, part[warp][1] = qq, part[warp][2] = pq;
+                sums[0] = pp, sums[1] = qq, sums[2] = pq;
             }
-            __syncthreads();
+            if (groups > 1) {  // the pair's warps' shares added in warp order
+                __syncthreads();
+                if (live) {
+                    sums[0] = sums[1] = sums[2] = 0;
+                    for (int h = pair * groups; h < (pair + 1) * groups; ++h)
+                        sums[0] += part[h][0], sums[1] += part[h][1], sums[2] += part[h][2];
+                }
+            }
             if (live) {
-                la_t pp = 0, qq = 0, pq = 0;  // the pair's warps' shares in warp order
-                for (int h = pair * groups; h < (pair + 1) * groups; ++h)
-                    pp += part[h][0], qq += part[h][1], pq += part[h][2];
+                const la_t pp = sums[0], qq = sums[1], pq = sums[2];
                 const la_t np = gkm_sqrt(pp), nq = gkm_sqrt(qq);
                 // A row whose squares underflow (pp == 0) is left as it is: its norm is zero.
                 const bool zp = pp > (la_t)0 && np <= negl, zq = qq > (la_t)0 && nq <= negl;
                 if (zp || zq) {
-                    for (int c = lane + GK_LANES * g; c < len; c += step) {
+                    for (int e = 0, c = c0; e < n_len; ++e, c += step) {
                         if (zp) xp[c] = (la_t)0;
                         if (zq) xq[c] = (la_t)0;
                     }
-                    if (tid % (GK_LANES * groups) == 0) rotated = any = 1;
+                    if (c0 == 0) rotated = any = 1;  // the pair's first lane
                 } else if (np > negl && nq > negl && la_abs(pq) > tol * np * nq) {
                     // NaN compares false: such a pair is left, and the front end raises.
                     const la_t t = svj_tangent(pp, qq, pq);
                     const la_t cs = (la_t)1 / gkm_sqrt(1 + t * t), sn = cs * t;
 #pragma unroll 4
-                    for (int c = lane + GK_LANES * g; c < len; c += step) {
+                    for (int e = 0, c = c0; e < n_len; ++e, c += step) {
                         const la_t u = xp[c], w = xq[c];
                         xp[c] = cs * u - sn * w;
                         xq[c] = sn * u + cs * w;
                     }
-                    for (int c = lane + GK_LANES * g; c < rows; c += step) {
+                    for (int e = 0, c = c0; e < n_rows; ++e, c += step) {
                         const la_t u = js[p * rows + c], w = js[q * rows + c];
                         js[p * rows + c] = cs * u - sn * w;
                         js[q * rows + c] = sn * u + cs * w;
                     }
-                    if (tid % (GK_LANES * groups) == 0) rotated = any = 1;
+                    if (c0 == 0) rotated = any = 1;  // the pair's first lane
                 }
             }
             __syncthreads();
@@ -135,24 +161,27 @@ GK_KERNEL void __launch_bounds__(GK_SVJ_THREADS) gk_svj(const gk_svj_args args) 
             break;
         }
     }
-    if (!any) return;  // nothing moved: x and r stay
+    if (args.whole)  // r is output only: the rotations themselves (J times the identity)
+        svj_each(k, k, [&](int i, int c) { r[(gk_i64)i * k + c] = js[i * rows + c]; });
+    if (!any) return;  // nothing moved: x (and r, when not whole) stay
     if (tid == 0) reinterpret_cast<gk_i32*>(args.flag)[mat] = 1;
-    for (int e = tid; e < rows * len; e += blockDim.x) {
-        const int i = e / len, row = SVJ_ROW(i);
-        if (row < k) x[(gk_i64)row * len + e % len] = xs[e];
-    }
+    svj_each(rows, len, [&](int i, int c) {
+        const int row = SVJ_ROW(i);
+        if (row < k) x[(gk_i64)row * len + c] = xs[i * len + c];
+    });
+    if (args.whole) return;
     __syncthreads();  // xs free: it takes the pair's rows of r (k <= len)
-    for (int e = tid; e < rows * k; e += blockDim.x) {
-        const int i = e / k, c = e % k, row = SVJ_ROW(i);
+    svj_each(rows, k, [&](int i, int c) {
+        const int row = SVJ_ROW(i);
         xs[i * len + c] = row < k ? r[(gk_i64)row * k + c] : (la_t)0;
-    }
+    });
     __syncthreads();
-    for (int e = tid; e < rows * k; e += blockDim.x) {
-        const int i = e / k, c = e % k, row = SVJ_ROW(i);
-        if (row >= k) continue;
+    svj_each(rows, k, [&](int i, int c) {
+        const int row = SVJ_ROW(i);
+        if (row >= k) return;
         la_t acc = 0;
         for (int l = 0; l < rows; ++l) acc += js[i * rows + l] * xs[l * len + c];
         r[(gk_i64)row * k + c] = acc;
-    }
+    });
 #undef SVJ_ROW
 }

@@ -2,7 +2,9 @@
 rms_norm of bfloat16 16384 x 4096 three times each, `fft` four complex64 FFTs of 4096 x 4096 along
 the last axis, `f32` the exact float32 product 4096^3 twice through gpukit, then twice through
 torch (cuBLAS, TF32 off), `attn` float16 attention b4 h32 s4096 d64 (full) twice through gpukit,
-then twice through torch's SDPA. Run under ncu after scripts/gpu_machine.sh installed gpukit."""
+then twice through torch's SDPA, `svj` one blocked Jacobi sweep of 1024 rows of 1024 (float32)
+and the one-launch sweeps of 512 matrices of 32 x 32. Run under ncu after scripts/gpu_machine.sh
+installed gpukit."""
 
 import sys
 
@@ -55,4 +57,14 @@ elif what == "attn":
     for _ in range(2):
         torch.nn.functional.scaled_dot_product_attention(tq, tk, tv)
     torch.cuda.synchronize()
+elif what == "svj":
+    from gpukit import linalg_steps as st
+
+    x = gk.asarray(rng.standard_normal((1, 1024, 1024)).astype(np.float32))
+    r = gk.asarray(np.eye(1024, dtype=np.float32)[None])
+    flag = gk.zeros((1,), "int32")
+    st.run("svj", [x, r, gk.zeros((1,), "float32"), flag], [], (("whole", False),))
+    xs = gk.asarray(rng.standard_normal((512, 32, 32)).astype(np.float32))
+    rs = gk.asarray(np.broadcast_to(np.eye(32, dtype=np.float32), (512, 32, 32)).copy())
+    st.run("svj", [xs, rs, gk.zeros((512,), "float32")], [((512,), "int32")], (("whole", True),))
 gk.synchronize()

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import reductions as _red
 from .array import GPUArray
-from .creation import eye, zeros_like
+from .creation import empty_like, eye, zeros_like
 from .elementwise import absolute, greater, isfinite, less, sqrt, where
 from .errors import LinAlgError
 from .fused_products import product
@@ -91,27 +91,29 @@ def _largest(x: GPUArray) -> GPUArray:
     return where(greater(big, 0), big, 1)
 
 
-def _sweeps(x: GPUArray, r: GPUArray) -> tuple[bool, GPUArray]:
-    """Rotates the rows of x (count x k x len) until they are orthogonal, the same rotations on
-    r; whether every matrix converged (within GK_LA_SWEEPS sweeps in one launch, _BLOCKED_SWEEPS
-    over blocks of rows), and the factor (count) each matrix was divided by first: its largest
-    magnitude, so that the squared norms neither overflow nor underflow. Rows of norm at most
-    eps ||x||_F are set to zero: the rows of zero singular values, which rotations only cancel
-    to noise again."""
+def _sweeps(x: GPUArray) -> tuple[bool, GPUArray, GPUArray]:
+    """Rotates the rows of x (count x k x len) until they are orthogonal; whether every matrix
+    converged (within GK_LA_SWEEPS sweeps in one launch, _BLOCKED_SWEEPS over blocks of rows),
+    the factor (count) each matrix was divided by first (its largest magnitude, so that the
+    squared norms neither overflow nor underflow) and the rotations (count x k x k: the same
+    rotations applied to the identity). Rows of norm at most eps ||x||_F are set to zero: the
+    rows of zero singular values, which rotations only cancel to noise again."""
     c, k, _ = x.shape
     big = _largest(x)
     x[...] = x / big[:, None, None]
     fro = sqrt(_red.sum(x * x, axis=(-2, -1)))
     negligible = (fro * float(np.finfo(x.dtype).eps)).astype(x.dtype, copy=False)
     if k <= (x._rt.linalg_max_n("svj_whole", x.dtype) or 0):
+        r = empty_like(x, shape=(c, k, k))
         (info,) = run("svj", [x, r, negligible], [((c,), I32)], (("whole", True),))
-        return not info.to_numpy().any(), big
+        return not info.to_numpy().any(), big, r
+    r = _identity(x, c, k)
     for _ in range(_BLOCKED_SWEEPS):
         flag = zeros_like(x, I32, (c,))
         run("svj", [x, r, negligible, flag], [], (("whole", False),))
         if not flag.to_numpy().any():
-            return True, big
-    return False, big
+            return True, big, r
+    return False, big, r
 
 
 def _norms(x: GPUArray) -> GPUArray:
@@ -149,8 +151,7 @@ def jacobi_svd(a: GPUArray, full: bool, vectors: bool) -> list[GPUArray]:
         u, vh = (left, vh) if tall else (mT(vh), mT(left))
         return _full(u, s, vh, full, tall, batch)
     x = (mT(a3) if tall else a3).copy()  # rotated in place: never the caller's memory
-    r = _identity(x, c, k)
-    converged, scale = _sweeps(x, r)
+    converged, scale, r = _sweeps(x)
     sig = _norms(x)
     order = argsort(sig, axis=-1, descending=True)
     sig = take_along_axis(sig, order, axis=-1)
@@ -194,8 +195,7 @@ def jacobi_eigh(a: GPUArray, upper: bool, vectors: bool) -> list[GPUArray]:
     sym = triu(a3) + mT(triu(a3, 1)) if upper else tril(a3) + mT(tril(a3, -1))
     shift = sqrt(_red.sum(sym * sym, axis=(-2, -1)))
     x = ascontiguousarray(sym + shift[:, None, None] * _identity(a3, 1, n))
-    r = _identity(x, c, n)
-    converged, _ = _sweeps(x, r)
+    converged, _, r = _sweeps(x)
     v = mT(r)
     lam = _red.sum(v * (sym @ v), axis=-2) / _red.sum(v * v, axis=-2)
     order = argsort(lam, axis=-1)

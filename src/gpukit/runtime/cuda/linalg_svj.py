@@ -3,8 +3,8 @@ makes the k rows of x (count x k x len, contiguous, k <= len) mutually orthogona
 applies the same rotations to the rows of r (count x k x k, contiguous); its third input (count,
 x's dtype) is each matrix's negligible row norm: rows of norm at most it are set to zero and
 rotate no more. With option whole (k <= whole_rows, rows that fit shared memory) the plan is one
-launch that sweeps until converged; its output is an int32 per matrix, 1 where GK_LA_SWEEPS
-sweeps did not converge. Otherwise the plan is one sweep (a launch per round of a pairing of row
+launch that sweeps until converged and writes r (not read: the rotations of the identity); its
+output is an int32 per matrix, 1 where GK_LA_SWEEPS sweeps did not converge. Otherwise the plan is one sweep (a launch per round of a pairing of row
 blocks) and its fourth input, an int32 per matrix, is set to 1 where a pair rotated or a row was
 zeroed (the front end clears it, sweeps and reads it back)."""
 
@@ -50,6 +50,12 @@ def _rows(backend, k: int, length: int, itemsize: int, whole: bool) -> int:
     return rows
 
 
+def warps_per_pair(rows: int, length: int) -> int:
+    """Enough warps to spread long rows (256 elements each) over the block."""
+    most = _C["GK_SVJ_THREADS"] // _C["GK_LANES"]
+    return max(1, min(most // (rows // 2), length // 256))
+
+
 def plan_svj(backend, inputs, outputs, options):
     opts = dict(options)
     x = inputs[0]
@@ -83,9 +89,7 @@ def plan_svj(backend, inputs, outputs, options):
     eps = 2.0 ** (-23 if x.dtype.itemsize == 4 else -52)
     fields = {"tol": eps * max(length, 64) ** 0.5, "k": k, "len": length, "rows": rows,
               "blocks": blocks, "round": 0, "whole": int(whole)}  # fmt: skip
-    # warps per pair: enough to spread long rows (256 elements each) over the block
-    half, most = rows // 2, _C["GK_SVJ_THREADS"] // _C["GK_LANES"]
-    threads = half * max(1, min(most // half, length // 256)) * _C["GK_LANES"]
+    threads = rows // 2 * warps_per_pair(rows, length) * _C["GK_LANES"]
     for rnd in range(blocks - 1):
         for first in range(0, count, _GRID_Y):
             n = min(_GRID_Y, count - first)
