@@ -4,9 +4,10 @@ applies the same rotations to the rows of r (count x k x k, contiguous); its thi
 x's dtype) is each matrix's negligible row norm: rows of norm at most it are set to zero and
 rotate no more. With option whole (k <= whole_rows, rows that fit shared memory) the plan is one
 launch that sweeps until converged and writes r (not read: the rotations of the identity); its
-output is an int32 per matrix, 1 where GK_LA_SWEEPS sweeps did not converge. Otherwise the plan is one sweep (a launch per round of a pairing of row
-blocks) and its fourth input, an int32 per matrix, is set to 1 where a pair rotated or a row was
-zeroed (the front end clears it, sweeps and reads it back)."""
+output is an int32 per matrix, 1 where GK_LA_SWEEPS sweeps did not converge. Otherwise the plan
+is one sweep (a launch per round of a pairing of row blocks) and its fourth input, an int32 per
+matrix, is set to 1 where a pair rotated or a row was zeroed (the front end clears it, sweeps and
+reads it back)."""
 
 from __future__ import annotations
 
