@@ -617,18 +617,19 @@
 
 // kernels/linalg_svj.cu: stacks of k rows of len elements (x, contiguous) made orthogonal in
 // place, the same rotations applied to the rows of r (k x k, contiguous).
-#define GK_SVJ_ARGS(F, A, M)                                                                    \
-    F(gk_u64, x)                                                                                \
-    F(gk_u64, r)                                                                                \
-    F(gk_u64, flag) /* int32 per matrix: set to 1 where a pair was rotated (or a row zeroed) */ \
-    F(gk_u64, info) /* int32 per matrix (whole): 1 when GK_LA_SWEEPS sweeps did not converge */ \
-    F(gk_u64, negligible) /* la_t per matrix: a row of norm at most this is set to zero */      \
-    F(double, tol)        /* rotate where |x_p . x_q| > tol ||x_p|| ||x_q|| */                  \
-    F(gk_i32, k)                                                                                \
-    F(gk_i32, len)                                                                              \
-    F(gk_i32, rows)   /* rows of a block pair (even): two blocks of rows / 2 */                 \
-    F(gk_i32, blocks) /* row blocks of a sweep (even) */                                        \
-    F(gk_i32, round)  /* the pairing's round (blocked) */                                       \
+#define GK_SVJ_ARGS(F, A, M)                                                                     \
+    F(gk_u64, x)                                                                                 \
+    F(gk_u64, r)                                                                                 \
+    F(gk_u64, flag)  /* int32 per matrix: set to 1 where a pair was rotated (or a row zeroed) */ \
+    F(gk_u64, info)  /* int32 per matrix (whole): 1 when GK_LA_SWEEPS sweeps did not converge */ \
+    F(gk_u64, norms) /* la_t, k per matrix (whole): the rows' norms, descending */               \
+    F(gk_u64, negligible) /* la_t per matrix: a row of norm at most this is set to zero */       \
+    F(double, tol)        /* rotate where |x_p . x_q| > tol ||x_p|| ||x_q|| */                   \
+    F(gk_i32, k)                                                                                 \
+    F(gk_i32, len)                                                                               \
+    F(gk_i32, rows)   /* rows of a block pair (even): two blocks of rows / 2 */                  \
+    F(gk_i32, blocks) /* row blocks of a sweep (even) */                                         \
+    F(gk_i32, round)  /* the pairing's round (blocked) */                                        \
     F(gk_i32, whole)  /* 1: k <= rows, every sweep in the launch */
 
 // Every argument block: (struct name, field list).

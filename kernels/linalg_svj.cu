@@ -16,7 +16,8 @@
 // once, a few warps per pair), the rotations accumulated in J (rows x rows); then writes the rows
 // back and the pair's rows of r become J times them. With `whole` (k <= rows: one pair holds
 // every row) it sweeps until a sweep rotates nothing, at most GK_LA_SWEEPS (else info = 1), and
-// r is written, not read: it is J, the rotations of the identity.
+// writes its results with the rows ordered by descending norm: the norms, x's rows divided by
+// them, and r (written, not read) = J's rows, the rotations of the identity.
 // Every sum has a fixed order: the same bits on every run.
 //
 // Defines: GK_T (float or double).
@@ -56,9 +57,46 @@ __device__ inline void svj_each(int rows, int cols, F f) {
     }
 }
 
+// a comes before b in descending order: NaN first (then the front end raises), ties by index,
+// so that the ranks are a permutation whatever the values.
+__device__ inline bool svj_before(la_t a, int i, la_t b, int j) {
+    const bool na = a != a, nb = b != b;
+    if (na != nb) return na;
+    return (na || a == b) ? i < j : a > b;
+}
+
+// The whole sweep's results, rows ordered by descending norm: x's rows divided by their norms
+// (zero rows stay zero), r = J's rows (the rotations of the identity), and the norms.
+// norm_s and rank_s: shared memory for k values each.
+__device__ inline void svj_sorted_out(const la_t* xs, const la_t* js, int rows, int len, int k,
+                                      la_t* x, la_t* r, la_t* norms, la_t* norm_s, int* rank_s) {
+    const int lane = threadIdx.x % GK_LANES, warps = blockDim.x / GK_LANES;
+    for (int i = threadIdx.x / GK_LANES; i < k; i += warps) {
+        la_t ss = 0;
+        for (int c = lane; c < len; c += GK_LANES) ss += xs[i * len + c] * xs[i * len + c];
+        ss = svj_warp_sum(ss);
+        if (lane == 0) norm_s[i] = gkm_sqrt(ss);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < k; i += blockDim.x) {
+        int rank = 0;
+        for (int j = 0; j < k; ++j) rank += svj_before(norm_s[j], j, norm_s[i], i);
+        rank_s[i] = rank;
+        norms[rank] = norm_s[i];
+    }
+    __syncthreads();
+    svj_each(k, len, [&](int i, int c) {
+        const la_t s = norm_s[i];
+        x[(gk_i64)rank_s[i] * len + c] = s > (la_t)0 ? xs[i * len + c] / s : (la_t)0;
+    });
+    svj_each(k, k, [&](int i, int c) { r[(gk_i64)rank_s[i] * k + c] = js[i * rows + c]; });
+}
+
 GK_KERNEL void __launch_bounds__(GK_SVJ_THREADS) gk_svj(const gk_svj_args args) {
     __shared__ la_t part[GK_SVJ_WARPS][3];  // each warp's share of its pair's three sums
     __shared__ int rotated, any;
+    __shared__ la_t norm_s[GK_SVJ_ROWS];  // whole: the rows' norms and ranks at the end
+    __shared__ int rank_s[GK_SVJ_ROWS];
     const int rows = args.rows, half = rows / 2, len = args.len, k = args.k;
     const int tid = threadIdx.x, lane = tid % GK_LANES, warp = tid / GK_LANES;
     // blockDim = half * groups warps: `groups` warps per pair, each over every groups-th 32 of
@@ -161,15 +199,17 @@ GK_KERNEL void __launch_bounds__(GK_SVJ_THREADS) gk_svj(const gk_svj_args args) 
             break;
         }
     }
-    if (args.whole)  // r is output only: the rotations themselves (J times the identity)
-        svj_each(k, k, [&](int i, int c) { r[(gk_i64)i * k + c] = js[i * rows + c]; });
-    if (!any) return;  // nothing moved: x (and r, when not whole) stay
+    if (args.whole) {
+        la_t* norms = reinterpret_cast<la_t*>(args.norms) + mat * k;
+        svj_sorted_out(xs, js, rows, len, k, x, r, norms, norm_s, rank_s);
+        return;
+    }
+    if (!any) return;  // nothing moved: x and r stay
     if (tid == 0) reinterpret_cast<gk_i32*>(args.flag)[mat] = 1;
     svj_each(rows, len, [&](int i, int c) {
         const int row = SVJ_ROW(i);
         if (row < k) x[(gk_i64)row * len + c] = xs[i * len + c];
     });
-    if (args.whole) return;
     __syncthreads();  // xs free: it takes the pair's rows of r (k <= len)
     svj_each(rows, k, [&](int i, int c) {
         const int row = SVJ_ROW(i);

@@ -91,13 +91,15 @@ def _largest(x: GPUArray) -> GPUArray:
     return where(greater(big, 0), big, 1)
 
 
-def _sweeps(x: GPUArray) -> tuple[bool, GPUArray, GPUArray]:
-    """Rotates the rows of x (count x k x len) until they are orthogonal; whether every matrix
-    converged (within GK_LA_SWEEPS sweeps in one launch, _BLOCKED_SWEEPS over blocks of rows),
-    the factor (count) each matrix was divided by first (its largest magnitude, so that the
-    squared norms neither overflow nor underflow) and the rotations (count x k x k: the same
-    rotations applied to the identity). Rows of norm at most eps ||x||_F are set to zero: the
-    rows of zero singular values, which rotations only cancel to noise again."""
+def _sweeps(x: GPUArray) -> tuple[bool, GPUArray, GPUArray, GPUArray, GPUArray]:
+    """Rotates the rows of x (count x k x len, in place) until they are orthogonal. Returns
+    whether every matrix converged (within GK_LA_SWEEPS sweeps in one launch, _BLOCKED_SWEEPS
+    over blocks of rows), the factor (count) each matrix was divided by first (its largest
+    magnitude, so that the squared norms neither overflow nor underflow), and with the rows in
+    descending order of their norms: the norms (count x k), the rows divided by them (zero rows
+    stay zero) and the rotations (count x k x k: the same rotations applied to the identity).
+    Rows of norm at most eps ||x||_F are set to zero: the rows of zero singular values, which
+    rotations only cancel to noise again."""
     c, k, _ = x.shape
     big = _largest(x)
     x[...] = x / big[:, None, None]
@@ -105,19 +107,25 @@ def _sweeps(x: GPUArray) -> tuple[bool, GPUArray, GPUArray]:
     negligible = (fro * float(np.finfo(x.dtype).eps)).astype(x.dtype, copy=False)
     if k <= (x._rt.linalg_max_n("svj_whole", x.dtype) or 0):
         r = empty_like(x, shape=(c, k, k))
-        (info,) = run("svj", [x, r, negligible], [((c,), I32)], (("whole", True),))
-        return not info.to_numpy().any(), big, r
+        info, norms = run("svj", [x, r, negligible], [((c,), I32), ((c, k), x.dtype)],
+                          (("whole", True),))  # fmt: skip
+        return not info.to_numpy().any(), big, norms, x, r
     r = _identity(x, c, k)
+    converged = False
     for _ in range(_BLOCKED_SWEEPS):
         flag = zeros_like(x, I32, (c,))
         run("svj", [x, r, negligible, flag], [], (("whole", False),))
         if not flag.to_numpy().any():
-            return True, big, r
-    return False, big, r
-
-
-def _norms(x: GPUArray) -> GPUArray:
-    return sqrt(_red.sum(x * x, axis=-1))
+            converged = True
+            break
+    norms = sqrt(_red.sum(x * x, axis=-1))
+    order = argsort(norms, axis=-1, descending=True)
+    norms = take_along_axis(norms, order, axis=-1)
+    rows = take_along_axis(x, order[:, :, None], axis=-2)
+    positive = greater(norms, 0)[:, :, None]
+    units = where(positive, rows / where(positive, norms[:, :, None], 1), 0)
+    units = units.astype(x.dtype, copy=False)
+    return converged, big, norms, units, take_along_axis(r, order[:, :, None], axis=-2)
 
 
 def jacobi_svd(a: GPUArray, full: bool, vectors: bool) -> list[GPUArray]:
@@ -151,20 +159,12 @@ def jacobi_svd(a: GPUArray, full: bool, vectors: bool) -> list[GPUArray]:
         u, vh = (left, vh) if tall else (mT(vh), mT(left))
         return _full(u, s, vh, full, tall, batch)
     x = (mT(a3) if tall else a3).copy()  # rotated in place: never the caller's memory
-    converged, scale, r = _sweeps(x)
-    sig = _norms(x)
-    order = argsort(sig, axis=-1, descending=True)
-    sig = take_along_axis(sig, order, axis=-1)
+    converged, scale, sig, left, vecs = _sweeps(x)
     s = sig * scale[:, None]
     if not converged or not bool(_red.all(isfinite(s)).to_numpy()):
         raise LinAlgError("SVD did not converge")
     if not vectors:
         return [s.reshape(*batch, k)]
-    rows = take_along_axis(x, order[:, :, None], axis=-2)
-    positive = greater(sig, 0)[:, :, None]
-    left = where(positive, rows / where(positive, sig[:, :, None], 1), 0)
-    left = left.astype(a.dtype, copy=False)
-    vecs = take_along_axis(r, order[:, :, None], axis=-2)
     u, vh = (mT(left), vecs) if tall else (mT(vecs), left)
     return _full(u, s, vh, full, tall, batch)
 
@@ -195,7 +195,7 @@ def jacobi_eigh(a: GPUArray, upper: bool, vectors: bool) -> list[GPUArray]:
     sym = triu(a3) + mT(triu(a3, 1)) if upper else tril(a3) + mT(tril(a3, -1))
     shift = sqrt(_red.sum(sym * sym, axis=(-2, -1)))
     x = ascontiguousarray(sym + shift[:, None, None] * _identity(a3, 1, n))
-    converged, _, r = _sweeps(x)
+    converged, _, _, _, r = _sweeps(x)
     v = mT(r)
     lam = _red.sum(v * (sym @ v), axis=-2) / _red.sum(v * v, axis=-2)
     order = argsort(lam, axis=-1)

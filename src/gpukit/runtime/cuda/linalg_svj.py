@@ -3,8 +3,10 @@ makes the k rows of x (count x k x len, contiguous, k <= len) mutually orthogona
 applies the same rotations to the rows of r (count x k x k, contiguous); its third input (count,
 x's dtype) is each matrix's negligible row norm: rows of norm at most it are set to zero and
 rotate no more. With option whole (k <= whole_rows, rows that fit shared memory) the plan is one
-launch that sweeps until converged and writes r (not read: the rotations of the identity); its
-output is an int32 per matrix, 1 where GK_LA_SWEEPS sweeps did not converge. Otherwise the plan
+launch that sweeps until converged and writes its results with the rows in descending order of
+their norms: x's rows divided by their norms (zero rows stay zero) and r (not read: the
+rotations of the identity); its outputs are an int32 per matrix, 1 where GK_LA_SWEEPS sweeps did
+not converge, and the norms (count x k, descending). Otherwise the plan
 is one sweep (a launch per round of a pairing of row blocks) and its fourth input, an int32 per
 matrix, is set to 1 where a pair rotated or a row was zeroed (the front end clears it, sweeps and
 reads it back)."""
@@ -17,7 +19,7 @@ from .plans import PlanBuilder
 
 _C = CONSTANTS
 _GRID_Y = 65535
-_STATIC = 1024  # the kernel's own shared memory, rounded up
+_STATIC = 3072  # the kernel's own shared memory, rounded up
 
 
 def _limit(backend) -> int:
@@ -84,7 +86,8 @@ def plan_svj(backend, inputs, outputs, options):
     )
     addresses = [("x", 0, 0, 1), ("r", 1, 0, 1), ("negligible", 2, 0, 1)]
     if whole:
-        addresses += [("flag", b.add_scratch(4 * count), 0, 1), ("info", b.output(0), 0, 1)]
+        addresses += [("flag", b.add_scratch(4 * count), 0, 1), ("info", b.output(0), 0, 1),
+                      ("norms", b.output(1), 0, 1)]  # fmt: skip
     else:
         addresses += [("flag", 3, 0, 1)]
     eps = 2.0 ** (-23 if x.dtype.itemsize == 4 else -52)
@@ -95,7 +98,7 @@ def plan_svj(backend, inputs, outputs, options):
         for first in range(0, count, _GRID_Y):
             n = min(_GRID_Y, count - first)
             size = {"x": k * length * x.dtype.itemsize, "r": k * k * x.dtype.itemsize,
-                    "negligible": x.dtype.itemsize}  # fmt: skip
+                    "negligible": x.dtype.itemsize, "norms": k * x.dtype.itemsize}  # fmt: skip
             at = [(f, a, first * size.get(f, 4), al) for f, a, _, al in addresses]
             b.launch(fn, (blocks // 2, n), threads, "gk_svj_args", {**fields, "round": rnd},
                      shared=shared, addresses=at)  # fmt: skip
