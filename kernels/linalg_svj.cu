@@ -13,10 +13,11 @@
 // `round` of a round robin over `blocks` blocks, so that a launch's pairs are disjoint and the
 // blocks - 1 rounds of a sweep meet every pair of blocks once) holds the pair's rows of x in
 // shared memory and sweeps over every pair of them once (a round robin again, rows / 2 pairs at
-// once, a few warps per pair), the rotations accumulated in J (rows x rows); then writes the rows
-// back and the pair's rows of r become J times them. With `whole` (k <= rows: one pair holds
-// every row) it sweeps until a sweep rotates nothing, at most GK_LA_SWEEPS (else info = 1), and
-// writes its results with the rows ordered by descending norm: the norms, x's rows divided by
+// once, a few warps per pair; after a sweep's first round, which meets each block's own pairs,
+// only the pairs across the two blocks), the rotations accumulated in J (rows x rows); then writes
+// the rows back and the pair's rows of r become J times them. With `whole` (k <= rows: one pair
+// holds every row) it sweeps until a sweep rotates nothing, at most GK_LA_SWEEPS (else info = 1),
+// and writes its results with the rows ordered by descending norm: the norms, x's rows divided by
 // them, and r (written, not read) = J's rows, the rotations of the identity.
 // Every sum has a fixed order: the same bits on every run.
 //
@@ -124,14 +125,21 @@ GK_KERNEL void __launch_bounds__(GK_SVJ_THREADS) gk_svj(const gk_svj_args args) 
     const int step = GK_LANES * groups, c0 = lane + GK_LANES * g;
     const int n_len = c0 < len ? (len - c0 + step - 1) / step : 0;
     const int n_rows = c0 < rows ? (rows - c0 + step - 1) / step : 0;
+    // A sweep's first launch meets every pair of its rows; the later ones only the pairs across
+    // their two blocks (half rounds of half pairs): each block's own pairs met once a sweep.
+    const bool across = !args.whole && args.round > 0;
+    const int inner_rounds = across ? half : rows - 1;
     if (tid == 0) any = 0;
     int sweep = 0;
     for (;;) {
         if (tid == 0) rotated = 0;
         __syncthreads();
-        for (int round = 0; round < rows - 1; ++round) {
-            int p, q;
-            la_pair(pair, round, rows, &p, &q);
+        for (int round = 0; round < inner_rounds; ++round) {
+            int p = pair, q = pair + round;  // across: row `pair` of b0 with a row of b1
+            if (across)
+                q = half + (q >= half ? q - half : q);
+            else
+                la_pair(pair, round, rows, &p, &q);
             const bool live = SVJ_ROW(p) < k && SVJ_ROW(q) < k;  // the same in every lane
             la_t* xp = xs + p * len;
             la_t* xq = xs + q * len;

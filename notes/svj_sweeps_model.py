@@ -8,7 +8,9 @@ normal), eigh (its symmetric part, shifted as jacobi_eigh does), graded (singula
 one) or polyfit (test_polyfit_through_the_svd's 12 x 5 Vandermonde matrix of rank 3; N ignored);
 ROWS: rows of a block pair (GK_SVJ_PAIR_ROWS = 16; N <= 64 models the one-launch path);
 DTYPE float32 (default) or float64; --no-floor: no negligible rows (the kernel before the fix,
-which rotated the noise rows of zero singular values until the sweep limit)."""
+which rotated the noise rows of zero singular values until the sweep limit); --all-pairs: every
+round of a sweep meets every pair of its block pair's rows (the kernel before it met only the
+pairs across the two blocks after a sweep's first round)."""
 
 import sys
 import time
@@ -21,6 +23,9 @@ def pair(k, r, m):
     a = 0 if k == 0 else (k - 1 + r) % (m - 1) + 1
     b = (m - 2 - k + r) % (m - 1) + 1
     return min(a, b), max(a, b)
+
+
+ACROSS = "--all-pairs" not in sys.argv
 
 
 def sweep(x, rows, tol, floor=None):
@@ -37,8 +42,12 @@ def sweep(x, rows, tol, floor=None):
             b0, b1 = pair(slot, rnd, blocks)
             idx.append([b0 * half + i for i in range(half)] + [b1 * half + i for i in range(half)])
         idx = np.array(idx)
-        for inner in range(rows - 1):
-            ps, qs = zip(*(pair(s, inner, rows) for s in range(half)), strict=True)
+        across = rnd > 0 and ACROSS  # after a sweep's first round: the pairs across blocks only
+        for inner in range(half if across else rows - 1):
+            if across:
+                ps, qs = list(range(half)), [half + (s + inner) % half for s in range(half)]
+            else:
+                ps, qs = zip(*(pair(s, inner, rows) for s in range(half)), strict=True)
             p, q = idx[:, list(ps)].ravel(), idx[:, list(qs)].ravel()
             live = (p < k) & (q < k)
             p, q = p[live], q[live]
@@ -86,7 +95,7 @@ def matrix(n, mode, rng):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--no-floor"]
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
     n, mode = int(args[0]), args[1]
     x = matrix(n, mode, np.random.default_rng(0))
     k = x.shape[0]
