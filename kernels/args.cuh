@@ -570,7 +570,7 @@
     F(gk_u64, a)                                                                                \
     F(gk_u64, b)    /* right-hand sides (GK_LA_SOLVE) */                                        \
     F(gk_u64, out)  /* factor, solution, inverse, determinant or sign */                        \
-    F(gk_u64, out2) /* log|det| (GK_LA_SLOGDET), eigenvectors, inverse of L */                  \
+    F(gk_u64, out2) /* log|det| (GK_LA_SLOGDET), eigenvectors, -L^-T */                         \
     F(gk_u64, info) /* int32 per matrix: 1 not positive definite / singular */                  \
     F(gk_i32, n)                                                                                \
     F(gk_i32, k)                                                                                \

@@ -1,6 +1,7 @@
 // Small dense factorizations, one block per matrix of a stack (n <= GK_LA_MAX_N): Cholesky
-// (gk_chol_small, rows of any stride, the matrix in registers, with the inverse of the lower
-// factor when asked: the blocked Cholesky's diagonal blocks, read in place) and LU with partial
+// (gk_chol_small, rows of any stride, the matrix in registers, with -L^-T, the negated transpose
+// of the lower factor's inverse, when asked: what the blocked Cholesky multiplies its panel by,
+// the diagonal blocks read in place) and LU with partial
 // pivoting, the matrix in shared memory, followed by what is asked of it (gk_lu_small: solve,
 // inverse, determinant, log-determinant). Every sum is taken in one fixed order (no atomics):
 // the same bits on every run.
@@ -94,7 +95,7 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
         }
     if (threadIdx.x == 0) reinterpret_cast<gk_i32*>(args.info)[mat] = failed;
     if (!args.mode || failed) return;
-    // mode 1: also X = L^-1 (lower) into out2, L scaled in place first (col[j][i] = L[i][j])
+    // mode 1: also -X^T, X = L^-1 (lower), into out2, L scaled in place first (col[j][i] = L[i][j])
     // once every thread has written its part of the factor from it.
     __syncthreads();
     for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
@@ -111,7 +112,7 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
 #pragma unroll
         for (int q = 0; q < LA_PER; ++q) {
             const int i = ty + LA_SIDE * r, c = tx + LA_SIDE * q;
-            if (i < n && c < n) x_out[i * n + c] = c <= i ? a[r][q] : (la_t)0;
+            if (i < n && c < n) x_out[c * n + i] = c <= i ? -a[r][q] : (la_t)0;
         }
 }
 

@@ -75,18 +75,18 @@ def _empty(like: GPUArray, shape, dtype, identity: bool = False) -> GPUArray:
     return zeros_like(like, dtype=dtype, shape=shape)
 
 
-def _cholesky(a: GPUArray, upper: bool, inverse: bool = False, check: bool = True):
+def _cholesky(a: GPUArray, upper: bool, neg_inv_h: bool = False, check: bool = True):
     """The backend's Cholesky of stack a (contiguous, or matrices of contiguous rows along one
-    stack axis; raises LinAlgError where not PD); with `inverse`, (factor, inverse of the lower
+    stack axis; raises LinAlgError where not PD); with `neg_inv_h`, (factor, -L^-H, L the lower
     factor). Without `check`, the info array comes last instead (read back by the caller)."""
     batch = a.shape[:-2]
-    shapes = [(a.shape, a.dtype)] * (2 if inverse else 1) + [((_count(batch),), _I32)]
-    options = (("upper", upper),) + ((("inverse", True),) if inverse else ())
+    shapes = [(a.shape, a.dtype)] * (2 if neg_inv_h else 1) + [((_count(batch),), _I32)]
+    options = (("upper", upper),) + ((("neg_inv_h", True),) if neg_inv_h else ())
     *made, info = _run("cholesky", [a], shapes, options)
     if not check:
         return (*made, info)
     _check(info, "Matrix is not positive definite")
-    return tuple(made) if inverse else made[0]
+    return tuple(made) if neg_inv_h else made[0]
 
 
 def _inv(a: GPUArray) -> GPUArray:
@@ -97,8 +97,8 @@ def _inv(a: GPUArray) -> GPUArray:
 
 def _blocked_cholesky(a: GPUArray, nb: int) -> GPUArray:
     """Right-looking blocked Cholesky (lower) for a backend that factors at most nb x nb at a
-    time: each diagonal block by the backend (with the inverse of its factor), the panel below
-    it times that inverse (conjugate-transposed; MAGMA's trsm by inverted diagonal blocks), the
+    time: each diagonal block by the backend (with -L11^-H, the negated conjugate transpose of
+    its factor's inverse), -L21 = A21 (-L11^-H) (MAGMA's trsm by inverted diagonal blocks), the
     next trailing matrix A22 - L21 L21^H one product with the subtraction in its epilogue (the
     whole square; only its lower triangle is read). Only the lower triangle of `a` is read.
     A step after a failed one works on NaN (the kernel's output there); the infos are read
@@ -109,12 +109,12 @@ def _blocked_cholesky(a: GPUArray, nb: int) -> GPUArray:
     failed = None  # the steps' infos summed: one read back at the end, no wait per step
     for k in range(0, n, nb):
         w = min(nb, n - k)
-        l11, l11_inv, info = _cholesky(t[:, :w, :w], False, True, False)
+        l11, neg_inv_h, info = _cholesky(t[:, :w, :w], False, True, False)
         failed = info if failed is None else failed + info
         out[:, k : k + w, k : k + w] = l11
         if k + w == n:
             break
-        neg_l21 = t[:, w:, :w] @ negative(_mT(l11_inv))
+        neg_l21 = t[:, w:, :w] @ neg_inv_h
         l21 = negative(neg_l21, out=out[:, k + w :, k : k + w])
         t = product(neg_l21, _mT(l21), residual=t[:, w:, w:])
     _check(failed, "Matrix is not positive definite")

@@ -75,7 +75,7 @@ def test_cholesky(emu, rng):
             assert np.isnan(out[1]).all()
             ref = np.linalg.cholesky(spd[[0, 2]], upper=bool(upper))
             np.testing.assert_allclose(out[[0, 2]], ref, rtol=_tol(dtype, n), atol=_tol(dtype, n))
-        # mode 1: the inverse of the lower factor too (the blocked Cholesky's panels), each
+        # mode 1: -L^-T too, L the lower factor (the blocked Cholesky's panels), each
         # matrix read as the top-left block of a larger one (row stride n + 5)
         big = np.full((2, n + 3, n + 5), 7e3, dtype)
         big[:, :n, :n] = spd[[0, 2]]
@@ -86,7 +86,7 @@ def test_cholesky(emu, rng):
         np.testing.assert_allclose(out, np.linalg.cholesky(spd[[0, 2]]), rtol=_tol(dtype, n),
                                    atol=_tol(dtype, n))  # fmt: skip
         np.testing.assert_array_equal(info, [0, 0])
-        ref = np.linalg.inv(np.linalg.cholesky(spd[[0, 2]]))
+        ref = -np.swapaxes(np.linalg.inv(np.linalg.cholesky(spd[[0, 2]])), -1, -2)
         np.testing.assert_allclose(inv, ref, rtol=_tol(dtype, n) * 10, atol=_tol(dtype, n) * 10)
 
 

@@ -28,8 +28,9 @@ def _stack(x: np.ndarray, tail: int) -> np.ndarray:
     return x.reshape((int(np.prod(head, dtype=np.int64)), *x.shape[x.ndim - tail :]))
 
 
-def cholesky(a, *outs, upper: bool, inverse: bool = False) -> None:
-    """outs: (factor, inverse of the lower factor, info) with `inverse`, else (factor, info)."""
+def cholesky(a, *outs, upper: bool, neg_inv_h: bool = False) -> None:
+    """outs: (factor, -L^-H, info) with `neg_inv_h` (L the lower factor: what the blocked
+    Cholesky multiplies its panel by), else (factor, info)."""
     out, info = outs[0], outs[-1]
     info[...] = 0
     a3, o3 = _stack(a, 2), _stack(out, 2)
@@ -39,9 +40,9 @@ def cholesky(a, *outs, upper: bool, inverse: bool = False) -> None:
         o3[i] = np.linalg.cholesky(a3[i], upper=upper)
 
     _each(one, a3.shape[0], info)
-    if inverse:
+    if neg_inv_h:
         lower = np.conj(np.swapaxes(out, -1, -2)) if upper else out
-        outs[1][...] = np.linalg.inv(lower)
+        outs[1][...] = -np.conj(np.swapaxes(np.linalg.inv(lower), -1, -2))
 
 
 def solve(a, b, out, info) -> None:

@@ -99,9 +99,9 @@ def plan_linalg(backend, op: str, inputs, outputs, options):
     if op == "cholesky":
         name = "gk_chol_small"
         opts = dict(options)
-        fields.update(upper=int(opts["upper"]), mode=int(opts.get("inverse", False)))
+        fields.update(upper=int(opts["upper"]), mode=int(opts.get("neg_inv_h", False)))
         fields.update(_matrix_strides(a, n))
-        if opts.get("inverse", False):
+        if opts.get("neg_inv_h", False):
             addresses.append(("out2", b.output(1), 0, 1))
         addresses.append(("info", b.output(len(outputs) - 1), 0, 1))
     elif op == "eigh":
