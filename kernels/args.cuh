@@ -603,17 +603,18 @@
 
 // kernels/linalg_qr.cu: a panel of m rows and nb columns at `a` (row stride ld, matrix stride
 // `stride`, elements); the outputs contiguous per matrix.
-#define GK_QR_ARGS(F, A, M)                                                                 \
-    F(gk_u64, a)                                                                            \
-    F(gk_u64, v) /* count x m x nb: the reflectors (unit lower trapezoid) */                \
-    F(gk_u64, r) /* count x nb x nb: R11 (zeros below the diagonal) */                      \
-    F(gk_u64, t) /* count x nb x nb: -T of the compact WY form I - V T V^T (zeros below) */ \
-    F(gk_u64, w) /* count x nb x (m - smem_rows): the rows past shared memory, by column */ \
-    F(gk_i64, ld)                                                                           \
-    F(gk_i64, stride)                                                                       \
-    F(gk_i32, m)                                                                            \
-    F(gk_i32, nb)                                                                           \
-    F(gk_i32, smem_rows) /* the panel's first rows, held in shared memory (the rest in w) */
+#define GK_QR_ARGS(F, A, M)                                                                  \
+    F(gk_u64, a)                                                                             \
+    F(gk_u64, v) /* count x m x nb: the reflectors (unit lower trapezoid) */                 \
+    F(gk_u64, r) /* count x nb x nb: R11 (zeros below the diagonal) */                       \
+    F(gk_u64, t) /* count x nb x nb: -T of the compact WY form I - V T V^T (zeros below) */  \
+    F(gk_u64, w) /* count x nb x (m - smem_rows): the rows past shared memory, by column */  \
+    F(gk_i64, ld)                                                                            \
+    F(gk_i64, stride)                                                                        \
+    F(gk_i32, m)                                                                             \
+    F(gk_i32, nb)                                                                            \
+    F(gk_i32, smem_rows) /* the panel's first rows, held in shared memory (the rest in w) */ \
+    F(gk_i32, rows_per)  /* cluster: the rows each block holds */
 
 // kernels/linalg_svj.cu: stacks of k rows of len elements (x, contiguous) made orthogonal in
 // place, the same rotations applied to the rows of r (k x k, contiguous).

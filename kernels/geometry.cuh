@@ -211,9 +211,16 @@
 #define GK_LU_CLUSTER_SPARE \
     ((GK_LU_CLUSTER + 5) * (GK_LU_NB + 1) + 16 + 2 * GK_LU_NB + 2 + GK_LU_CLUSTER + 16)
 // kernels/linalg_qr.cu: Householder panels of at most GK_QR_NB columns (a warp's lanes hold the
-// panel's column sums: GK_QR_NB == GK_LANES), one block of GK_QR_THREADS per matrix.
+// panel's column sums: GK_QR_NB == GK_LANES), one block of GK_QR_THREADS per matrix, or (sm_90+)
+// one cluster of GK_QR_CLUSTER blocks of GK_QR_CLUSTER_THREADS, each holding a share of the rows
+// in shared memory and GK_QR_CLUSTER_SPARE more elements (two slots each of its column sums and
+// of row j; each warp's sums; the column sums, products, row j; T).
 #define GK_QR_NB 32
 #define GK_QR_THREADS 512
+#define GK_QR_CLUSTER 16
+#define GK_QR_CLUSTER_THREADS 256
+#define GK_QR_CLUSTER_SPARE \
+    ((4 + GK_QR_CLUSTER_THREADS / 32 + 3) * GK_QR_NB + GK_QR_NB * (GK_QR_NB + 1))
 // kernels/linalg_svj.cu: one-sided Jacobi on blocks of at most GK_SVJ_ROWS rows in shared memory
 // (a few warps per pair of rows, at most GK_SVJ_THREADS threads); stacks of at most GK_SVJ_ROWS
 // rows take one launch for every sweep, larger ones pair blocks of GK_SVJ_PAIR_ROWS / 2 rows, a
@@ -339,6 +346,9 @@
     X(GK_LU_CLUSTER_SPARE)       \
     X(GK_QR_NB)                  \
     X(GK_QR_THREADS)             \
+    X(GK_QR_CLUSTER)             \
+    X(GK_QR_CLUSTER_THREADS)     \
+    X(GK_QR_CLUSTER_SPARE)       \
     X(GK_SVJ_ROWS)               \
     X(GK_SVJ_PAIR_ROWS)          \
     X(GK_SVJ_THREADS)

@@ -10,6 +10,7 @@
 //
 // Defines: GK_T (float or double).
 #include "args.cuh"
+#include "cluster.cuh"
 #include "linalg.cuh"
 #include "warp.cuh"
 
@@ -340,59 +341,7 @@ GK_KERNEL void gk_lu_panel_coop(const gk_lu_args args) {
 
 // --- the panel in one thread-block cluster (sm_90+) ----------------------------------------------
 
-#if defined(GK_HOST_EMULATION) || \
-    (!defined(GK_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900)
-#ifdef GK_HOST_EMULATION  // a cluster runs as a cooperative launch (tests/gpu/emulator)
-__device__ inline void lu_cluster_sync() { gk_emu_grid_sync(); }
-
-template <typename T>
-__device__ inline T lu_dsmem(const T* p, unsigned rank) {
-    const unsigned char* here = gk_shared_dynamic();
-    return *reinterpret_cast<const T*>(gk_emu_cluster_smem(rank) +
-                                       (reinterpret_cast<const unsigned char*>(p) - here));
-}
-#else
-// The cluster's barrier: every thread of its blocks arrives (release: this block's shared memory
-// writes before it are visible to the cluster's loads after it) and waits (acquire).
-__device__ inline void lu_cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;"
-                 :
-                 :
-                 : "memory");
-}
-
-// The address of `p` (this block's shared memory) in the shared memory of the cluster's block
-// `rank` (the same variable there).
-__device__ inline unsigned lu_remote(const void* p, unsigned rank) {
-    unsigned local, remote;
-    asm("{\n\t.reg .u64 g;\n\tcvta.to.shared.u64 g, %1;\n\tcvt.u32.u64 %0, g;\n\t}"
-        : "=r"(local)
-        : "l"(p));
-    asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
-    return remote;
-}
-
-// *p in the shared memory of the cluster's block `rank` (distributed shared memory). Volatile: kept
-// after the cluster barrier (a volatile asm too); no memory clobber, so that a thread's loads
-// issue together rather than one round trip each.
-__device__ inline float lu_dsmem(const float* p, unsigned rank) {
-    float v;
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(lu_remote(p, rank)));
-    return v;
-}
-
-__device__ inline double lu_dsmem(const double* p, unsigned rank) {
-    double v;
-    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(lu_remote(p, rank)));
-    return v;
-}
-
-__device__ inline int lu_dsmem(const int* p, unsigned rank) {
-    int v;
-    asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(lu_remote(p, rank)));
-    return v;
-}
-#endif
+#if GK_HAS_CLUSTERS
 
 // gk_lu_panel_coop's factorization (the same arithmetic, pivots and records: the same bits) in
 // one cluster of GK_LU_CLUSTER blocks per matrix, grid (GK_LU_CLUSTER, matrices): block b holds
@@ -445,7 +394,7 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
         if (b == jowner)
             for (int c = tid; c < nb; c += GK_LU_THREADS)
                 jslot[par * LU_LD + c] = s[(j - r0) * LU_LD + c];
-        lu_cluster_sync();
+        gk_cluster_sync();
         // Every block's slot and row j: all loads first (independent), then the stores.
         constexpr int kGather = (GK_LU_CLUSTER * LU_LD + GK_LU_THREADS - 1) / GK_LU_THREADS;
         la_t g[kGather];
@@ -453,10 +402,10 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
         for (int x = 0; x < kGather; ++x) {
             const int e = tid + x * GK_LU_THREADS, q = e / LU_LD, c = e % LU_LD;
             if (e < GK_LU_CLUSTER * LU_LD && (c < nb || c == GK_LU_NB))
-                g[x] = lu_dsmem(mine + c, (unsigned)q);
+                g[x] = gk_dsmem(mine + c, (unsigned)q);
         }
-        const int gi = tid < GK_LU_CLUSTER ? lu_dsmem(sidx + par, (unsigned)tid) : -1;
-        const la_t gj = tid < nb ? lu_dsmem(jslot + par * LU_LD + tid, (unsigned)jowner) : (la_t)0;
+        const int gi = tid < GK_LU_CLUSTER ? gk_dsmem(sidx + par, (unsigned)tid) : -1;
+        const la_t gj = tid < nb ? gk_dsmem(jslot + par * LU_LD + tid, (unsigned)jowner) : (la_t)0;
 #pragma unroll
         for (int x = 0; x < kGather; ++x) {
             const int e = tid + x * GK_LU_THREADS, c = e % LU_LD;
@@ -521,7 +470,7 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
         }
         if (tid == 0 && zero) reinterpret_cast<gk_i32*>(args.info)[mat] = 1;
     }
-    lu_cluster_sync();  // no block leaves while another may still load its slots
+    gk_cluster_sync();  // no block leaves while another may still load its slots
 }
 #endif
 

@@ -9,6 +9,7 @@
 //
 // Defines: GK_T (float or double).
 #include "args.cuh"
+#include "cluster.cuh"
 #include "linalg.cuh"
 #include "warp.cuh"
 
@@ -132,3 +133,115 @@ GK_KERNEL void __launch_bounds__(GK_QR_THREADS) gk_qr_panel(const gk_qr_args arg
         v[e] = r < c ? (la_t)0 : r == c ? (la_t)1 : qr_row(s, w, r, srows, w_rows)[c];
     }
 }
+
+#if GK_HAS_CLUSTERS
+#define QR_CLUSTER_WARPS (GK_QR_CLUSTER_THREADS / GK_LANES)
+
+// gk_qr_panel's factorization in one cluster of GK_QR_CLUSTER blocks per matrix, grid
+// (GK_QR_CLUSTER, matrices): block b holds rows b r .. b r + r - 1 (args.rows_per rows, r >= nb,
+// so that rows 0 .. nb - 1 are block 0's; the last blocks fewer, or none) in dynamic shared
+// memory, then GK_QR_CLUSTER_SPARE elements: `part` (2 x GK_QR_NB: its rows' column sums) and
+// `jrow` (2 x GK_QR_NB: block 0's row j), by column parity, then the block's own working arrays
+// (all in dynamic shared memory, which the host emulator keeps per block). Per column j: each
+// block's sums over its rows below j, one cluster barrier, then every block adds the blocks' sums
+// in block order and reads row j from block 0 (distributed shared memory), computes the same
+// reflector and updates its rows; block 0 keeps T. A block writes column j + 2's slots after
+// barrier j + 1, which every block passes only after loading column j's. Every sum has a fixed
+// order (the same bits on every run; not the one-block kernel's bits, whose sums run over its warps
+// of all rows).
+GK_KERNEL void __cluster_dims__(GK_QR_CLUSTER, 1, 1) __launch_bounds__(GK_QR_CLUSTER_THREADS)
+    gk_qr_panel_cluster(const gk_qr_args args) {
+    la_t* s = la_smem();
+    const int m = args.m, nb = args.nb, b = blockIdx.x;
+    const int tid = threadIdx.x, lane = tid % GK_LANES, warp = tid / GK_LANES;
+    const int r0 = b * args.rows_per,
+              mine = m - r0 < args.rows_per ? (m > r0 ? m - r0 : 0) : args.rows_per;
+    la_t* part = s + args.rows_per * QR_LD;
+    la_t* jrow = part + 2 * GK_QR_NB;
+    la_t* red = jrow + 2 * GK_QR_NB;  // [warp][column]
+    la_t* sums = red + QR_CLUSTER_WARPS * GK_QR_NB;
+    la_t* dots = sums + GK_QR_NB;
+    la_t* pj = dots + GK_QR_NB;
+    la_t* ts = pj + GK_QR_NB;
+    const gk_i64 mat = blockIdx.y;
+    const la_t* a = reinterpret_cast<const la_t*>(args.a) + mat * args.stride;
+    la_t* v = reinterpret_cast<la_t*>(args.v) + mat * (gk_i64)m * nb;
+    for (int e = tid; e < mine * nb; e += GK_QR_CLUSTER_THREADS) {
+        const int i = e / nb, c = e % nb;
+        s[i * QR_LD + c] = a[(gk_i64)(r0 + i) * args.ld + c];
+    }
+    __syncthreads();
+    for (int j = 0; j < nb; ++j) {
+        const int par = j & 1;
+        la_t acc[GK_QR_NB];
+#pragma unroll
+        for (int c = 0; c < GK_QR_NB; ++c) acc[c] = 0;
+        for (int i = (j + 1 > r0 ? j + 1 - r0 : 0) + tid; i < mine; i += GK_QR_CLUSTER_THREADS) {
+            const la_t* p = s + i * QR_LD;
+            const la_t x = p[j];
+#pragma unroll
+            for (int c = 0; c < GK_QR_NB; ++c)
+                if (c < nb) acc[c] += x * p[c];
+        }
+        red[warp * GK_QR_NB + lane] = qr_warp_columns(acc);
+        __syncthreads();
+        if (tid < nb) {  // the block's sums in warp order; block 0 publishes row j
+            la_t g = 0;
+            for (int q = 0; q < QR_CLUSTER_WARPS; ++q) g += red[q * GK_QR_NB + tid];
+            part[par * GK_QR_NB + tid] = g;
+            if (b == 0) jrow[par * GK_QR_NB + tid] = s[j * QR_LD + tid];
+        }
+        gk_cluster_sync();
+        if (tid < nb) {  // the blocks' sums in block order
+            la_t g = 0;
+            for (int q = 0; q < GK_QR_CLUSTER; ++q)
+                g += gk_dsmem(part + par * GK_QR_NB + tid, (unsigned)q);
+            sums[tid] = g;
+            pj[tid] = gk_dsmem(jrow + par * GK_QR_NB + tid, 0u);
+        }
+        __syncthreads();
+        const la_t alpha = pj[j], sigma = sums[j];
+        la_t tau = 0, beta = alpha, scale = 0;  // x = 0: H = I (larfg)
+        if (sigma != (la_t)0) {
+            const la_t norm = gkm_sqrt(alpha * alpha + sigma);
+            beta = alpha >= (la_t)0 ? -norm : norm;
+            tau = (beta - alpha) / beta;
+            scale = (la_t)1 / (alpha - beta);
+        }
+        if (tid < nb) dots[tid] = pj[tid] + sums[tid] * scale;
+        __syncthreads();
+        for (int i = (j > r0 ? j - r0 : 0) + tid; i < mine; i += GK_QR_CLUSTER_THREADS) {
+            la_t* p = s + i * QR_LD;
+            const bool diag = r0 + i == j;
+            const la_t vr = diag ? (la_t)1 : p[j] * scale;
+            const la_t f = tau * vr;
+#pragma unroll
+            for (int c = 0; c < GK_QR_NB; ++c)
+                if (c > j && c < nb) p[c] -= f * dots[c];
+            p[j] = diag ? beta : vr;
+        }
+        if (b == 0 && tid < j) {  // T[i][j] = -tau sum_{l=i}^{j-1} T[i][l] (V^T v_j)_l, in l order
+            la_t acc_t = 0;
+            for (int l = tid; l < j; ++l) acc_t += ts[tid * QR_LD + l] * dots[l];
+            ts[tid * QR_LD + j] = -tau * acc_t;
+        } else if (b == 0 && tid == j) {
+            ts[j * QR_LD + j] = tau;
+        }
+        __syncthreads();
+    }
+    if (b == 0) {
+        la_t* r_out = reinterpret_cast<la_t*>(args.r) + mat * nb * nb;
+        la_t* t_out = reinterpret_cast<la_t*>(args.t) + mat * nb * nb;
+        for (int e = tid; e < nb * nb; e += GK_QR_CLUSTER_THREADS) {
+            const int i = e / nb, c = e % nb;
+            r_out[e] = c >= i ? s[i * QR_LD + c] : (la_t)0;
+            t_out[e] = c >= i ? -ts[i * QR_LD + c] : (la_t)0;
+        }
+    }
+    for (int e = tid; e < mine * nb; e += GK_QR_CLUSTER_THREADS) {
+        const int i = e / nb, c = e % nb, r = r0 + i;
+        v[(gk_i64)r * nb + c] = r < c ? (la_t)0 : r == c ? (la_t)1 : s[i * QR_LD + c];
+    }
+    gk_cluster_sync();  // no block leaves while another may still load its slots
+}
+#endif  // GK_HAS_CLUSTERS

@@ -40,12 +40,13 @@ class _Emulated(emulation.EmulatedCuda):
 class HybridBackend(CpuBackend):
     """The cpu backend, but linear algebra planned as on CUDA and run emulated. `limits`:
     linalg_max_n answers that replace the CUDA planner's (to reach a blocked path at sizes the
-    emulator runs quickly)."""
+    emulator runs quickly); `options`: options added to an op's plans (to force a path)."""
 
     def __init__(self, lib_dir, seed):
         super().__init__()
         self.emu = _Emulated(lib_dir, seed, self.pool)
         self.limits = {}
+        self.options = {}
 
     def plan_linalg(self, op, inputs, outputs, options):
         # The drivers' panels take the launch per column here: a 16-block cluster or cooperative
@@ -53,6 +54,7 @@ class HybridBackend(CpuBackend):
         # panels are compared with it bit for bit where a test names the path (check_panel).
         if op == "lu_panel" and "cooperative" not in dict(options):
             options = (*options, ("cooperative", False))
+        options = (*options, *self.options.get(op, ()))
         return cuda_linalg.plan_linalg(self.emu, op, inputs, outputs, options)
 
     def linalg_max_n(self, op, dtype):

@@ -81,7 +81,7 @@ def plan_linalg(backend, op: str, inputs, outputs, options):
     if a.dtype not in _REAL:
         raise _refuse(backend, op, f"for {a.dtype} yet")
     if op == "qr_panel":
-        return linalg_qr.plan_panel(backend, inputs, outputs)
+        return linalg_qr.plan_panel(backend, inputs, outputs, options)
     if op == "svj":
         return linalg_svj.plan_svj(backend, inputs, outputs, options)
     if op != "cholesky" and op != "eigh" and op not in _MODES:
