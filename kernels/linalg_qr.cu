@@ -52,6 +52,57 @@ __device__ inline qr_row_ref qr_row(la_t* s, la_t* w, int r, int smem_rows, int 
     return {w + (r - smem_rows), w_rows};
 }
 
+// larfg's reflector for column j: alpha = A[j][j], sigma = ||A[j+1:, j]||^2; v = x * scale.
+struct qr_reflector {
+    la_t tau, beta, scale;
+};
+__device__ inline qr_reflector qr_make_reflector(la_t alpha, la_t sigma) {
+    qr_reflector h = {0, alpha, 0};  // x = 0: H = I (larfg)
+    if (sigma != (la_t)0) {
+        const la_t norm = gkm_sqrt(alpha * alpha + sigma);
+        h.beta = alpha >= (la_t)0 ? -norm : norm;
+        h.tau = (h.beta - alpha) / h.beta;
+        h.scale = (la_t)1 / (alpha - h.beta);
+    }
+    return h;
+}
+
+// Row p (panel row `diag`: row j itself) under H: its column j becomes v's entry (beta on the
+// diagonal), the columns after j lose tau v_r (v^T A[:, c]) = f dots[c].
+template <class Row>
+__device__ inline void qr_update_row(const Row& p, int j, int nb, bool diag, qr_reflector h,
+                                     const la_t* dots) {
+    const la_t vr = diag ? (la_t)1 : p[j] * h.scale;
+    const la_t f = h.tau * vr;
+#pragma unroll
+    for (int c = 0; c < GK_QR_NB; ++c)
+        if (c > j && c < nb) p[c] -= f * dots[c];
+    p[j] = diag ? h.beta : vr;
+}
+
+// T's column j (thread i < j: T[i][j] = -tau sum_{l=i}^{j-1} T[i][l] (V^T v_j)_l, in l order).
+__device__ inline void qr_t_column(la_t* ts, const la_t* dots, la_t tau, int j, int tid) {
+    if (tid < j) {
+        la_t acc_t = 0;
+        for (int l = tid; l < j; ++l) acc_t += ts[tid * QR_LD + l] * dots[l];
+        ts[tid * QR_LD + j] = -tau * acc_t;
+    } else if (tid == j) {
+        ts[j * QR_LD + j] = tau;
+    }
+}
+
+// R11 (the first nb rows of s, upper triangle) and -T of matrix `mat`.
+__device__ inline void qr_write_rt(const gk_qr_args& args, gk_i64 mat, const la_t* s,
+                                   const la_t* ts, int nb, int threads) {
+    la_t* r_out = reinterpret_cast<la_t*>(args.r) + mat * nb * nb;
+    la_t* t_out = reinterpret_cast<la_t*>(args.t) + mat * nb * nb;
+    for (int e = threadIdx.x; e < nb * nb; e += threads) {
+        const int i = e / nb, c = e % nb;
+        r_out[e] = c >= i ? s[i * QR_LD + c] : (la_t)0;
+        t_out[e] = c >= i ? -ts[i * QR_LD + c] : (la_t)0;
+    }
+}
+
 // Per column j: the sums g_c = x^T A[j+1:, c] for every column c (x = A[j+1:, j]; the columns
 // before j hold their reflectors there, so the same sums give V^T v_j), then the reflector
 // (tau, beta, v = x / (alpha - beta)), v^T A[j:, c] for every c, the update of the columns after
@@ -93,41 +144,15 @@ GK_KERNEL void __launch_bounds__(GK_QR_THREADS) gk_qr_panel(const gk_qr_args arg
         }
         __syncthreads();
         const la_t* pj = s + j * QR_LD;  // row j < nb <= smem_rows
-        const la_t alpha = pj[j], sigma = sums[j];
-        la_t tau = 0, beta = alpha, scale = 0;  // x = 0: H = I (larfg)
-        if (sigma != (la_t)0) {
-            const la_t norm = gkm_sqrt(alpha * alpha + sigma);
-            beta = alpha >= (la_t)0 ? -norm : norm;
-            tau = (beta - alpha) / beta;
-            scale = (la_t)1 / (alpha - beta);
-        }
-        if (tid < nb) dots[tid] = pj[tid] + sums[tid] * scale;
+        const qr_reflector h = qr_make_reflector(pj[j], sums[j]);
+        if (tid < nb) dots[tid] = pj[tid] + sums[tid] * h.scale;
         __syncthreads();  // every thread has read row j before its owner updates it
-        for (int r = j + tid; r < m; r += GK_QR_THREADS) {
-            const qr_row_ref p = qr_row(s, w, r, srows, w_rows);
-            const la_t vr = r == j ? (la_t)1 : p[j] * scale;
-            const la_t f = tau * vr;
-#pragma unroll
-            for (int c = 0; c < GK_QR_NB; ++c)
-                if (c > j && c < nb) p[c] -= f * dots[c];
-            p[j] = r == j ? beta : vr;
-        }
-        if (tid < j) {  // T[i][j] = -tau sum_{l=i}^{j-1} T[i][l] (V^T v_j)_l, in l order
-            la_t acc_t = 0;
-            for (int l = tid; l < j; ++l) acc_t += ts[tid * QR_LD + l] * dots[l];
-            ts[tid * QR_LD + j] = -tau * acc_t;
-        } else if (tid == j) {
-            ts[j * QR_LD + j] = tau;
-        }
+        for (int r = j + tid; r < m; r += GK_QR_THREADS)
+            qr_update_row(qr_row(s, w, r, srows, w_rows), j, nb, r == j, h, dots);
+        qr_t_column(ts, dots, h.tau, j, tid);
         __syncthreads();
     }
-    la_t* r_out = reinterpret_cast<la_t*>(args.r) + mat * nb * nb;
-    la_t* t_out = reinterpret_cast<la_t*>(args.t) + mat * nb * nb;
-    for (int e = tid; e < nb * nb; e += GK_QR_THREADS) {
-        const int i = e / nb, c = e % nb;
-        r_out[e] = c >= i ? s[i * QR_LD + c] : (la_t)0;
-        t_out[e] = c >= i ? -ts[i * QR_LD + c] : (la_t)0;
-    }
+    qr_write_rt(args, mat, s, ts, nb, GK_QR_THREADS);
     for (gk_i64 e = tid; e < (gk_i64)m * nb; e += GK_QR_THREADS) {
         const int r = (int)(e / nb), c = (int)(e % nb);
         v[e] = r < c ? (la_t)0 : r == c ? (la_t)1 : qr_row(s, w, r, srows, w_rows)[c];
@@ -200,44 +225,15 @@ GK_KERNEL void __cluster_dims__(GK_QR_CLUSTER, 1, 1) __launch_bounds__(GK_QR_CLU
             pj[tid] = gk_dsmem(jrow + par * GK_QR_NB + tid, 0u);
         }
         __syncthreads();
-        const la_t alpha = pj[j], sigma = sums[j];
-        la_t tau = 0, beta = alpha, scale = 0;  // x = 0: H = I (larfg)
-        if (sigma != (la_t)0) {
-            const la_t norm = gkm_sqrt(alpha * alpha + sigma);
-            beta = alpha >= (la_t)0 ? -norm : norm;
-            tau = (beta - alpha) / beta;
-            scale = (la_t)1 / (alpha - beta);
-        }
-        if (tid < nb) dots[tid] = pj[tid] + sums[tid] * scale;
+        const qr_reflector h = qr_make_reflector(pj[j], sums[j]);
+        if (tid < nb) dots[tid] = pj[tid] + sums[tid] * h.scale;
         __syncthreads();
-        for (int i = (j > r0 ? j - r0 : 0) + tid; i < mine; i += GK_QR_CLUSTER_THREADS) {
-            la_t* p = s + i * QR_LD;
-            const bool diag = r0 + i == j;
-            const la_t vr = diag ? (la_t)1 : p[j] * scale;
-            const la_t f = tau * vr;
-#pragma unroll
-            for (int c = 0; c < GK_QR_NB; ++c)
-                if (c > j && c < nb) p[c] -= f * dots[c];
-            p[j] = diag ? beta : vr;
-        }
-        if (b == 0 && tid < j) {  // T[i][j] = -tau sum_{l=i}^{j-1} T[i][l] (V^T v_j)_l, in l order
-            la_t acc_t = 0;
-            for (int l = tid; l < j; ++l) acc_t += ts[tid * QR_LD + l] * dots[l];
-            ts[tid * QR_LD + j] = -tau * acc_t;
-        } else if (b == 0 && tid == j) {
-            ts[j * QR_LD + j] = tau;
-        }
+        for (int i = (j > r0 ? j - r0 : 0) + tid; i < mine; i += GK_QR_CLUSTER_THREADS)
+            qr_update_row(s + i * QR_LD, j, nb, r0 + i == j, h, dots);
+        if (b == 0) qr_t_column(ts, dots, h.tau, j, tid);
         __syncthreads();
     }
-    if (b == 0) {
-        la_t* r_out = reinterpret_cast<la_t*>(args.r) + mat * nb * nb;
-        la_t* t_out = reinterpret_cast<la_t*>(args.t) + mat * nb * nb;
-        for (int e = tid; e < nb * nb; e += GK_QR_CLUSTER_THREADS) {
-            const int i = e / nb, c = e % nb;
-            r_out[e] = c >= i ? s[i * QR_LD + c] : (la_t)0;
-            t_out[e] = c >= i ? -ts[i * QR_LD + c] : (la_t)0;
-        }
-    }
+    if (b == 0) qr_write_rt(args, mat, s, ts, nb, GK_QR_CLUSTER_THREADS);
     for (int e = tid; e < mine * nb; e += GK_QR_CLUSTER_THREADS) {
         const int i = e / nb, c = e % nb, r = r0 + i;
         v[(gk_i64)r * nb + c] = r < c ? (la_t)0 : r == c ? (la_t)1 : s[i * QR_LD + c];
