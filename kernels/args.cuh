@@ -126,16 +126,20 @@
 // kernels/gemm_f32.cu: out (batch, m, n) = epilogue(a (batch, m, k) @ b (batch, k, n)), one
 // (collapsed) batch axis; a batch stride of 0 broadcasts the operand. bias: 0 or n values at
 // stride s_bias; residual: 0 or (batch, m, n) at (sr_z, sr_m, 1). out_pairs: two adjacent outputs
-// may be stored as one aligned 8-byte word.
+// may be stored as one aligned 8-byte word. splits > 1 (gemm_f32.cu only): K in ranges of
+// k_per_split, each block's partial sums stored in workspace (splits, batch, m, n) and added by
+// gk_gemm_f32_reduce; splits = 1: one range.
 #define GK_GEMM_F32_ARGS(F, A, M) \
     F(gk_u64, a)                  \
     F(gk_u64, b)                  \
     F(gk_u64, out)                \
     F(gk_u64, bias)               \
     F(gk_u64, residual)           \
+    F(gk_u64, workspace)          \
     F(gk_i64, m)                  \
     F(gk_i64, n)                  \
     F(gk_i64, k)                  \
+    F(gk_i64, k_per_split)        \
     F(gk_i64, batch)              \
     F(gk_i64, sa_m)               \
     F(gk_i64, sa_k)               \
@@ -149,7 +153,7 @@
     F(gk_i64, sr_z)               \
     F(gk_i64, s_bias)             \
     F(gk_i32, out_pairs)          \
-    F(gk_i32, unused)
+    F(gk_i32, splits)
 
 // kernels/gemm_sm90.cu, the block after its two tensor-map parameters (a and b reach the kernel
 // as TMA tensor maps), and its split-K reduction's only parameter. Tiles count GK_GEMM_BM x

@@ -5,6 +5,9 @@
 // the next slice is read from global memory into registers while the current one is multiplied.
 // Both operands sit in shared memory K-major-by-rows ([k][m] and [k][n], rows padded by 4 floats
 // so the transposing stores of a K-contiguous operand do not collide in banks).
+// Split-K (p.splits > 1, for products whose tiles leave most SMs idle): blockIdx.z also names a
+// range of K; the block stores its partial sums in p.workspace and gk_gemm_f32_reduce adds them
+// in range order and applies the epilogue (the same bits every run).
 //
 // Defines: GK_A_MN (a(m, k) is contiguous along m: sa_m == 1; else along k), GK_B_MN (b(k, n)
 // contiguous along n; else along k), GK_VEC (16-byte loads: aligned operands, contiguous extents
@@ -87,7 +90,6 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
     __shared__ __align__(16) float bs[GK_F32_BUFS][GK_F32_BK][GK_F32_LD];
     const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
     const gk_i64 m0 = (gk_i64)blockIdx.y * GK_F32_BM, n0 = (gk_i64)blockIdx.x * GK_F32_BM;
-    const int k_tiles = (int)((p.k + GK_F32_BK - 1) / GK_F32_BK);
 
     // What each thread loads per slice: a run of 4 along the operand's contiguous axis.
 #if GK_A_MN
@@ -101,9 +103,12 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
     const int b_n = tid / 2, b_k = (tid % 2) * 4;
 #endif
 
-    for (gk_i64 z = blockIdx.z; z < p.batch; z += gridDim.z) {
-        const float* a = reinterpret_cast<const float*>(p.a) + z * p.sa_z;
-        const float* b = reinterpret_cast<const float*>(p.b) + z * p.sb_z;
+    for (gk_i64 item = blockIdx.z; item < p.batch * p.splits; item += gridDim.z) {
+        const gk_i64 z = item % p.batch, k_begin = item / p.batch * p.k_per_split;
+        const gk_i64 k_len = p.splits > 1 ? min(p.k - k_begin, p.k_per_split) : p.k;
+        const int k_tiles = (int)((k_len + GK_F32_BK - 1) / GK_F32_BK);
+        const float* a = reinterpret_cast<const float*>(p.a) + z * p.sa_z + k_begin * p.sa_k;
+        const float* b = reinterpret_cast<const float*>(p.b) + z * p.sb_z + k_begin * p.sb_k;
         float acc[8][8];
 #pragma unroll
         for (int i = 0; i < 8; ++i)
@@ -137,7 +142,7 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
             (void)a_step;
             (void)b_step;
 #if GK_A_MN
-            const bool a_in = k0 + a_k < p.k;
+            const bool a_in = k0 + a_k < k_len;
 #if GK_VEC
             gk_cp16(gk_f32_smem(&as[st][a_k][a_m]), a_in && a_left > 0 ? ra : a,
                     a_in && a_left > 0);
@@ -151,12 +156,12 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
 #else
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
-                const bool ok = a_live && k0 + a_k + i < p.k;
+                const bool ok = a_live && k0 + a_k + i < k_len;
                 gk_cp4(gk_f32_smem(&as[st][a_k + i][a_m]), ok ? ra + i * a_step : a, ok);
             }
 #endif
 #if GK_B_MN
-            const bool b_in = k0 + b_k < p.k;
+            const bool b_in = k0 + b_k < k_len;
 #if GK_VEC
             gk_cp16(gk_f32_smem(&bs[st][b_k][b_n]), b_in && b_left > 0 ? rb : b,
                     b_in && b_left > 0);
@@ -170,7 +175,7 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
 #else
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
-                const bool ok = b_live && k0 + b_k + i < p.k;
+                const bool ok = b_live && k0 + b_k + i < k_len;
                 gk_cp4(gk_f32_smem(&bs[st][b_k + i][b_n]), ok ? rb + i * b_step : b, ok);
             }
 #endif
@@ -216,14 +221,14 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
         auto fetch = [&](int kt) {
             const gk_i64 k0 = (gk_i64)kt * GK_F32_BK;
 #if GK_A_MN
-            ra = gk_load4(ga + kt * a_next, a_step, k0 + a_k < p.k, a_left);
+            ra = gk_load4(ga + kt * a_next, a_step, k0 + a_k < k_len, a_left);
 #else
-            ra = gk_load4(ga + kt * a_next, a_step, a_live, p.k - (k0 + a_k));
+            ra = gk_load4(ga + kt * a_next, a_step, a_live, k_len - (k0 + a_k));
 #endif
 #if GK_B_MN
-            rb = gk_load4(gb + kt * b_next, b_step, k0 + b_k < p.k, b_left);
+            rb = gk_load4(gb + kt * b_next, b_step, k0 + b_k < k_len, b_left);
 #else
-            rb = gk_load4(gb + kt * b_next, b_step, b_live, p.k - (k0 + b_k));
+            rb = gk_load4(gb + kt * b_next, b_step, b_live, k_len - (k0 + b_k));
 #endif
         };
         auto stash = [&](int buf) {
@@ -275,6 +280,12 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
         __syncthreads();  // the next batch item's first stores overwrite the buffers
 #endif
 
+        // A split's partial sums go to its slice of the workspace as they are (n-wide rows).
+        const bool partial = p.splits > 1;
+        float* const out = partial ? reinterpret_cast<float*>(p.workspace) + item * p.m * p.n
+                                   : reinterpret_cast<float*>(p.out) + z * p.so_z;
+        const gk_i64 out_ld = partial ? p.n : p.so_m;
+        const int pairs = partial ? (int)(p.n % 2 == 0) : p.out_pairs;
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
             const gk_i64 row = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
@@ -286,25 +297,48 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
 #pragma unroll
                 for (int j = 0; j < 4; ++j) {
                     float x = acc[i][jh * 4 + j];
+                    if (!partial) {
 #if GK_EPI_BIAS
-                    if (col + j < p.n)
-                        x += reinterpret_cast<const float*>(p.bias)[(col + j) * p.s_bias];
+                        if (col + j < p.n)
+                            x += reinterpret_cast<const float*>(p.bias)[(col + j) * p.s_bias];
 #endif
-                    x = gk_activate(x);
+                        x = gk_activate(x);
 #if GK_EPI_RESIDUAL
-                    if (col + j < p.n)
-                        x += reinterpret_cast<const float*>(
-                            p.residual)[z * p.sr_z + row * p.sr_m + col + j];
+                        if (col + j < p.n)
+                            x += reinterpret_cast<const float*>(
+                                p.residual)[z * p.sr_z + row * p.sr_m + col + j];
 #endif
+                    }
                     v[j] = x;
                 }
-                float* dst = reinterpret_cast<float*>(p.out) + z * p.so_z + row * p.so_m + col;
+                float* dst = out + row * out_ld + col;
 #pragma unroll
                 for (int j = 0; j < 4; j += 2) {
                     if (col + j < p.n)
-                        gk_store_out2(dst + j, v[j], v[j + 1], col + j + 1 < p.n, p.out_pairs);
+                        gk_store_out2(dst + j, v[j], v[j + 1], col + j + 1 < p.n, pairs);
                 }
             }
         }
+    }
+}
+
+// out = epilogue(sum over s of workspace[s]) in range order: the same bits every run.
+GK_KERNEL void __launch_bounds__(GK_SPLITK_THREADS) gk_gemm_f32_reduce(const gk_gemm_f32_args p) {
+    const gk_i64 per_item = p.m * p.n, count = per_item * p.batch;
+    const float* part = reinterpret_cast<const float*>(p.workspace);
+    for (gk_i64 i = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += (gk_i64)gridDim.x * blockDim.x) {
+        float x = 0.f;
+        for (int s = 0; s < p.splits; ++s) x += part[s * count + i];
+        const gk_i64 z = i / per_item, rest = i - z * per_item;
+        const gk_i64 row = rest / p.n, col = rest - row * p.n;
+#if GK_EPI_BIAS
+        x += reinterpret_cast<const float*>(p.bias)[col * p.s_bias];
+#endif
+        x = gk_activate(x);
+#if GK_EPI_RESIDUAL
+        x += reinterpret_cast<const float*>(p.residual)[z * p.sr_z + row * p.sr_m + col];
+#endif
+        reinterpret_cast<float*>(p.out)[z * p.so_z + row * p.so_m + col] = x;
     }
 }

@@ -27,25 +27,29 @@ def _identity(like: GPUArray, batch: int, n: int, cols: int | None = None) -> GP
     return broadcast_to(i, (batch, n, n if cols is None else cols)).copy()
 
 
+# Panels merged into one block of reflectors for the trailing update and Q: its products then
+# run at GEMM speed (K and the tiles' rows a multiple of the panel's width) rather than at the
+# panel's 32 columns, and there are a quarter as many.
+_PANELS_PER_BLOCK = 4
+
+
 def blocked_qr(a: GPUArray, mode: str, nb: int) -> list[GPUArray]:
-    """Q, R (or [R] for mode "r") of stack a by Householder panels of nb columns: the backend
-    factors each panel (its reflectors V, R11 and -T with H_1 ... H_nb = I - V T V^T); the
-    trailing matrix becomes C - V (T^T (V^T C)) through three products (the subtraction in the
-    last one's epilogue), whose first rows are R's; Q is accumulated backwards, the last panel's
+    """Q, R (or [R] for mode "r") of stack a by blocks of Householder reflectors (LAPACK geqrf /
+    orgqr's structure): each block of up to _PANELS_PER_BLOCK panels of nb columns is factored
+    by _factor_block into reflectors V and -T with H_1 ... H_w = I - V T V^T; the trailing
+    matrix becomes C - V (T^T (V^T C)) through three products (the subtraction in the last
+    one's epilogue), whose first rows are R's; Q is accumulated backwards, the last block's
     reflectors first, on the identity (orgqr's order: each step only touches the block below
-    and right of its panel)."""
+    and right of its own)."""
     *batch, m, n = a.shape
-    c, k, dt = count(batch), min(m, n), a.dtype
+    c, k = count(batch), min(m, n)
     rows = m if mode == "complete" else k
     cur = a.reshape(c, m, n)
     r = zeros_like(cur, shape=(c, rows, n))
     steps = []
-    for j in range(0, k, nb):
-        w = min(nb, k - j)
-        v, r11, neg_t = run(
-            "qr_panel", [cur[:, :, :w]], [((c, m - j, w), dt), ((c, w, w), dt), ((c, w, w), dt)]
-        )
-        r[:, j : j + w, j : j + w] = r11
+    for j in range(0, k, nb * _PANELS_PER_BLOCK):
+        w = min(nb * _PANELS_PER_BLOCK, k - j)
+        v, neg_t = _factor_block(cur[:, :, :w], r[:, j:, j:], nb)
         if j + w < n:
             rest = cur[:, :, w:]
             rest = product(v, mT(neg_t) @ (mT(v) @ rest), residual=rest)
@@ -59,6 +63,42 @@ def blocked_qr(a: GPUArray, mode: str, nb: int) -> list[GPUArray]:
         sub = q[:, j:, j:]
         q[:, j:, j:] = product(v, neg_t @ (mT(v) @ sub), residual=sub)
     return [q.reshape(*batch, m, rows), r.reshape(*batch, rows, n)]
+
+
+def _factor_block(block: GPUArray, r: GPUArray, nb: int) -> tuple[GPUArray, GPUArray]:
+    """V (count x L x w) and -T (count x w x w) of a block's w columns (count x L x w), its R
+    written into r's first w rows and columns: the backend factors each panel of nb columns,
+    whose reflectors update the block's columns right of it; the panels' (V_i, -T_i) merge as
+    -T = [[-T_a, (-T_a) (V_a^T V_i) (-T_i)], [0, -T_i]] (V_i is zero above its panel's row)."""
+    c, rows, w = block.shape
+    dt = block.dtype
+    if w <= nb:
+        v, r11, neg_t = run(
+            "qr_panel", [block], [((c, rows, w), dt), ((c, w, w), dt), ((c, w, w), dt)]
+        )
+        r[:, :w, :w] = r11
+        return v, neg_t
+    v = zeros_like(block, shape=(c, rows, w))
+    neg_t = zeros_like(block, shape=(c, w, w))
+    cur = block
+    for i in range(0, w, nb):
+        wi = min(nb, w - i)
+        vi, r11, ti = run(
+            "qr_panel",
+            [cur[:, :, :wi]],
+            [((c, rows - i, wi), dt), ((c, wi, wi), dt), ((c, wi, wi), dt)],
+        )
+        r[:, i : i + wi, i : i + wi] = r11
+        if i + wi < w:
+            rest = cur[:, :, wi:]
+            rest = product(vi, mT(ti) @ (mT(vi) @ rest), residual=rest)
+            r[:, i : i + wi, i + wi : w] = rest[:, :wi]
+            cur = rest[:, wi:]
+        v[:, i:, i : i + wi] = vi
+        neg_t[:, i : i + wi, i : i + wi] = ti
+        if i:
+            neg_t[:, :i, i : i + wi] = neg_t[:, :i, :i] @ ((mT(v[:, i:, :i]) @ vi) @ ti)
+    return v, neg_t
 
 
 def _qr_nb(a: GPUArray) -> int:

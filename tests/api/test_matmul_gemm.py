@@ -150,6 +150,30 @@ def test_linear_epilogue_at_odd_widths_and_offsets(backend, rng):
         _check(out, ref + hres[:, 1:].astype(f64), "bfloat16")
 
 
+@pytest.mark.parametrize("layouts", [("row", "row"), ("col", "col"), ("strided", "col")])
+def test_float32_long_k_over_few_tiles(backend, rng, layouts):
+    """Exact float32 products with few output tiles and a long K (on CUDA K is split over blocks:
+    partial sums first, then a launch that adds them in order and applies linear's epilogue),
+    alone and batched, the same bits on a second run."""
+    f64 = np.float64
+    for m, n, k in ((33, 517, 2051), (129, 40, 1300), (5, 7, 4099)):
+        a, ha = _operand(rng, m, k, np.float32, layouts[0])
+        b, hb = _operand(rng, k, n, np.float32, layouts[1])
+        _poisoned_pool(m * n * 4, np.float32)
+        out = a @ b
+        _check(out, ha.astype(f64) @ hb.astype(f64), "float32")
+        np.testing.assert_array_equal((a @ b).to_numpy(), out.to_numpy())
+        hbias, hres = random_array(rng, (n,), np.float32), random_array(rng, (m, n), np.float32)
+        fused = gk.linear(a, b.T, gk.asarray(hbias), "silu", gk.asarray(hres))
+        ref = ACT_REF["silu"](ha.astype(f64) @ hb.astype(f64) + hbias) + hres
+        _check(fused, ref, "float32")
+    ha, hb = (
+        random_array(rng, (3, 70, 1500), np.float32),
+        random_array(rng, (3, 1500, 90), np.float32),
+    )
+    _check(gk.asarray(ha) @ gk.asarray(hb), np.matmul(ha.astype(f64), hb), "float32")
+
+
 def test_linear_residual_broadcasts_and_batches(backend, rng):
     dt = gk.bfloat16
     hx = random_array(rng, (2, 3, 136), dt)  # batch of 2 x 3 rows

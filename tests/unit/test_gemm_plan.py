@@ -425,6 +425,33 @@ def test_exact_float32_products_too_small_for_the_big_tiles_take_small_ones(m, n
     assert gp.plan_f32(m, n, batch, False, True, True, 132, tune=(1, 0)).kernel == "gk_gemm_f32"
 
 
+def test_exact_float32_products_split_a_long_k_over_few_tiles():
+    # as many ranges as fill 2 blocks on each of 132 SMs, or K // 128, in whole slices of 8
+    assert gp.f32_splits(32, 4064, 4096, 1, 132) == (8, 512)  # 32 tiles
+    assert gp.f32_splits(33, 40, 1300, 1, 132) == (10, 136)
+    assert gp.f32_splits(129, 40, 1300, 3, 132) == (10, 136)
+    assert gp.f32_splits(768, 768, 4096, 1, 132) == (7, 592)  # 36 tiles
+    assert gp.f32_splits(1024, 1152, 4096, 1, 132) == (1, 4096)  # 72 tiles: over half the SMs
+    assert gp.f32_splits(32, 4064, 255, 1, 132) == (1, 255)  # K too short for two ranges
+    assert gp.f32_splits(5, 7, 4099, 1, 132) == (31, 136)  # the last range shorter
+    plan = gp.plan_f32(32, 4064, 1, False, True, True, 132, split=(8, 512))
+    described = (plan.kernel, plan.grid, plan.splits, plan.k_per_split)
+    assert described == ("gk_gemm_f32", (32, 1, 8), 8, 512)
+
+
+def test_split_float32_products_reduce_each_row_slice(built):
+    """Row slices share the whole product's split (the same bits sliced or not); each slice's
+    partial sums are added by its own reduction launch, from one workspace."""
+    be = FakeBackend()
+    a, b = _dense("float32", (300, 2048)), _dense("float32", (2048, 64))
+    plan = matmul.plan_matmul(be, a, b, _dense("float32", (300, 64)), None, 128)
+    assert _kernels(be, plan) == ["gk_gemm_f32", "gk_gemm_f32_reduce"] * 3
+    splits = {_field(blob, "gk_gemm_f32_args", "splits", 0) for *_, blob, _ in plan.launches}
+    per = {_field(blob, "gk_gemm_f32_args", "k_per_split", 0) for *_, blob, _ in plan.launches}
+    assert splits == {gp.f32_splits(300, 64, 2048, 1, be.sm_count)[0]} and len(per) == 1
+    assert len(plan.scratch) == 1
+
+
 def test_gemv_ignores_row_block_and_other_gpus_take_the_old_kernels(built):
     bf = np.dtype(bfloat16)
     x, w_t = _dense(bf, (1, 4096)), Layout(bf, (4096, 11008), (2, 8192))

@@ -602,7 +602,7 @@ KERNEL_NAMES = {
         "gk_bin_sums",
     ),
     "gemv.cu": ("gk_gemv_nk", "gk_gemv_kn", "gk_gemv_reduce"),
-    "gemm_f32.cu": ("gk_gemm_f32",),
+    "gemm_f32.cu": ("gk_gemm_f32", "gk_gemm_f32_reduce"),
     "gemm_f32_small.cu": ("gk_gemm_f32_small",),
     "gemm_sm90.cu": ("gk_gemm_sm90", "gk_gemm_splitk_reduce"),
     "fft.cu": ("gk_fft_rows",),

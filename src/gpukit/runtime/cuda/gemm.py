@@ -230,11 +230,16 @@ def emit_gemv(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
 def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilogue,
              row_block) -> None:  # fmt: skip
     """out = epilogue(a @ b) in float32 on the register-blocked kernel, in row slices that start
-    where its 16-byte loads of a stay aligned."""
+    where its 16-byte loads of a stay aligned; K split as the whole product's shape says, the
+    slices' partial sums in one workspace and each slice's reduction launched after it."""
     backend = builder.backend
     a_mn, b_mn, vec = gemm_plan.f32_simt_layout(p)
     grain = 4 if vec and a_mn else 1  # (K-major a: row strides are multiples of 4 with vec)
     step = _row_step(p, row_block, grain)
+    split = gemm_plan.f32_splits(p.m, p.n, p.k, p.batch, backend.sm_count)
+    workspace = None
+    if split[0] > 1:
+        workspace = builder.add_scratch(split[0] * p.batch * min(step, p.m) * p.n * 4)
     out_pairs = p.n % 2 == 0 and (p.batch == 1 or p.bo[0] % 2 == 0)
     a_mat, b_mat = p.matrices()
     common = {
@@ -250,11 +255,13 @@ def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
         "so_m": p.so[0],
         "so_z": p.bo[0] if p.bshape else 0,
         "out_pairs": int(out_pairs),
+        "splits": split[0],
+        "k_per_split": split[1],
         **_epilogue_fields(args, epi),
     }
     for r0, rows in _slices(p.m, step):
         plan = gemm_plan.plan_f32(rows, p.n, p.batch, a_mn, b_mn, vec, backend.sm_count,
-                                  epi.flags(args))  # fmt: skip
+                                  epi.flags(args), split=split)  # fmt: skip
         fn = backend.function(plan.file, plan.defines, plan.kernel)
         res_at = r0 * epi.residual[0] * 4 if epi.residual is not None else 0
         addresses = [
@@ -263,5 +270,14 @@ def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
             ("out", args.out, r0 * p.so[0] * 4, 8 if out_pairs else 4),
             *_epilogue_addresses(args, epi, res_at),
         ]
-        builder.launch(fn, plan.grid, plan.threads, "gk_gemm_f32_args", {**common, "m": rows},
+        if workspace is not None:
+            addresses.append(("workspace", workspace, 0, 4))
+        fields = {**common, "m": rows}
+        builder.launch(fn, plan.grid, plan.threads, "gk_gemm_f32_args", fields,
                        addresses=addresses)  # fmt: skip
+        if workspace is not None:
+            reduce = backend.function(plan.file, plan.defines, "gk_gemm_f32_reduce")
+            threads = _C["GK_SPLITK_THREADS"]
+            blocks = min(-(-p.batch * rows * p.n // threads), backend.sm_count * 16)
+            builder.launch(reduce, blocks, threads, "gk_gemm_f32_args", fields,
+                           addresses=addresses)  # fmt: skip

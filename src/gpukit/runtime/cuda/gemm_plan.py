@@ -382,30 +382,59 @@ def plan_gemv(layout: str, dtype: str, m: int, n: int, k: int, vec: bool, sms: i
 @dataclass(frozen=True)
 class F32Plan:
     """A launch of kernels/gemm_f32.cu or gemm_f32_small.cu over grid (column tiles, row tiles,
-    batch)."""
+    batch x K ranges), K in `splits` ranges of `k_per_split` (gemm_f32.cu only; unused when
+    splits is 1)."""
 
     file: str
     defines: tuple[str, ...]
     kernel: str
     grid: tuple[int, int, int]
     threads: int
+    splits: int
+    k_per_split: int
+
+
+# The shortest range of K a split of the exact float32 product takes: 16 slices of GK_F32_BK, so
+# that each block's pipeline runs past its first stages.
+F32_SPLIT_K = 128
+
+
+def f32_splits(m: int, n: int, k: int, batch: int, sms: int) -> tuple[int, int]:
+    """(splits, k_per_split) of an exact float32 product: K is split when gemm_f32.cu's 128 x 128
+    tiles would leave more than half the SMs idle and K holds two ranges of F32_SPLIT_K, into as
+    many ranges as fill the SMs' block slots once (GK_F32_MIN_BLOCKS_DEFAULT a SM). A function
+    of the whole product, so that its row slices share it (the same bits whether or not the
+    scheduler slices)."""
+    tile, bk = _C["GK_F32_TILE"], _C["GK_F32_BK"]
+    tiles = _ceil(m, tile) * _ceil(n, tile) * batch
+    if tiles * 2 > sms or k < 2 * F32_SPLIT_K:
+        return 1, k
+    splits = min(sms * _C["GK_F32_MIN_BLOCKS_DEFAULT"] // tiles, k // F32_SPLIT_K)
+    per = _ceil(_ceil(k, splits), bk) * bk
+    return _ceil(k, per), per
 
 
 def plan_f32(m: int, n: int, batch: int, a_mn: bool, b_mn: bool, vec: bool, sms: int,
-             epilogue=kernels.NO_EPILOGUE, tune=None) -> F32Plan:  # fmt: skip
+             epilogue=kernels.NO_EPILOGUE, tune=None, split=(1, 0)) -> F32Plan:  # fmt: skip
     """The exact float32 product: `a_mn` / `b_mn` say a is contiguous along m and b along n
     (else along k); `vec`: 16-byte loads are allowed. `tune`: as kernels.gemm_f32 takes it.
-    Products whose 128 x 128 tiles would occupy at most a GK_F32_SMALL_SHARE-th of the `sms`
-    SMs take the 32 x 32 tiles of gemm_f32_small.cu (the same bits)."""
+    `split`: f32_splits of the whole product. Unsplit products whose 128 x 128 tiles would
+    occupy at most a GK_F32_SMALL_SHARE-th of the `sms` SMs take the 32 x 32 tiles of
+    gemm_f32_small.cu (the same bits)."""
     tile, z = _C["GK_F32_TILE"], min(batch, 65535)
+    splits, per = split
+    if splits > 1:
+        file, defines = kernels.gemm_f32(a_mn, b_mn, vec, tune, epilogue)
+        grid = (_ceil(n, tile), _ceil(m, tile), min(batch * splits, 65535))
+        return F32Plan(file, defines, "gk_gemm_f32", grid, _C["GK_F32_THREADS"], splits, per)
     if tune is None and _ceil(n, tile) * _ceil(m, tile) * z * _C["GK_F32_SMALL_SHARE"] <= sms:
         small = _C["GK_F32_SMALL_TILE"]
         file, defines = kernels.gemm_f32_small(epilogue)
         grid = (_ceil(n, small), _ceil(m, small), z)
-        return F32Plan(file, defines, "gk_gemm_f32_small", grid, _C["GK_F32_SMALL_THREADS"])
+        return F32Plan(file, defines, "gk_gemm_f32_small", grid, _C["GK_F32_SMALL_THREADS"], 1, 0)
     file, defines = kernels.gemm_f32(a_mn, b_mn, vec, tune, epilogue)
     grid = (_ceil(n, tile), _ceil(m, tile), z)
-    return F32Plan(file, defines, "gk_gemm_f32", grid, _C["GK_F32_THREADS"])
+    return F32Plan(file, defines, "gk_gemm_f32", grid, _C["GK_F32_THREADS"], 1, 0)
 
 
 @dataclass(frozen=True)
