@@ -579,9 +579,9 @@ GK_KERNEL void gk_lu_swap(const gk_lu_args args) {
 
 // The substitutions of a solve with r <= GK_LU_RHS right-hand sides, in place on X (count x n x
 // r, contiguous; `a`), panel by panel. The panel's factors are contiguous stacks: its L11\\U11
-// over L21 (count x (n-k) x nb), -inv(L11) (count x nb x nb), -U12 (count x nb x (n-k-nb)) and
-// inv(U11) (count x nb x nb). Sums over the panel's columns in column order, the long ones of
-// gk_lu_bwd in GK_LU_THREADS / outputs interleaved slices added in slice order: fixed orders.
+// over L21 (count x (n-k) x nb), -inv(L11) (count x nb x nb) and -U12 (count x nb x (n-k-nb)).
+// Sums over the panel's columns in column order, the long ones of gk_lu_bwd by lanes and a
+// butterfly: fixed orders.
 
 // Forward, the panel's rows (a block per matrix): its interchanges on rows k.. (in shared
 // memory, lu_interchange), then y = inv(L11) x1 = -(-inv(L11)) x1 over rows k..k+nb.
@@ -632,40 +632,41 @@ GK_KERNEL void gk_lu_fwd_update(const gk_lu_args args) {
     x[i * r + c] = acc;
 }
 
-// Backward, a panel's rows (a block per matrix): x1 = inv(U11) (y + (-U12) x2), x2 the rows
-// below, already solved.
+// Backward, a panel's rows (a block per matrix): t = y + (-U12) x2 (x2 the rows below, already
+// solved; a warp per row of -U12 and right-hand side, its lanes along the row, their sums by a
+// fixed butterfly), then U11 x1 = t by substitution from the last row up, a warp per right-hand
+// side, U11 staged from the panel's L11\U11 (args.out2).
 GK_KERNEL void gk_lu_bwd(const gk_lu_args args) {
-    __shared__ la_t part[GK_LU_THREADS];
+    __shared__ la_t us[GK_LU_NB][GK_LU_NB + 1];
     __shared__ la_t ts[GK_LU_NB * GK_LU_RHS];
     const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.x;
     const int w = args.nb, r = args.r, m2 = args.m - args.nb;
+    const int lane = (int)threadIdx.x % GK_LANES, group = (int)threadIdx.x / GK_LANES;
+    const int groups = (int)blockDim.x / GK_LANES;
     la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + (gk_i64)args.k * r;
     const la_t* nu = reinterpret_cast<const la_t*>(args.out) + mat * w * m2;
-    const la_t* ui = reinterpret_cast<const la_t*>(args.out2) + mat * w * w;
-    const int outs = w * r;
-    for (int o0 = 0; o0 < outs; o0 += GK_LU_THREADS) {
-        const int oc = outs - o0 < GK_LU_THREADS ? outs - o0 : GK_LU_THREADS;
-        const int slices = GK_LU_THREADS / oc, s = threadIdx.x / oc;
-        const int o = o0 + threadIdx.x % oc, i = o / r, c = o % r;
+    const la_t* u = reinterpret_cast<const la_t*>(args.out2) + mat * (gk_i64)args.m * w;
+    for (int e = threadIdx.x; e < w * w; e += blockDim.x) us[e / w][e % w] = u[e];
+    for (int o = group; o < w * r; o += groups) {
+        const int i = o / r, c = o % r;
         la_t acc = 0;
-        if (s < slices)
-            for (int q = s; q < m2; q += slices)
-                acc += nu[(gk_i64)i * m2 + q] * x[(gk_i64)(w + q) * r + c];
-        part[threadIdx.x] = acc;
-        __syncthreads();
-        if ((int)threadIdx.x < oc) {
-            la_t t = x[(gk_i64)i * r + c];
-            for (int q = 0; q < slices; ++q) t += part[q * oc + threadIdx.x];
-            ts[i * GK_LU_RHS + c] = t;
+        for (int q = lane; q < m2; q += GK_LANES)
+            acc += nu[(gk_i64)i * m2 + q] * x[(gk_i64)(w + q) * r + c];
+        acc = gk_lanes_sum(acc);
+        if (lane == 0) ts[i * GK_LU_RHS + c] = x[(gk_i64)i * r + c] + acc;
+    }
+    __syncthreads();
+    for (int c = group; c < r; c += groups) {
+        for (int j = w - 1; j >= 0; --j) {
+            const la_t xj = ts[j * GK_LU_RHS + c] / us[j][j];
+            gk_syncwarp();
+            for (int i = lane; i < j; i += GK_LANES) ts[i * GK_LU_RHS + c] -= us[i][j] * xj;
+            if (lane == 0) ts[j * GK_LU_RHS + c] = xj;
+            gk_syncwarp();
         }
-        __syncthreads();
     }
-    for (int e = threadIdx.x; e < outs; e += blockDim.x) {
-        const int i = e / r, c = e % r;
-        la_t acc = 0;
-        for (int q = i; q < w; ++q) acc += ui[i * w + q] * ts[q * GK_LU_RHS + c];
-        x[e] = acc;
-    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < w * r; e += blockDim.x) x[e] = ts[e / r * GK_LU_RHS + e % r];
 }
 
 // det (GK_LA_DET) or sign and log|det| (GK_LA_SLOGDET) of each matrix from U's diagonal and the

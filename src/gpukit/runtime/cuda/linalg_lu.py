@@ -166,15 +166,15 @@ def _plan_solve(backend, file, defines, inputs, opts):
     """Inputs: X (count x n x r, contiguous, solved in place), piv, then per panel its L11\\U11
     over L21, -inv(L11) and (but the last) -U12, as _blocked_lu leaves them; options: n and
     the panels' widths. Forward panel by panel (interchanges and inv(L11) in one launch, the
-    rows below in a second), then backward (inv(U11) into scratch, then the panel's rows)."""
+    rows below in a second), then backward (a launch per panel: its rows less -U12 times the
+    rows below, then substitution with U11)."""
     x = inputs[0]
     count, n, r = x.shape
     widths = opts["widths"]
     b = PlanBuilder(backend, "a" * len(inputs))
     fns = {k: backend.function(file, defines, k) for k in ("gk_lu_fwd_diag", "gk_lu_fwd_update",
-                                                           "gk_lu_trinv", "gk_lu_bwd")}  # fmt: skip
+                                                           "gk_lu_bwd")}  # fmt: skip
     threads = _C["GK_LU_THREADS"]
-    u_inv = b.add_scratch(count * max(widths) ** 2 * x.dtype.itemsize)
     base = dict.fromkeys(("col", "mode", "mat0"), 0)
     base.update(ld=r, stride=n * r, n=n, r=r)
     steps, k, at = [], 0, 2
@@ -201,12 +201,9 @@ def _plan_solve(backend, file, defines, inputs, opts):
     for k, w, panel, neg_u12 in reversed(steps):
         f = {**base, "k": k, "nb": w, "m": n - k}
         for first, cnt in _chunks(count):
-            g = {**f, "mat0": first}
-            t = {**g, "ld": w, "stride": (n - k) * w, "mode": 1}
-            b.launch(fns["gk_lu_trinv"], cnt, threads, "gk_lu_args", t,
-                     addresses=[("a", panel, 0, 1), ("out", u_inv, 0, 1)])  # fmt: skip
-            addresses = [("a", 0, 0, 1), ("out2", u_inv, 0, 1)]
+            addresses = [("a", 0, 0, 1), ("out2", panel, 0, 1)]
             if neg_u12 is not None:
                 addresses.append(("out", neg_u12, 0, 1))
-            b.launch(fns["gk_lu_bwd"], cnt, threads, "gk_lu_args", g, addresses=addresses)
+            b.launch(fns["gk_lu_bwd"], cnt, threads, "gk_lu_args", {**f, "mat0": first},
+                     addresses=addresses)  # fmt: skip
     return b.build()
