@@ -51,6 +51,8 @@ def check(info: GPUArray, message: str) -> None:
 
 
 def mT(x: GPUArray) -> GPUArray:
-    """The conjugate transpose of each matrix."""
-    t = x.swapaxes(-1, -2)
+    """The conjugate transpose of each matrix (a view for real dtypes; the drivers take many)."""
+    *batch, m, n = x.shape
+    *outer, sm, sn = x.strides
+    t = x._view((*batch, n, m), (*outer, sn, sm))
     return conjugate(t) if t.dtype.kind == "c" else t

@@ -69,7 +69,8 @@ def _factor_block(block: GPUArray, r: GPUArray, nb: int) -> tuple[GPUArray, GPUA
     """V (count x L x w) and -T (count x w x w) of a block's w columns (count x L x w), its R
     written into r's first w rows and columns: the backend factors each panel of nb columns,
     whose reflectors update the block's columns right of it; the panels' (V_i, -T_i) merge as
-    -T = [[-T_a, (-T_a) (V_a^T V_i) (-T_i)], [0, -T_i]] (V_i is zero above its panel's row)."""
+    -T = [[-T_a, (-T_a) S_ai (-T_i)], [0, -T_i]], S = V^T V (V_i is zero above its panel's
+    row)."""
     c, rows, w = block.shape
     dt = block.dtype
     if w <= nb:
@@ -96,8 +97,11 @@ def _factor_block(block: GPUArray, r: GPUArray, nb: int) -> tuple[GPUArray, GPUA
             cur = rest[:, wi:]
         v[:, i:, i : i + wi] = vi
         neg_t[:, i : i + wi, i : i + wi] = ti
-        if i:
-            neg_t[:, :i, i : i + wi] = neg_t[:, :i, :i] @ ((mT(v[:, i:, :i]) @ vi) @ ti)
+    s = mT(v) @ v
+    for i in range(nb, w, nb):
+        wi = min(nb, w - i)
+        ti = neg_t[:, i : i + wi, i : i + wi]
+        neg_t[:, :i, i : i + wi] = neg_t[:, :i, :i] @ (s[:, :i, i : i + wi] @ ti)
     return v, neg_t
 
 
