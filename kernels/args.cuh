@@ -594,6 +594,7 @@
     F(gk_u64, counter) /* u32 per matrix: blocks of the launch done (zero between launches) */ \
     F(gk_u64, out)     /* panel: each block's best |value| (scratch); trinv, det: result */    \
     F(gk_u64, out2)    /* panel: each block's best row (scratch); slogdet: log|det| */         \
+    F(gk_u64, work)    /* lu_solve: the backward sums' partials (scratch) */                   \
     F(gk_i64, ld)                                                                              \
     F(gk_i64, stride)                                                                          \
     F(gk_i32, m) /* rows of T or X */                                                          \
@@ -601,7 +602,8 @@
     F(gk_i32, n)                                                                               \
     F(gk_i32, k)                                                                               \
     F(gk_i32, nb)   /* the panel's width */                                                    \
-    F(gk_i32, col)  /* panel: this launch's column (nb: the last column's multipliers only) */ \
+    F(gk_i32, col)  /* panel: this launch's column (nb: the last column's multipliers only);   \
+                       lu_solve backward: the partials' chunks */                              \
     F(gk_i32, mode) /* trinv: 0 -inverse of unit-lower L11, 1 inverse of U11; det modes */     \
     F(gk_i32, mat0) /* the launch's first matrix (blockIdx.y counts from it) */
 

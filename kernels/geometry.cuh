@@ -196,6 +196,7 @@
 // (gk_lu_fwd_*, gk_lu_bwd); more go through the products.
 #define GK_LU_RHS 16
 #define GK_LU_SWAP_COLS 32  // gk_lu_swap: columns of the right-hand sides per block
+#define GK_LU_BWD_COLS 256  // gk_lu_bwd_sums: columns of -U12 per block
 // gk_lu_panel_coop (the panel in one cooperative launch): blocks of at least GK_LU_COOP_MIN_ROWS
 // rows (fewer blocks, a cheaper grid barrier), at most one per SM; beside its rows, a block's
 // dynamic shared memory holds GK_LU_COOP_SPARE more elements (the pivot row, row j, the warps'
@@ -339,6 +340,7 @@
     X(GK_LU_THREADS)             \
     X(GK_LU_ROWS)                \
     X(GK_LU_RHS)                 \
+    X(GK_LU_BWD_COLS)            \
     X(GK_LU_SWAP_COLS)           \
     X(GK_LU_COOP_MIN_ROWS)       \
     X(GK_LU_COOP_SPARE)          \

@@ -632,28 +632,51 @@ GK_KERNEL void gk_lu_fwd_update(const gk_lu_args args) {
     x[i * r + c] = acc;
 }
 
-// Backward, a panel's rows (a block per matrix): t = y + (-U12) x2 (x2 the rows below, already
-// solved; a warp per row of -U12 and right-hand side, its lanes along the row, their sums by a
-// fixed butterfly), then U11 x1 = t by substitution from the last row up, a warp per right-hand
-// side, U11 staged from the panel's L11\U11 (args.out2).
+// Backward, the first half: (-U12) x2 (x2 the rows below the panel, already solved) in partial
+// sums over GK_LU_BWD_COLS columns of -U12 per block (grid: column chunks x matrices), a warp per
+// row of -U12 and right-hand side, its lanes along the row, their sums by a fixed butterfly;
+// stored in args.work (matrices x chunks x nb x r).
+GK_KERNEL void gk_lu_bwd_sums(const gk_lu_args args) {
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
+    const int w = args.nb, r = args.r, m2 = args.m - args.nb;
+    const int lane = (int)threadIdx.x % GK_LANES, group = (int)threadIdx.x / GK_LANES;
+    const int groups = (int)blockDim.x / GK_LANES;
+    const int q0 = (int)blockIdx.x * GK_LU_BWD_COLS;
+    const int q1 = m2 - q0 < GK_LU_BWD_COLS ? m2 : q0 + GK_LU_BWD_COLS;
+    const la_t* x2 =
+        reinterpret_cast<const la_t*>(args.a) + mat * args.stride + (gk_i64)(args.k + w) * r;
+    const la_t* nu = reinterpret_cast<const la_t*>(args.out) + mat * w * m2;
+    la_t* part =
+        reinterpret_cast<la_t*>(args.work) + ((gk_i64)blockIdx.y * args.col + blockIdx.x) * w * r;
+    for (int o = group; o < w * r; o += groups) {
+        const int i = o / r, c = o % r;
+        la_t acc = 0;
+        for (int q = q0 + lane; q < q1; q += GK_LANES)
+            acc += nu[(gk_i64)i * m2 + q] * x2[(gk_i64)q * r + c];
+        acc = gk_lanes_sum(acc);
+        if (lane == 0) part[o] = acc;
+    }
+}
+
+// Backward, a panel's rows (a block per matrix): t = y + (-U12) x2 (gk_lu_bwd_sums' args.col
+// partials added in chunk order), then U11 x1 = t by substitution from the last row up, a warp
+// per right-hand side, U11 staged from the panel's L11\U11 (args.out2).
 GK_KERNEL void gk_lu_bwd(const gk_lu_args args) {
     __shared__ la_t us[GK_LU_NB][GK_LU_NB + 1];
     __shared__ la_t ts[GK_LU_NB * GK_LU_RHS];
     const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.x;
-    const int w = args.nb, r = args.r, m2 = args.m - args.nb;
+    const int w = args.nb, r = args.r, chunks = args.col;
     const int lane = (int)threadIdx.x % GK_LANES, group = (int)threadIdx.x / GK_LANES;
     const int groups = (int)blockDim.x / GK_LANES;
     la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + (gk_i64)args.k * r;
-    const la_t* nu = reinterpret_cast<const la_t*>(args.out) + mat * w * m2;
     const la_t* u = reinterpret_cast<const la_t*>(args.out2) + mat * (gk_i64)args.m * w;
+    const la_t* part =
+        reinterpret_cast<const la_t*>(args.work) + (gk_i64)blockIdx.x * chunks * w * r;
     for (int e = threadIdx.x; e < w * w; e += blockDim.x) us[e / w][e % w] = u[e];
-    for (int o = group; o < w * r; o += groups) {
-        const int i = o / r, c = o % r;
-        la_t acc = 0;
-        for (int q = lane; q < m2; q += GK_LANES)
-            acc += nu[(gk_i64)i * m2 + q] * x[(gk_i64)(w + q) * r + c];
-        acc = gk_lanes_sum(acc);
-        if (lane == 0) ts[i * GK_LU_RHS + c] = x[(gk_i64)i * r + c] + acc;
+    for (int o = threadIdx.x; o < w * r; o += blockDim.x) {
+        la_t t = x[o];
+        for (int h = 0; h < chunks; ++h) t += part[(gk_i64)h * w * r + o];
+        ts[o / r * GK_LU_RHS + o % r] = t;
     }
     __syncthreads();
     for (int c = group; c < r; c += groups) {

@@ -166,15 +166,17 @@ def _plan_solve(backend, file, defines, inputs, opts):
     """Inputs: X (count x n x r, contiguous, solved in place), piv, then per panel its L11\\U11
     over L21, -inv(L11) and (but the last) -U12, as _blocked_lu leaves them; options: n and
     the panels' widths. Forward panel by panel (interchanges and inv(L11) in one launch, the
-    rows below in a second), then backward (a launch per panel: its rows less -U12 times the
-    rows below, then substitution with U11)."""
+    rows below in a second), then backward (-U12 times the rows below in partial sums over
+    column chunks, then a launch per panel adding them to its rows and substituting with U11)."""
     x = inputs[0]
     count, n, r = x.shape
     widths = opts["widths"]
     b = PlanBuilder(backend, "a" * len(inputs))
-    fns = {k: backend.function(file, defines, k) for k in ("gk_lu_fwd_diag", "gk_lu_fwd_update",
-                                                           "gk_lu_bwd")}  # fmt: skip
-    threads = _C["GK_LU_THREADS"]
+    names = ("gk_lu_fwd_diag", "gk_lu_fwd_update", "gk_lu_bwd_sums", "gk_lu_bwd")
+    fns = {k: backend.function(file, defines, k) for k in names}
+    threads, chunk_cols = _C["GK_LU_THREADS"], _C["GK_LU_BWD_COLS"]
+    most = -(-(n - widths[0]) // chunk_cols) * max(widths) * r * min(count, _GRID_Y)
+    work = b.add_scratch(max(most, 1) * x.dtype.itemsize)
     base = dict.fromkeys(("col", "mode", "mat0"), 0)
     base.update(ld=r, stride=n * r, n=n, r=r)
     steps, k, at = [], 0, 2
@@ -199,11 +201,14 @@ def _plan_solve(backend, file, defines, inputs, opts):
                 b.launch(fns["gk_lu_fwd_update"], grid, threads, "gk_lu_args", g,
                          addresses=[("a", 0, 0, 1), ("out", panel, 0, 1)])  # fmt: skip
     for k, w, panel, neg_u12 in reversed(steps):
-        f = {**base, "k": k, "nb": w, "m": n - k}
+        chunks = -(-(n - k - w) // chunk_cols)
+        f = {**base, "k": k, "nb": w, "m": n - k, "col": chunks}
         for first, cnt in _chunks(count):
-            addresses = [("a", 0, 0, 1), ("out2", panel, 0, 1)]
-            if neg_u12 is not None:
-                addresses.append(("out", neg_u12, 0, 1))
-            b.launch(fns["gk_lu_bwd"], cnt, threads, "gk_lu_args", {**f, "mat0": first},
-                     addresses=addresses)  # fmt: skip
+            g = {**f, "mat0": first}
+            if chunks:
+                sums = [("a", 0, 0, 1), ("out", neg_u12, 0, 1), ("work", work, 0, 1)]
+                b.launch(fns["gk_lu_bwd_sums"], (chunks, cnt), threads, "gk_lu_args", g,
+                         addresses=sums)  # fmt: skip
+            rows = [("a", 0, 0, 1), ("out2", panel, 0, 1), ("work", work, 0, 1)]
+            b.launch(fns["gk_lu_bwd"], cnt, threads, "gk_lu_args", g, addresses=rows)
     return b.build()
