@@ -102,3 +102,29 @@ __device__ inline void gk_store_out2(gk_u16* dst, float v0, float v1, bool both,
     }
 }
 #endif
+
+// Split-K's second pass: out = epilogue(sum over s of the float partials in p.workspace (splits,
+// batch, m, n)), added in split order (the same bits every run), over a grid-stride loop. `Args`:
+// a product's argument block (gk_gemm_sm90_args, gk_gemm_f32_args).
+template <typename Args>
+__device__ inline void gk_splitk_reduce(const Args& p) {
+    const gk_i64 per_item = p.m * p.n, count = per_item * p.batch;
+    const float* ws = reinterpret_cast<const float*>(p.workspace);
+    for (gk_i64 i = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += (gk_i64)gridDim.x * blockDim.x) {
+        float v = 0.f;
+        for (int s = 0; s < p.splits; ++s) v += ws[s * count + i];
+        const gk_i64 z = i / per_item, rest = i - z * per_item;
+        const gk_i64 row = rest / p.n, col = rest - row * p.n;
+#if GK_EPI_BIAS
+        v += gk_load_out(reinterpret_cast<const gk_out_t*>(p.bias) + col * p.s_bias);
+#endif
+        v = gk_activate(v);
+#if GK_EPI_RESIDUAL
+        v += gk_load_out(reinterpret_cast<const gk_out_t*>(p.residual) + z * p.sr_z + row * p.sr_m +
+                         col);
+#endif
+        gk_out_t* dst = reinterpret_cast<gk_out_t*>(p.out) + z * p.so_z + row * p.so_m + col;
+        gk_store_out2(dst, v, 0.f, false, 0);
+    }
+}

@@ -324,21 +324,5 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
 
 // out = epilogue(sum over s of workspace[s]) in range order: the same bits every run.
 GK_KERNEL void __launch_bounds__(GK_SPLITK_THREADS) gk_gemm_f32_reduce(const gk_gemm_f32_args p) {
-    const gk_i64 per_item = p.m * p.n, count = per_item * p.batch;
-    const float* part = reinterpret_cast<const float*>(p.workspace);
-    for (gk_i64 i = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; i < count;
-         i += (gk_i64)gridDim.x * blockDim.x) {
-        float x = 0.f;
-        for (int s = 0; s < p.splits; ++s) x += part[s * count + i];
-        const gk_i64 z = i / per_item, rest = i - z * per_item;
-        const gk_i64 row = rest / p.n, col = rest - row * p.n;
-#if GK_EPI_BIAS
-        x += reinterpret_cast<const float*>(p.bias)[col * p.s_bias];
-#endif
-        x = gk_activate(x);
-#if GK_EPI_RESIDUAL
-        x += reinterpret_cast<const float*>(p.residual)[z * p.sr_z + row * p.sr_m + col];
-#endif
-        reinterpret_cast<float*>(p.out)[z * p.so_z + row * p.so_m + col] = x;
-    }
+    gk_splitk_reduce(p);
 }

@@ -758,23 +758,5 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
 // out = epilogue(sum over s of workspace[s]) in split order: the same bits every run.
 extern "C" __global__ void __launch_bounds__(GK_SPLITK_THREADS)
     gk_gemm_splitk_reduce(const gk_gemm_sm90_args p) {
-    const gk_i64 per_item = p.m * p.n, count = per_item * p.batch;
-    const float* ws = reinterpret_cast<const float*>(p.workspace);
-    for (gk_i64 i = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; i < count;
-         i += (gk_i64)gridDim.x * blockDim.x) {
-        float v = 0.f;
-        for (int s = 0; s < p.splits; ++s) v += ws[s * count + i];
-        const gk_i64 z = i / per_item, rest = i - z * per_item;
-        const gk_i64 row = rest / p.n, col = rest - row * p.n;
-#if GK_EPI_BIAS
-        v += gk_load_out(reinterpret_cast<const gk_out_t*>(p.bias) + col * p.s_bias);
-#endif
-        v = gk_activate(v);
-#if GK_EPI_RESIDUAL
-        v += gk_load_out(reinterpret_cast<const gk_out_t*>(p.residual) + z * p.sr_z + row * p.sr_m +
-                         col);
-#endif
-        gk_out_t* dst = reinterpret_cast<gk_out_t*>(p.out) + z * p.so_z + row * p.so_m + col;
-        gk_store_out2(dst, v, 0.f, false, 0);
-    }
+    gk_splitk_reduce(p);
 }
