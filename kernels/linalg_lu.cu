@@ -580,8 +580,8 @@ GK_KERNEL void gk_lu_swap(const gk_lu_args args) {
 // The substitutions of a solve with r <= GK_LU_RHS right-hand sides, in place on X (count x n x
 // r, contiguous; `a`), panel by panel. The panel's factors are contiguous stacks: its L11\\U11
 // over L21 (count x (n-k) x nb), -inv(L11) (count x nb x nb) and -U12 (count x nb x (n-k-nb)).
-// Sums over the panel's columns in column order, the long ones of gk_lu_bwd by lanes and a
-// butterfly: fixed orders.
+// Sums over the panel's columns in column order, the long ones of gk_lu_bwd_sums by lanes and a
+// butterfly, its chunks added in chunk order: fixed orders.
 
 // Forward, the panel's rows (a block per matrix): its interchanges on rows k.. (in shared
 // memory, lu_interchange), then y = inv(L11) x1 = -(-inv(L11)) x1 over rows k..k+nb.

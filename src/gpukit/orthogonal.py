@@ -51,8 +51,7 @@ def blocked_qr(a: GPUArray, mode: str, nb: int) -> list[GPUArray]:
         w = min(nb * _PANELS_PER_BLOCK, k - j)
         v, neg_t = _factor_block(cur[:, :, :w], r[:, j:, j:], nb)
         if j + w < n:
-            rest = cur[:, :, w:]
-            rest = product(v, mT(neg_t) @ (mT(v) @ rest), residual=rest)
+            rest = _reflect(v, neg_t, cur[:, :, w:], transposed=True)
             r[:, j : j + w, j + w :] = rest[:, :w]
             cur = rest[:, w:]
         steps.append((j, v, neg_t))
@@ -60,8 +59,7 @@ def blocked_qr(a: GPUArray, mode: str, nb: int) -> list[GPUArray]:
         return [r.reshape(*batch, rows, n)]
     q = _identity(cur, c, m, rows)
     for j, v, neg_t in reversed(steps):
-        sub = q[:, j:, j:]
-        q[:, j:, j:] = product(v, neg_t @ (mT(v) @ sub), residual=sub)
+        q[:, j:, j:] = _reflect(v, neg_t, q[:, j:, j:], transposed=False)
     return [q.reshape(*batch, m, rows), r.reshape(*batch, rows, n)]
 
 
@@ -72,11 +70,8 @@ def _factor_block(block: GPUArray, r: GPUArray, nb: int) -> tuple[GPUArray, GPUA
     -T = [[-T_a, (-T_a) S_ai (-T_i)], [0, -T_i]], S = V^T V (V_i is zero above its panel's
     row)."""
     c, rows, w = block.shape
-    dt = block.dtype
     if w <= nb:
-        v, r11, neg_t = run(
-            "qr_panel", [block], [((c, rows, w), dt), ((c, w, w), dt), ((c, w, w), dt)]
-        )
+        v, r11, neg_t = _panel(block)
         r[:, :w, :w] = r11
         return v, neg_t
     v = zeros_like(block, shape=(c, rows, w))
@@ -84,15 +79,10 @@ def _factor_block(block: GPUArray, r: GPUArray, nb: int) -> tuple[GPUArray, GPUA
     cur = block
     for i in range(0, w, nb):
         wi = min(nb, w - i)
-        vi, r11, ti = run(
-            "qr_panel",
-            [cur[:, :, :wi]],
-            [((c, rows - i, wi), dt), ((c, wi, wi), dt), ((c, wi, wi), dt)],
-        )
+        vi, r11, ti = _panel(cur[:, :, :wi])
         r[:, i : i + wi, i : i + wi] = r11
         if i + wi < w:
-            rest = cur[:, :, wi:]
-            rest = product(vi, mT(ti) @ (mT(vi) @ rest), residual=rest)
+            rest = _reflect(vi, ti, cur[:, :, wi:], transposed=True)
             r[:, i : i + wi, i + wi : w] = rest[:, :wi]
             cur = rest[:, wi:]
         v[:, i:, i : i + wi] = vi
@@ -103,6 +93,20 @@ def _factor_block(block: GPUArray, r: GPUArray, nb: int) -> tuple[GPUArray, GPUA
         ti = neg_t[:, i : i + wi, i : i + wi]
         neg_t[:, :i, i : i + wi] = neg_t[:, :i, :i] @ (s[:, :i, i : i + wi] @ ti)
     return v, neg_t
+
+
+def _panel(x: GPUArray) -> list[GPUArray]:
+    """The backend's factors of a stack of panels (count x L x w): V, R11 and -T."""
+    c, rows, w = x.shape
+    dt = x.dtype
+    return run("qr_panel", [x], [((c, rows, w), dt), ((c, w, w), dt), ((c, w, w), dt)])
+
+
+def _reflect(v: GPUArray, neg_t: GPUArray, c: GPUArray, transposed: bool) -> GPUArray:
+    """H^T c (`transposed`) or H c, H = I - V T V^T given V and -T: c + V (-T)^T (V^T c) or
+    c + V (-T) (V^T c), three products (the addition in the last one's epilogue)."""
+    t = mT(neg_t) if transposed else neg_t
+    return product(v, t @ (mT(v) @ c), residual=c)
 
 
 def _qr_nb(a: GPUArray) -> int:

@@ -102,6 +102,15 @@ def _single_block(backend, fn, struct: str) -> None:
         raise RuntimeError(f"{struct} kernel parameters are {params}, expected [(0, {size})]")
 
 
+def _launch_splitk_reduce(builder: PlanBuilder, fn, struct: str, items: int, fields: dict,
+                          addresses: list) -> None:  # fmt: skip
+    """The split-K reduction (epilogue.cuh's gk_splitk_reduce) over `items` outputs: a
+    grid-stride loop of GK_SPLITK_THREADS-thread blocks, at most 16 per SM."""
+    threads = _C["GK_SPLITK_THREADS"]
+    blocks = min(-(-items // threads), builder.backend.sm_count * 16)
+    builder.launch(fn, blocks, threads, struct, fields, addresses=addresses)
+
+
 def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilogue,
               row_block, preempt=None) -> gemm_plan.Sm90Plan:  # fmt: skip
     """out = epilogue(a @ b) on the sm_90a GEMM. Row slices share the whole product's tile and
@@ -174,10 +183,8 @@ def emit_sm90(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
         if plan.splits > 1:
             reduce = backend.function(plan.file, plan.defines, "gk_gemm_splitk_reduce")
             _single_block(backend, reduce, "gk_gemm_sm90_args")
-            threads = _C["GK_SPLITK_THREADS"]
-            blocks = min(-(-p.batch * rows * p.n // threads), backend.sm_count * 16)
-            builder.launch(reduce, blocks, threads, "gk_gemm_sm90_args", fields,
-                           addresses=addresses)  # fmt: skip
+            _launch_splitk_reduce(builder, reduce, "gk_gemm_sm90_args", p.batch * rows * p.n,
+                                  fields, addresses)  # fmt: skip
     return whole
 
 
@@ -277,7 +284,5 @@ def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
                        addresses=addresses)  # fmt: skip
         if workspace is not None:
             reduce = backend.function(plan.file, plan.defines, "gk_gemm_f32_reduce")
-            threads = _C["GK_SPLITK_THREADS"]
-            blocks = min(-(-p.batch * rows * p.n // threads), backend.sm_count * 16)
-            builder.launch(reduce, blocks, threads, "gk_gemm_f32_args", fields,
-                           addresses=addresses)  # fmt: skip
+            _launch_splitk_reduce(builder, reduce, "gk_gemm_f32_args", p.batch * rows * p.n,
+                                  fields, addresses)  # fmt: skip
