@@ -163,6 +163,8 @@ def main():
     )
 
     product("f32 4096^3 (no TF32)", "float32", 4096, 4096, 4096, ">= 0.9x")
+    product("f64 4096^3", "float64", 4096, 4096, 4096, "none set")
+    product("f64 4032x64 @ 64x4032 (a Cholesky update)", "float64", 4032, 64, 4032, "none set")
     gk.linalg.allow_tf32 = True
     if torch:
         torch.backends.cuda.matmul.allow_tf32 = True

@@ -123,36 +123,37 @@
     F(gk_u64, bias)                           \
     F(gk_i64, s_bias)
 
-// kernels/gemm_f32.cu: out (batch, m, n) = epilogue(a (batch, m, k) @ b (batch, k, n)), one
-// (collapsed) batch axis; a batch stride of 0 broadcasts the operand. bias: 0 or n values at
-// stride s_bias; residual: 0 or (batch, m, n) at (sr_z, sr_m, 1). out_pairs: two adjacent outputs
-// may be stored as one aligned 8-byte word. splits > 1 (gemm_f32.cu only): K in ranges of
+// kernels/gemm_f32.cu, gemm_f32_small.cu, gemm_f64.cu: out (batch, m, n) = epilogue(a (batch, m,
+// k) @ b (batch, k, n)), one (collapsed) batch axis; a batch stride of 0 broadcasts the operand.
+// bias: 0 or n values at stride s_bias; residual: 0 or (batch, m, n) at (sr_z, sr_m, 1).
+// out_pairs: two adjacent outputs may be stored as one aligned word (8 bytes in float32, 16 in
+// float64). splits > 1 (gemm_f32.cu only): K in ranges of
 // k_per_split, each block's partial sums stored in workspace (splits, batch, m, n) and added by
 // gk_gemm_f32_reduce; splits = 1: one range.
-#define GK_GEMM_F32_ARGS(F, A, M) \
-    F(gk_u64, a)                  \
-    F(gk_u64, b)                  \
-    F(gk_u64, out)                \
-    F(gk_u64, bias)               \
-    F(gk_u64, residual)           \
-    F(gk_u64, workspace)          \
-    F(gk_i64, m)                  \
-    F(gk_i64, n)                  \
-    F(gk_i64, k)                  \
-    F(gk_i64, k_per_split)        \
-    F(gk_i64, batch)              \
-    F(gk_i64, sa_m)               \
-    F(gk_i64, sa_k)               \
-    F(gk_i64, sa_z)               \
-    F(gk_i64, sb_k)               \
-    F(gk_i64, sb_n)               \
-    F(gk_i64, sb_z)               \
-    F(gk_i64, so_m)               \
-    F(gk_i64, so_z)               \
-    F(gk_i64, sr_m)               \
-    F(gk_i64, sr_z)               \
-    F(gk_i64, s_bias)             \
-    F(gk_i32, out_pairs)          \
+#define GK_GEMM_ARGS(F, A, M) \
+    F(gk_u64, a)              \
+    F(gk_u64, b)              \
+    F(gk_u64, out)            \
+    F(gk_u64, bias)           \
+    F(gk_u64, residual)       \
+    F(gk_u64, workspace)      \
+    F(gk_i64, m)              \
+    F(gk_i64, n)              \
+    F(gk_i64, k)              \
+    F(gk_i64, k_per_split)    \
+    F(gk_i64, batch)          \
+    F(gk_i64, sa_m)           \
+    F(gk_i64, sa_k)           \
+    F(gk_i64, sa_z)           \
+    F(gk_i64, sb_k)           \
+    F(gk_i64, sb_n)           \
+    F(gk_i64, sb_z)           \
+    F(gk_i64, so_m)           \
+    F(gk_i64, so_z)           \
+    F(gk_i64, sr_m)           \
+    F(gk_i64, sr_z)           \
+    F(gk_i64, s_bias)         \
+    F(gk_i32, out_pairs)      \
     F(gk_i32, splits)
 
 // kernels/gemm_sm90.cu, the block after its two tensor-map parameters (a and b reach the kernel
@@ -647,7 +648,7 @@
     S(gk_scan_args, GK_SCAN_ARGS)           \
     S(gk_transpose_args, GK_TRANSPOSE_ARGS) \
     S(gk_matmul_args, GK_MATMUL_ARGS)       \
-    S(gk_gemm_f32_args, GK_GEMM_F32_ARGS)   \
+    S(gk_gemm_args, GK_GEMM_ARGS)           \
     S(gk_gemm_sm90_args, GK_GEMM_SM90_ARGS) \
     S(gk_gemv_args, GK_GEMV_ARGS)           \
     S(gk_gather_args, GK_GATHER_ARGS)       \

@@ -105,7 +105,7 @@ __device__ inline void gk_store_out2(gk_u16* dst, float v0, float v1, bool both,
 
 // Split-K's second pass: out = epilogue(sum over s of the float partials in p.workspace (splits,
 // batch, m, n)), added in split order (the same bits every run), over a grid-stride loop. `Args`:
-// a product's argument block (gk_gemm_sm90_args, gk_gemm_f32_args).
+// a product's argument block (gk_gemm_sm90_args, gk_gemm_args).
 template <typename Args>
 __device__ inline void gk_splitk_reduce(const Args& p) {
     const gk_i64 per_item = p.m * p.n, count = per_item * p.batch;

@@ -85,7 +85,7 @@ __device__ inline void gk_cp16(unsigned dst, const float* src, bool live) {
 #endif
 
 GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
-    gk_gemm_f32(const gk_gemm_f32_args p) {
+    gk_gemm_f32(const gk_gemm_args p) {
     __shared__ __align__(16) float as[GK_F32_BUFS][GK_F32_BK][GK_F32_LD];
     __shared__ __align__(16) float bs[GK_F32_BUFS][GK_F32_BK][GK_F32_LD];
     const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
@@ -323,6 +323,6 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
 }
 
 // out = epilogue(sum over s of workspace[s]) in range order: the same bits every run.
-GK_KERNEL void __launch_bounds__(GK_SPLITK_THREADS) gk_gemm_f32_reduce(const gk_gemm_f32_args p) {
+GK_KERNEL void __launch_bounds__(GK_SPLITK_THREADS) gk_gemm_f32_reduce(const gk_gemm_args p) {
     gk_splitk_reduce(p);
 }

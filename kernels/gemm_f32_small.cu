@@ -14,7 +14,7 @@ static_assert(GK_S == 32 && GK_F32_SMALL_THREADS == 256,
               "the thread mapping below is written for 32 x 32 tiles and 16 x 16 threads");
 #define GK_S_LOADS (GK_S * GK_S / GK_F32_SMALL_THREADS)  // elements of each operand per thread
 
-GK_KERNEL void __launch_bounds__(GK_F32_SMALL_THREADS) gk_gemm_f32_small(const gk_gemm_f32_args p) {
+GK_KERNEL void __launch_bounds__(GK_F32_SMALL_THREADS) gk_gemm_f32_small(const gk_gemm_args p) {
     // [k][m] and [k][n], rows padded by one float: the transposing stores do not collide.
     __shared__ float as[GK_S][GK_S + 1];
     __shared__ float bs[GK_S][GK_S + 1];

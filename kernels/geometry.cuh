@@ -112,6 +112,13 @@
 #define GK_F32_SMALL_TILE 32
 #define GK_F32_SMALL_THREADS 256
 #define GK_F32_SMALL_SHARE 4
+// kernels/gemm_f64.cu: float64 products on the FP64 tensor cores (sm_80+). Square tiles of
+// GK_F64_TILE, or GK_F64_SMALL_TILE where those would leave more than half the SMs idle.
+#define GK_F64_TILE 128
+#define GK_F64_SMALL_TILE 64
+#define GK_F64_BK 16
+#define GK_F64_STAGES 3
+#define GK_F64_THREADS 256
 
 // kernels/compact.cu: a tile of GK_COMPACT_THREADS * GK_COMPACT_ITEMS mask elements per block.
 #define GK_COMPACT_THREADS 256
@@ -295,6 +302,11 @@
     X(GK_F32_SMALL_TILE)         \
     X(GK_F32_SMALL_THREADS)      \
     X(GK_F32_SMALL_SHARE)        \
+    X(GK_F64_TILE)               \
+    X(GK_F64_SMALL_TILE)         \
+    X(GK_F64_BK)                 \
+    X(GK_F64_STAGES)             \
+    X(GK_F64_THREADS)            \
     X(GK_COMPACT_THREADS)        \
     X(GK_COMPACT_ITEMS)          \
     X(GK_COMPACT_TILE)           \

@@ -11,7 +11,7 @@ from conftest import random_array
 import gpukit as gk
 
 # Relative error ||out - ref|| / ||ref|| allowed against float64 (issue 13).
-REL = {"bfloat16": 1e-2, "float16": 1e-2, "float32": 1e-5}
+REL = {"bfloat16": 1e-2, "float16": 1e-2, "float32": 1e-5, "float64": 1e-13}
 ODD = (1, 7, 129, 1000, 4097)
 # Every odd extent in every dimension, products kept small enough for the CPU backend.
 SHAPES = [(ODD[i], ODD[(i + 1) % 5], ODD[(i + 2) % 5]) for i in range(5)] + [
@@ -51,7 +51,7 @@ def _operand(rng, rows, cols, dtype, layout):
     return gk.asarray(host)[:, ::2], host[:, ::2]
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32", "float64"])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_odd_shapes(backend, rng, dtype, shape):
     m, n, k = shape
@@ -62,7 +62,7 @@ def test_odd_shapes(backend, rng, dtype, shape):
     _check(a @ b, ha.astype(np.float64) @ hb.astype(np.float64), dtype)
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32", "float64"])
 @pytest.mark.parametrize(
     "layouts",
     [("row", "col"), ("col", "row"), ("col", "col"), ("strided", "row"), ("row", "strided")],
@@ -81,7 +81,7 @@ def test_transposed_and_strided_operands(backend, rng, dtype, layouts, shape):
     _check(a @ b, ha.astype(np.float64) @ hb.astype(np.float64), dtype)
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32", "float64"])
 def test_batches_with_broadcasting(backend, rng, dtype):
     dt = _dtype(dtype)
     cases = [
@@ -174,6 +174,36 @@ def test_float32_long_k_over_few_tiles(backend, rng, layouts):
     _check(gk.asarray(ha) @ gk.asarray(hb), np.matmul(ha.astype(f64), hb), "float32")
 
 
+@pytest.mark.parametrize("activation", [None, "gelu"])
+def test_float64_products_with_bias_residual_and_row_slices(backend, rng, activation):
+    """float64 (on CUDA sm_80+ the FP64 tensor-core kernel): linear's bias and residual (in its
+    epilogue without an activation, after the product with one), odd widths, a residual view
+    at an odd offset, and the same product launched in row slices of 100 rows (the same bits)."""
+    f64 = np.float64
+    for rows, n, k in ((300, 1001, 264), (129, 64, 64), (4096 + 7, 72, 130)):
+        hx, hw = random_array(rng, (rows, k), f64), random_array(rng, (n, k), f64)
+        hbias, hres = random_array(rng, (n,), f64), random_array(rng, (rows, n + 1), f64)
+        x, w, res = gk.asarray(hx), gk.asarray(hw), gk.asarray(hres)[:, 1:]
+        _poisoned_pool(rows * n * 8, f64)
+        out = gk.linear(x, w, gk.asarray(hbias), activation, res)
+        ref = ACT_REF[activation](hx @ hw.T + hbias) + hres[:, 1:]
+        _check(out, ref, "float64")
+        sliced = gk.linalg.matmul(x, w.T, row_block=100)
+        np.testing.assert_array_equal(sliced.to_numpy(), (x @ w.T).to_numpy())
+
+
+def test_float64_products_have_the_same_bits_alone_and_in_a_batch(backend, rng):
+    """On CUDA a lone float64 product of few tiles takes 64 x 64 tiles and a batch of 40 the 128 x
+    128 ones: each output is the same chain of DMMAs in K order either way."""
+    ha = random_array(rng, (40, 200, 264), "float64")
+    hb = random_array(rng, (40, 264, 72), "float64")
+    a, b = gk.asarray(ha), gk.asarray(hb)
+    batched = (a @ b).to_numpy()
+    _check(gk.asarray(batched), np.matmul(ha, hb), "float64")
+    for i in (0, 17, 39):
+        np.testing.assert_array_equal((a[i] @ b[i]).to_numpy(), batched[i])
+
+
 def test_linear_residual_broadcasts_and_batches(backend, rng):
     dt = gk.bfloat16
     hx = random_array(rng, (2, 3, 136), dt)  # batch of 2 x 3 rows
@@ -245,7 +275,7 @@ def test_float32_products_have_the_same_bits_alone_and_in_a_batch(backend, rng):
 
 
 def test_matmul_path_names_the_kernel_family(backend):
-    names = {"sm90a-wgmma-tma", "sm80-mma", "gemv", "f32-simt", "generic", "numpy"}
+    names = {"sm90a-wgmma-tma", "sm80-mma", "gemv", "f32-simt", "f64-dmma", "generic", "numpy"}
     for dtype in ("bfloat16", "float32", "float64", "int32"):
         a, b = gk.ones((256, 128), dtype), gk.ones((128, 64), dtype)
         assert gk.linalg.matmul_path(a, b) in names

@@ -176,8 +176,8 @@ def test_kernels_of_one_block_take_it_at_offset_zero():
     j = jit.Jit(_nvrtc(), ["--gpu-architecture=sm_90"])
     blocks = {
         "gemv.cu": "gk_gemv_args",
-        "gemm_f32.cu": "gk_gemm_f32_args",
-        "gemm_f32_small.cu": "gk_gemm_f32_args",
+        "gemm_f32.cu": "gk_gemm_args",
+        "gemm_f32_small.cu": "gk_gemm_args",
         "attention_tc.cu": "gk_attn_tc_args",
         "attention_decode.cu": "gk_attn_tc_args",
     }

@@ -237,6 +237,10 @@ def test_matmul_path_per_device():
     assert gp.matmul_path(nine, (8, 6), False, False) == gp.SM80
     mixed = _prob(64, 64, 64, (64, 1), (64, 1), "")
     assert gp.matmul_path(mixed, (9, 0), True, False) == gp.GENERIC
+    f64 = _prob(4096, 4096, 4096, (4096, 1), (4096, 1), "float64")
+    assert gp.matmul_path(f64, (9, 0), True, False) == gp.DMMA_F64
+    assert gp.matmul_path(f64, (8, 0), False, False) == gp.DMMA_F64
+    assert gp.matmul_path(f64, (7, 5), False, False) == gp.GENERIC  # no FP64 tensor cores
     empty_k = _prob(1, 64, 0, (0, 1), (1, 0))
     assert gp.matmul_path(empty_k, (9, 0), True, False) == gp.SM80  # the tiled kernels' zeros
     assert "sm90a-wgmma-tma" in gp.describe_paths((9, 0), True, False)
@@ -446,10 +450,42 @@ def test_split_float32_products_reduce_each_row_slice(built):
     a, b = _dense("float32", (300, 2048)), _dense("float32", (2048, 64))
     plan = matmul.plan_matmul(be, a, b, _dense("float32", (300, 64)), None, 128)
     assert _kernels(be, plan) == ["gk_gemm_f32", "gk_gemm_f32_reduce"] * 3
-    splits = {_field(blob, "gk_gemm_f32_args", "splits", 0) for *_, blob, _ in plan.launches}
-    per = {_field(blob, "gk_gemm_f32_args", "k_per_split", 0) for *_, blob, _ in plan.launches}
+    splits = {_field(blob, "gk_gemm_args", "splits", 0) for *_, blob, _ in plan.launches}
+    per = {_field(blob, "gk_gemm_args", "k_per_split", 0) for *_, blob, _ in plan.launches}
     assert splits == {gp.f32_splits(300, 64, 2048, 1, be.sm_count)[0]} and len(per) == 1
     assert len(plan.scratch) == 1
+
+
+def test_float64_products_take_big_tiles_where_they_fill_the_gpu_and_16_byte_copies(built):
+    """gemm_f64.cu: 128 x 128 tiles when they fill the SMs and the copies are 16 bytes (8-byte
+    copies at that tile would spill), else 64 x 64; row slices share the whole product's tile,
+    start on even rows where a is read 16 bytes at a time along m, and the activation follows
+    the product (bias in the epilogue, then the activation, then the residual)."""
+    layout = (False, True, True)
+    assert gp.plan_f64(4096, 4096, 1, layout, 132, False, False).tile == 128
+    assert gp.plan_f64(4032, 64, 1, layout, 132, False, False).tile == 64  # 32 big tiles
+    assert gp.plan_f64(4096, 4096, 1, (False, True, False), 132, False, False).tile == 64
+    plan = gp.plan_f64(1000, 300, 3, layout, 132, True, True)
+    assert plan.grid == (5, 16, 3) and plan.threads == C["GK_F64_THREADS"]
+    assert "GK_EPI_BIAS=1" in plan.defines and "GK_EPI_RESIDUAL=1" in plan.defines
+    assert plan.shared_bytes == C["GK_F64_STAGES"] * 2 * 64 * (C["GK_F64_BK"] + 4) * 8
+    f64 = np.dtype("float64")
+    odd = _prob(1001, 64, 64, (64, 1), (64, 1), "float64")
+    assert gp.f64_layout(odd) == (False, True, True)
+    assert not gp.f64_layout(_prob(64, 64, 63, (63, 1), (64, 1), "float64"))[2]  # odd K rows
+    be = FakeBackend()
+    a_mn = Layout(f64, (2050, 2048), (8, 2050 * 8), 16)  # the .T of a row-major matrix
+    b, out = _dense(f64, (2048, 2048)), _dense(f64, (2050, 2048))
+    plan = matmul.plan_matmul(be, a_mn, b, out, None, 1001)
+    assert _kernels(be, plan) == ["gk_gemm_f64"] * 3
+    rows = [_field(blob, "gk_gemm_args", "m") for *_, blob, _ in plan.launches]
+    assert rows == [1000, 1000, 50]  # slices of whole tiles' rows: even
+    assert {be.functions[fn - 1][1][3] for fn, *_ in plan.launches} == {"GK_F64_BT=128"}
+    for fn, _, _, shared, *_ in plan.launches:
+        assert be.shared[fn] == shared > 48 * 1024  # the stages: allowed past 48 KiB
+    bias = _dense(f64, (2048,))
+    plan = matmul.plan_matmul(be, _dense(f64, (2050, 2048)), b, out, bias, None, "relu", out)
+    assert _kernels(be, plan) == ["gk_gemm_f64", "gk_ew_contig", "gk_ew_contig"]
 
 
 def test_gemv_ignores_row_block_and_other_gpus_take_the_old_kernels(built):

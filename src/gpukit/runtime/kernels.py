@@ -301,6 +301,20 @@ def gemm_f32(
     )
 
 
+def gemm_f64(a_mn: bool, b_mn: bool, vec: bool, tile: int, bias: bool, residual: bool):
+    """The float64 GEMM on the FP64 tensor cores (kernels/gemm_f64.cu, sm_80+): `a_mn` / `b_mn`
+    as gemm_f32 takes them, `vec`: 16-byte copies, `tile`: GK_F64_TILE or GK_F64_SMALL_TILE;
+    the epilogue adds a bias and / or a residual (no activation)."""
+    return "gemm_f64.cu", (
+        f"GK_A_MN={int(a_mn)}",
+        f"GK_B_MN={int(b_mn)}",
+        f"GK_VEC={int(vec)}",
+        f"GK_F64_BT={tile}",
+        f"GK_EPI_BIAS={int(bias)}",
+        f"GK_EPI_RESIDUAL={int(residual)}",
+    )
+
+
 def gemm_f32_small(epilogue=NO_EPILOGUE) -> tuple[str, tuple]:
     """The exact float32 GEMM of 32 x 32 tiles (kernels/gemm_f32_small.cu), for products too small
     to fill the GPU with gemm_f32's; any strides."""
@@ -604,6 +618,7 @@ KERNEL_NAMES = {
     "gemv.cu": ("gk_gemv_nk", "gk_gemv_kn", "gk_gemv_reduce"),
     "gemm_f32.cu": ("gk_gemm_f32", "gk_gemm_f32_reduce"),
     "gemm_f32_small.cu": ("gk_gemm_f32_small",),
+    "gemm_f64.cu": ("gk_gemm_f64",),
     "gemm_sm90.cu": ("gk_gemm_sm90", "gk_gemm_splitk_reduce"),
     "fft.cu": ("gk_fft_rows",),
     "fft_aux.cu": (
@@ -627,6 +642,7 @@ KERNEL_NAMES = {
 # Files that use NVIDIA-only instructions (inline PTX), with the oldest architecture they need.
 CUDA_MIN_ARCH = {
     "matmul_mma.cu": 80,
+    "gemm_f64.cu": 80,
     "gemm_sm90.cu": 90,
     "attention_tc.cu": 80,
     "attention_decode.cu": 80,
@@ -809,6 +825,10 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         gemm_f32(True, False, False, epilogue=(True, "gelu_tanh", True)),
         gemm_f32(True, True, True, (1, 1), (False, "relu", False)),
         gemm_f32_small(),
+        gemm_f64(False, False, True, 128, False, True),
+        gemm_f64(True, True, False, 64, True, False),
+        gemm_f64(False, True, True, 64, False, False),
+        gemm_f64(True, False, False, 128, True, True),
         gemm_f32_small((True, "gelu_tanh", True)),
         # Tensor-core attention: the prefill of every head-dim class (d96's rows of 12 chunks
         # take the swizzle's other branch), decode with one and two m16 row tiles; both types,

@@ -2,8 +2,8 @@
 sm_90a GEMM (kernels/gemm_sm90.cu: TMA tensor-map parameters encoded per call by the plan from
 the operands' addresses, at the offsets the driver reports, then its argument block; split-K
 through a scratch workspace and a reduction launch), the GEMV kernels (kernels/gemv.cu) and the
-exact float32 GEMMs (kernels/gemm_f32.cu, gemm_f32_small.cu). gemm_plan decides; this module
-packs."""
+exact float32 GEMMs (kernels/gemm_f32.cu, gemm_f32_small.cu) and the float64 tensor-core GEMM
+(kernels/gemm_f64.cu). gemm_plan decides; this module packs."""
 
 from __future__ import annotations
 
@@ -280,9 +280,60 @@ def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
         if workspace is not None:
             addresses.append(("workspace", workspace, 0, 4))
         fields = {**common, "m": rows}
-        builder.launch(fn, plan.grid, plan.threads, "gk_gemm_f32_args", fields,
+        builder.launch(fn, plan.grid, plan.threads, "gk_gemm_args", fields,
                        addresses=addresses)  # fmt: skip
         if workspace is not None:
             reduce = backend.function(plan.file, plan.defines, "gk_gemm_f32_reduce")
-            _launch_splitk_reduce(builder, reduce, "gk_gemm_f32_args", p.batch * rows * p.n,
+            _launch_splitk_reduce(builder, reduce, "gk_gemm_args", p.batch * rows * p.n,
                                   fields, addresses)  # fmt: skip
+
+
+# --- float64 --------------------------------------------------------------------------------------
+
+
+def emit_f64(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilogue,
+             row_block) -> None:  # fmt: skip
+    """out = a @ b (+ bias) (+ residual) in float64 on the FP64 tensor cores (no activation:
+    epi.activation must be None), in row slices that start where its 16-byte copies of a stay
+    aligned; every slice takes the whole product's tile."""
+    if epi.activation is not None:
+        raise ValueError("gemm_f64.cu applies no activation: apply it after the product")
+    backend = builder.backend
+    layout = gemm_plan.f64_layout(p)
+    a_mn, _, vec = layout
+    step = _row_step(p, row_block, 2 if vec and a_mn else 1)
+    bias, _, residual = epi.flags(args)
+    whole = gemm_plan.plan_f64(p.m, p.n, p.batch, layout, backend.sm_count, bias, residual)
+    a_mat, b_mat = p.matrices()
+    out_pairs = p.n % 2 == 0 and p.so[0] % 2 == 0 and (p.batch == 1 or p.bo[0] % 2 == 0)
+    common = {
+        "n": p.n,
+        "k": p.k,
+        "batch": p.batch,
+        "sa_m": p.sa[0],
+        "sa_k": p.sa[1],
+        "sa_z": a_mat.s_batch,
+        "sb_k": p.sb[0],
+        "sb_n": p.sb[1],
+        "sb_z": b_mat.s_batch,
+        "so_m": p.so[0],
+        "so_z": p.bo[0] if p.bshape else 0,
+        "out_pairs": int(out_pairs),
+        "splits": 1,
+        "k_per_split": p.k,
+        **_epilogue_fields(args, epi),
+    }
+    for r0, rows in _slices(p.m, step):
+        plan = gemm_plan.plan_f64(rows, p.n, p.batch, layout, backend.sm_count, bias, residual,
+                                  tile=whole.tile)  # fmt: skip
+        fn = backend.function(plan.file, plan.defines, "gk_gemm_f64")
+        backend.allow_shared(fn, plan.shared_bytes)
+        res_at = r0 * epi.residual[0] * 8 if epi.residual is not None else 0
+        addresses = [
+            ("a", args.a, r0 * p.sa[0] * 8, 16 if vec else 8),
+            ("b", args.b, 0, 16 if vec else 8),
+            ("out", args.out, r0 * p.so[0] * 8, 16 if out_pairs else 8),
+            *_epilogue_addresses(args, epi, res_at),
+        ]
+        builder.launch(fn, plan.grid, plan.threads, "gk_gemm_args", {**common, "m": rows},
+                       shared=plan.shared_bytes, addresses=addresses)  # fmt: skip

@@ -21,13 +21,21 @@ SM80 = "sm80-mma"
 GENERIC = "generic"
 GEMV = "gemv"
 SIMT_F32 = "f32-simt"
+DMMA_F64 = "f64-dmma"
 
 # Products of at most this many rows go to the GEMV kernels; on sm_90 the GEMM is faster from 4
 # rows (measured on an H100: 4 x 4096 -> 11008 bf16 ran 1928 GB/s on the sm_90a GEMM, 1826 on
 # the GEMV; notes/gemm.md). Elsewhere (not measured) as far as the skinny kernel went before.
 # Rates that the scheduler's expected durations assume (its cap on best-effort work in flight),
 # from the H100 figures in notes/gemm.md: TFLOP/s per kernel family, and HBM bytes per ns.
-EXPECTED_TFLOPS = {SM90: 700.0, SM80: 230.0, SIMT_F32: 43.0, GEMV: 100.0, GENERIC: 20.0}
+EXPECTED_TFLOPS = {
+    SM90: 700.0,
+    SM80: 230.0,
+    SIMT_F32: 43.0,
+    DMMA_F64: 40.0,
+    GEMV: 100.0,
+    GENERIC: 20.0,
+}
 EXPECTED_BYTES_PER_NS = 2500.0
 GEMV_MAX_ROWS_SM90 = 3
 GEMV_MAX_ROWS_OTHER = 8
@@ -470,6 +478,59 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class F64Plan:
+    """A launch of kernels/gemm_f64.cu over grid (column tiles, row tiles, batch) with
+    `shared_bytes` of dynamic shared memory (its cp.async stages), square tiles of `tile`."""
+
+    file: str
+    defines: tuple[str, ...]
+    tile: int
+    grid: tuple[int, int, int]
+    threads: int
+    shared_bytes: int
+
+
+def f64_layout(p: Problem) -> tuple[bool, bool, bool]:
+    """(a M-major, b N-major, 16-byte copies) of the float64 tensor-core kernel for `p`: the
+    copies need each operand's contiguous extent and leading strides even and its address
+    16-byte aligned (two doubles a copy)."""
+    a, b = p.matrices()
+    a_mn = a.s_row == 1 and a.s_col != 1
+    b_mn = b.s_col == 1
+    a_lead = a.s_col if a_mn else a.s_row
+    b_lead = b.s_row if b_mn else b.s_col
+    vec = (
+        p.aligned[0]
+        and p.aligned[1]
+        and (p.m if a_mn else p.k) % 2 == 0
+        and (p.n if b_mn else p.k) % 2 == 0
+        and a_lead % 2 == 0
+        and b_lead % 2 == 0
+        and (a.s_row == 1 if a_mn else a.s_col == 1)
+        and (b.s_col == 1 if b_mn else b.s_row == 1)
+        and (p.batch == 1 or (a.s_batch % 2 == 0 and b.s_batch % 2 == 0))
+    )
+    return a_mn, b_mn, vec
+
+
+def plan_f64(m: int, n: int, batch: int, layout: tuple[bool, bool, bool], sms: int,
+             bias: bool, residual: bool, tile: int | None = None) -> F64Plan:  # fmt: skip
+    """The float64 product of `layout` (f64_layout's): GK_F64_TILE tiles where they fill the
+    SMs and the copies are 16 bytes (8-byte copies at that tile spill registers), else
+    GK_F64_SMALL_TILE; `tile` forces one. A function of the whole product's shape, so that its
+    row slices share it."""
+    a_mn, b_mn, vec = layout
+    big, small = _C["GK_F64_TILE"], _C["GK_F64_SMALL_TILE"]
+    if tile is None:
+        tile = big if vec and _ceil(m, big) * _ceil(n, big) * batch >= sms else small
+    file, defines = kernels.gemm_f64(a_mn, b_mn, vec, tile, bias, residual)
+    operand = max(tile * (_C["GK_F64_BK"] + 4), _C["GK_F64_BK"] * (tile + 4))
+    shared = _C["GK_F64_STAGES"] * 2 * operand * 8
+    grid = (_ceil(n, tile), _ceil(m, tile), min(batch, 65535))
+    return F64Plan(file, defines, tile, grid, _C["GK_F64_THREADS"], shared)
+
+
+@dataclass(frozen=True)
 class GemvRows:
     """A product as the GEMV kernels take it: `rows` rows of x (a's batch folded in) at row
     stride `sx_m`, k stride `sx_k`, out rows at `so_m`, and the weight's layout."""
@@ -568,6 +629,8 @@ def matmul_path(p: Problem, cc: tuple[int, int], sm90a: bool, tf32: bool) -> str
                 return SM90
     if p.dtype == "float32" and len(p.bshape) <= 1:
         return SIMT_F32
+    if p.dtype == "float64" and len(p.bshape) <= 1 and cc >= (8, 0):
+        return DMMA_F64
     if p.dtype in ("float16", "bfloat16") and cc >= (8, 0):
         return SM80
     return GENERIC
@@ -579,8 +642,9 @@ def describe_paths(cc: tuple[int, int], sm90a: bool, tf32: bool) -> str:
     rows = gemv_max_rows(cc, sm90a)
     wide = SM90 if sm90a else SM80 if cc >= (8, 0) else GENERIC
     f32 = f"{SM90} (tf32 allowed)" if sm90a and tf32 else f"{SIMT_F32} (exact)"
+    f64 = f"; float64 {DMMA_F64}" if cc >= (8, 0) else ""
     return (
-        f"float16/bfloat16 {wide}; float32 {f32}; up to {rows} rows by a weight {GEMV}; "
+        f"float16/bfloat16 {wide}; float32 {f32}{f64}; up to {rows} rows by a weight {GEMV}; "
         f"other dtypes, mixed dtypes and layouts the fast kernels cannot read {GENERIC}"
     )
 

@@ -162,6 +162,10 @@ def plan_matmul(backend, a: Layout, b: Layout, out: Layout, bias, row_block, act
         epi = gemm.Epilogue(bias_stride, activation, res_strides)
         gemm.emit_f32(builder, p, args, epi, row_block)
         fused = True
+    elif path == gemm_plan.DMMA_F64:  # no activation in its epilogue: then bias only
+        fused = activation is None
+        epi = gemm.Epilogue(bias_stride, None, res_strides if fused else None)
+        gemm.emit_f64(builder, p, args, epi, row_block)
     elif path == gemm_plan.GEMV and p.dtype in kernels.GEMV_DTYPES:
         if p.batch > 1:  # rows folded from a batch: the residual is added afterwards
             res_strides = None
