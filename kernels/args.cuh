@@ -129,7 +129,10 @@
 // out_pairs: two adjacent outputs may be stored as one aligned word (8 bytes in float32, 16 in
 // float64). splits > 1 (gemm_f32.cu only): K in ranges of
 // k_per_split, each block's partial sums stored in workspace (splits, batch, m, n) and added by
-// gk_gemm_f32_reduce; splits = 1: one range.
+// gk_gemm_f32_reduce; splits = 1: one range. lower (gemm_f32*.cu, gemm_f64.cu): only the lower
+// triangle of the whole product's matrix is needed, so a block whose tile lies wholly above its
+// diagonal (first column past the tile's last row, row0 + the tile's rows counting from the
+// whole product's first row) writes nothing; row0: this launch's first row in the whole product.
 #define GK_GEMM_ARGS(F, A, M) \
     F(gk_u64, a)              \
     F(gk_u64, b)              \
@@ -153,8 +156,10 @@
     F(gk_i64, sr_m)           \
     F(gk_i64, sr_z)           \
     F(gk_i64, s_bias)         \
+    F(gk_i64, row0)           \
     F(gk_i32, out_pairs)      \
-    F(gk_i32, splits)
+    F(gk_i32, splits)         \
+    F(gk_i32, lower)
 
 // kernels/gemm_sm90.cu, the block after its two tensor-map parameters (a and b reach the kernel
 // as TMA tensor maps), and its split-K reduction's only parameter. Tiles count GK_GEMM_BM x

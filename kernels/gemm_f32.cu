@@ -90,6 +90,7 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
     __shared__ __align__(16) float bs[GK_F32_BUFS][GK_F32_BK][GK_F32_LD];
     const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
     const gk_i64 m0 = (gk_i64)blockIdx.y * GK_F32_BM, n0 = (gk_i64)blockIdx.x * GK_F32_BM;
+    if (p.lower && n0 > p.row0 + m0 + GK_F32_BM - 1) return;  // wholly above the diagonal
 
     // What each thread loads per slice: a run of 4 along the operand's contiguous axis.
 #if GK_A_MN

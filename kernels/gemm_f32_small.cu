@@ -20,6 +20,7 @@ GK_KERNEL void __launch_bounds__(GK_F32_SMALL_THREADS) gk_gemm_f32_small(const g
     __shared__ float bs[GK_S][GK_S + 1];
     const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
     const gk_i64 m0 = (gk_i64)blockIdx.y * GK_S, n0 = (gk_i64)blockIdx.x * GK_S;
+    if (p.lower && n0 > p.row0 + m0 + GK_S - 1) return;  // wholly above the diagonal
     // Consecutive threads read consecutive elements of each operand's contiguous axis.
     const bool a_k_inner = p.sa_k == 1, b_n_inner = p.sb_k != 1;
 

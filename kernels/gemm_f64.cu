@@ -129,6 +129,7 @@ GK_KERNEL void __launch_bounds__(GK_F64_THREADS, 1) gk_gemm_f64(const gk_gemm_ar
     const int g = lane / 4, t = lane % 4;  // the fragments' row group and thread in group
     const int wm = warp / 4 * GK_F64_WM, wn = warp % 4 * GK_F64_WN;
     const gk_i64 m0 = (gk_i64)blockIdx.y * GK_F64_BT, n0 = (gk_i64)blockIdx.x * GK_F64_BT;
+    if (p.lower && n0 > p.row0 + m0 + GK_F64_BT - 1) return;  // wholly above the diagonal
     const int k_tiles = (int)((p.k + GK_F64_BK - 1) / GK_F64_BK);
 
     for (gk_i64 z = blockIdx.z; z < p.batch; z += gridDim.z) {

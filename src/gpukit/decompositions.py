@@ -99,8 +99,9 @@ def _blocked_cholesky(a: GPUArray, nb: int) -> GPUArray:
     """Right-looking blocked Cholesky (lower) for a backend that factors at most nb x nb at a
     time: each diagonal block by the backend (with -L11^-H, the negated conjugate transpose of
     its factor's inverse), -L21 = A21 (-L11^-H) (MAGMA's trsm by inverted diagonal blocks), the
-    next trailing matrix A22 - L21 L21^H one product with the subtraction in its epilogue (the
-    whole square; only its lower triangle is read). Only the lower triangle of `a` is read.
+    next trailing matrix A22 - L21 L21^H one product with the subtraction in its epilogue (its
+    lower triangle only: the tiles above it are skipped where the backend can, and whatever
+    is left above it is never read). Only the lower triangle of `a` is read.
     A step after a failed one works on NaN (the kernel's output there); the infos are read
     back once, at the end."""
     *batch, n, _ = a.shape
@@ -116,7 +117,7 @@ def _blocked_cholesky(a: GPUArray, nb: int) -> GPUArray:
             break
         neg_l21 = t[:, w:, :w] @ neg_inv_h
         l21 = negative(neg_l21, out=out[:, k + w :, k : k + w])
-        t = product(neg_l21, _mT(l21), residual=t[:, w:, w:])
+        t = product(neg_l21, _mT(l21), residual=t[:, w:, w:], lower=True)
     _check(failed, "Matrix is not positive definite")
     return out.reshape(a.shape)
 

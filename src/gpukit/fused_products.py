@@ -49,11 +49,12 @@ def planned_product(a, b, tf32: bool):
 
 
 def product(a: GPUArray, b: GPUArray, bias=None, row_block=None, activation=None, residual=None,
-            tf32: bool = False):  # fmt: skip
+            tf32: bool = False, lower: bool = False):  # fmt: skip
     """activation(a @ b + bias) + residual through a plan: bias 1-D of the result's dtype along
     the last axis, residual of the result's shape (a broadcast view will do); `row_block`: at
     most that many rows per launch (None: the scheduler's advice); `tf32`: float32 products
-    may round their operands to TF32 (gpukit.linalg.allow_tf32)."""
+    may round their operands to TF32 (gpukit.linalg.allow_tf32); `lower`: only the lower
+    triangle of each result matrix is needed (the backend may leave the rest unwritten)."""
     rt = a._rt
     paced_rows = _core.slice_rows()  # > 0: a best-effort task's launch beside guaranteed work
     # A best-effort task of a preempting scheduler takes the preemptible form (which yields to
@@ -63,13 +64,24 @@ def product(a: GPUArray, b: GPUArray, bias=None, row_block=None, activation=None
     if row_block is None and not preemptible:
         row_block = paced_rows or None
     # Descs are interned (runtime, dtype, shape, strides): the key hashes and compares cheaply.
-    key = ["matmul", row_block, preemptible, bool(tf32), activation]
+    key = ["matmul", row_block, preemptible, bool(tf32), activation, bool(lower)]
     for x in (a, b, bias, residual):
         key += (None,) if x is None else (x._desc or describe(x), alignment(x))
     plan, expected, (shape, dtype, strides) = cached_plan(
-        tuple(key), _plan_product, a, b, bias, residual, row_block, activation, preemptible, tf32
+        tuple(key),
+        _plan_product,
+        a,
+        b,
+        bias,
+        residual,
+        row_block,
+        activation,
+        preemptible,
+        tf32,
+        lower,
     )
     plain = bias is None and residual is None and activation is None and row_block is None
+    plain = plain and not lower
     if plain and not preemptible and type(a._buf) is _Buffer and type(b._buf) is _Buffer:
         key = ("plain product", a._desc, b._desc, a._offset & 15, b._offset & 15, bool(tf32))
         if planned(key) is None:  # linear's products come here every call
@@ -89,7 +101,7 @@ def product(a: GPUArray, b: GPUArray, bias=None, row_block=None, activation=None
     return wrap(out, shape, dtype, strides, rt)
 
 
-def _plan_product(a, b, bias, residual, row_block, activation, preemptible, tf32):
+def _plan_product(a, b, bias, residual, row_block, activation, preemptible, tf32, lower):
     """(plan, expected ns per launch, (shape, dtype, strides) of the result) of a product: what
     product makes once per kind of call."""
     rt = a._rt
@@ -109,6 +121,6 @@ def _plan_product(a, b, bias, residual, row_block, activation, preemptible, tf32
         plan = rt.plan_preemptible_matmul(*layouts, activation, res)
         if plan is not None:
             return plan, 0, result  # it yields by itself: no expected duration to cap
-    plan = rt.plan_matmul(*layouts, row_block, activation, res, tf32)
+    plan = rt.plan_matmul(*layouts, row_block, activation, res, tf32, lower)
     expected = rt.matmul_expected_ns(*layouts[:3]) if rt.capabilities.launch_pacing else 0
     return plan, expected // max(getattr(plan, "launches", 1), 1), result

@@ -204,6 +204,26 @@ def test_float64_products_have_the_same_bits_alone_and_in_a_batch(backend, rng):
         np.testing.assert_array_equal((a[i] @ b[i]).to_numpy(), batched[i])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_products_asked_for_their_lower_triangle(backend, rng, dtype):
+    """product(..., lower=True) (the blocked Cholesky's trailing update): the lower triangle of
+    each result is the full product's, bit for bit, whether launched whole or in row slices
+    (tiles wholly above the diagonal may be skipped and their outputs left as they were)."""
+    from gpukit.fused_products import product
+
+    for batch, m, k in (((), 300, 64), ((3,), 517, 72), ((), 1100, 130)):
+        ha = random_array(rng, (*batch, m, k), dtype)
+        hr = random_array(rng, (*batch, m, m), dtype)
+        a, r = gk.asarray(ha), gk.asarray(hr)
+        full = product(a, gk.matrix_transpose(a), residual=r).to_numpy()
+        _check(gk.asarray(full), np.matmul(ha, np.swapaxes(ha, -1, -2)) + hr, dtype)
+        low = np.tril(np.ones((m, m), bool))
+        for row_block in (None, 200):
+            _poisoned_pool(int(np.prod(batch, dtype=int)) * m * m * np.dtype(dtype).itemsize, dtype)
+            got = product(a, gk.matrix_transpose(a), residual=r, row_block=row_block, lower=True)
+            np.testing.assert_array_equal(got.to_numpy()[..., low], full[..., low])
+
+
 def test_linear_residual_broadcasts_and_batches(backend, rng):
     dt = gk.bfloat16
     hx = random_array(rng, (2, 3, 136), dt)  # batch of 2 x 3 rows

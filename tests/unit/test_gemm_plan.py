@@ -471,8 +471,8 @@ def test_float64_products_take_big_tiles_where_they_fill_the_gpu_and_16_byte_cop
     assert plan.shared_bytes == C["GK_F64_STAGES"] * 2 * 64 * (C["GK_F64_BK"] + 4) * 8
     f64 = np.dtype("float64")
     odd = _prob(1001, 64, 64, (64, 1), (64, 1), "float64")
-    assert gp.f64_layout(odd) == (False, True, True)
-    assert not gp.f64_layout(_prob(64, 64, 63, (63, 1), (64, 1), "float64"))[2]  # odd K rows
+    assert gp.tile_layout(odd, 2) == (False, True, True)
+    assert not gp.tile_layout(_prob(64, 64, 63, (63, 1), (64, 1), "float64"), 2)[2]  # odd K rows
     be = FakeBackend()
     a_mn = Layout(f64, (2050, 2048), (8, 2050 * 8), 16)  # the .T of a row-major matrix
     b, out = _dense(f64, (2048, 2048)), _dense(f64, (2050, 2048))
@@ -483,6 +483,12 @@ def test_float64_products_take_big_tiles_where_they_fill_the_gpu_and_16_byte_cop
     assert {be.functions[fn - 1][1][3] for fn, *_ in plan.launches} == {"GK_F64_BT=128"}
     for fn, _, _, shared, *_ in plan.launches:
         assert be.shared[fn] == shared > 48 * 1024  # the stages: allowed past 48 KiB
+    lows = [_field(blob, "gk_gemm_args", "lower") for *_, blob, _ in plan.launches]
+    assert lows == [0, 0, 0]
+    plan = matmul.plan_matmul(be, a_mn, b, out, None, 1001, lower=True)
+    fields = [(_field(b_, "gk_gemm_args", "lower"), _field(b_, "gk_gemm_args", "row0"))
+              for *_, b_, _ in plan.launches]  # fmt: skip
+    assert fields == [(1, 0), (1, 1000), (1, 2000)]  # each slice's first row: its diagonal
     bias = _dense(f64, (2048,))
     plan = matmul.plan_matmul(be, _dense(f64, (2050, 2048)), b, out, bias, None, "relu", out)
     assert _kernels(be, plan) == ["gk_gemm_f64", "gk_ew_contig", "gk_ew_contig"]

@@ -319,13 +319,14 @@ class CpuBackend:
         return self._plan((src,), [out], compute)
 
     def plan_matmul(self, a: Layout, b: Layout, out: Layout, bias, row_block, activation=None,
-                    residual=None, tf32=False):  # fmt: skip
+                    residual=None, tf32=False, lower=False):  # fmt: skip
         """out = activation(a @ b + bias) + residual; floating results in float32 (float64 stays
         float64) rounded once when stored, as the GPU kernels' epilogue does; integer ones exact.
         `row_block` is checked and otherwise ignored: the product is one NumPy call (which
         releases the GIL), since BLAS rounds a row differently with the number of rows in the
         call (OpenBLAS 0.3.31: small-matrix kernels), and row blocks must give the same bits.
-        `tf32` changes nothing here: NumPy multiplies in full float32."""
+        `tf32` changes nothing here: NumPy multiplies in full float32; `lower` neither: every
+        element is computed."""
         if row_block is not None and row_block < 1:
             raise ValueError(f"matmul: row_block must be at least 1, got {row_block}")
         act = ELEMENTWISE[activation].cpu if activation is not None else None

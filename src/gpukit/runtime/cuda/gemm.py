@@ -231,25 +231,14 @@ def emit_gemv(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
         builder.launch(reduce, blocks, plan.threads, "gk_gemv_args", fields, addresses=addresses)
 
 
-# --- exact float32 --------------------------------------------------------------------------------
+# --- exact float32 and float64: the register-tiled kernels ----------------------------------------
 
 
-def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilogue,
-             row_block) -> None:  # fmt: skip
-    """out = epilogue(a @ b) in float32 on the register-blocked kernel, in row slices that start
-    where its 16-byte loads of a stay aligned; K split as the whole product's shape says, the
-    slices' partial sums in one workspace and each slice's reduction launched after it."""
-    backend = builder.backend
-    a_mn, b_mn, vec = gemm_plan.f32_simt_layout(p)
-    grain = 4 if vec and a_mn else 1  # (K-major a: row strides are multiples of 4 with vec)
-    step = _row_step(p, row_block, grain)
-    split = gemm_plan.f32_splits(p.m, p.n, p.k, p.batch, backend.sm_count)
-    workspace = None
-    if split[0] > 1:
-        workspace = builder.add_scratch(split[0] * p.batch * min(step, p.m) * p.n * 4)
-    out_pairs = p.n % 2 == 0 and (p.batch == 1 or p.bo[0] % 2 == 0)
+def _tiled_fields(p: gemm_plan.Problem, args: Args, epi: Epilogue, out_pairs: bool,
+                  split: tuple[int, int]) -> dict:  # fmt: skip
+    """gk_gemm_args of a product but the rows of a launch (m, row0) and `lower`."""
     a_mat, b_mat = p.matrices()
-    common = {
+    return {
         "n": p.n,
         "k": p.k,
         "batch": p.batch,
@@ -266,6 +255,24 @@ def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
         "k_per_split": split[1],
         **_epilogue_fields(args, epi),
     }
+
+
+def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilogue,
+             row_block, lower: bool = False) -> None:  # fmt: skip
+    """out = epilogue(a @ b) in float32 on the register-blocked kernel, in row slices that start
+    where its 16-byte loads of a stay aligned; K split as the whole product's shape says, the
+    slices' partial sums in one workspace and each slice's reduction launched after it.
+    `lower`: tiles wholly above the diagonal are skipped (args.cuh's gk_gemm_args.lower)."""
+    backend = builder.backend
+    a_mn, b_mn, vec = gemm_plan.tile_layout(p, 4)
+    grain = 4 if vec and a_mn else 1  # (K-major a: row strides are multiples of 4 with vec)
+    step = _row_step(p, row_block, grain)
+    split = gemm_plan.f32_splits(p.m, p.n, p.k, p.batch, backend.sm_count)
+    workspace = None
+    if split[0] > 1:
+        workspace = builder.add_scratch(split[0] * p.batch * min(step, p.m) * p.n * 4)
+    out_pairs = p.n % 2 == 0 and (p.batch == 1 or p.bo[0] % 2 == 0)
+    common = _tiled_fields(p, args, epi, out_pairs, split)
     for r0, rows in _slices(p.m, step):
         plan = gemm_plan.plan_f32(rows, p.n, p.batch, a_mn, b_mn, vec, backend.sm_count,
                                   epi.flags(args), split=split)  # fmt: skip
@@ -279,7 +286,7 @@ def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
         ]
         if workspace is not None:
             addresses.append(("workspace", workspace, 0, 4))
-        fields = {**common, "m": rows}
+        fields = {**common, "m": rows, "row0": r0, "lower": int(lower)}
         builder.launch(fn, plan.grid, plan.threads, "gk_gemm_args", fields,
                        addresses=addresses)  # fmt: skip
         if workspace is not None:
@@ -288,41 +295,21 @@ def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
                                   fields, addresses)  # fmt: skip
 
 
-# --- float64 --------------------------------------------------------------------------------------
-
-
 def emit_f64(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilogue,
-             row_block) -> None:  # fmt: skip
+             row_block, lower: bool = False) -> None:  # fmt: skip
     """out = a @ b (+ bias) (+ residual) in float64 on the FP64 tensor cores (no activation:
     epi.activation must be None), in row slices that start where its 16-byte copies of a stay
-    aligned; every slice takes the whole product's tile."""
+    aligned; every slice takes the whole product's tile. `lower`: as emit_f32's."""
     if epi.activation is not None:
         raise ValueError("gemm_f64.cu applies no activation: apply it after the product")
     backend = builder.backend
-    layout = gemm_plan.f64_layout(p)
+    layout = gemm_plan.tile_layout(p, 2)
     a_mn, _, vec = layout
     step = _row_step(p, row_block, 2 if vec and a_mn else 1)
     bias, _, residual = epi.flags(args)
     whole = gemm_plan.plan_f64(p.m, p.n, p.batch, layout, backend.sm_count, bias, residual)
-    a_mat, b_mat = p.matrices()
     out_pairs = p.n % 2 == 0 and p.so[0] % 2 == 0 and (p.batch == 1 or p.bo[0] % 2 == 0)
-    common = {
-        "n": p.n,
-        "k": p.k,
-        "batch": p.batch,
-        "sa_m": p.sa[0],
-        "sa_k": p.sa[1],
-        "sa_z": a_mat.s_batch,
-        "sb_k": p.sb[0],
-        "sb_n": p.sb[1],
-        "sb_z": b_mat.s_batch,
-        "so_m": p.so[0],
-        "so_z": p.bo[0] if p.bshape else 0,
-        "out_pairs": int(out_pairs),
-        "splits": 1,
-        "k_per_split": p.k,
-        **_epilogue_fields(args, epi),
-    }
+    common = _tiled_fields(p, args, epi, out_pairs, (1, p.k))
     for r0, rows in _slices(p.m, step):
         plan = gemm_plan.plan_f64(rows, p.n, p.batch, layout, backend.sm_count, bias, residual,
                                   tile=whole.tile)  # fmt: skip
@@ -335,5 +322,6 @@ def emit_f64(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
             ("out", args.out, r0 * p.so[0] * 8, 16 if out_pairs else 8),
             *_epilogue_addresses(args, epi, res_at),
         ]
-        builder.launch(fn, plan.grid, plan.threads, "gk_gemm_args", {**common, "m": rows},
+        fields = {**common, "m": rows, "row0": r0, "lower": int(lower)}
+        builder.launch(fn, plan.grid, plan.threads, "gk_gemm_args", fields,
                        shared=plan.shared_bytes, addresses=addresses)  # fmt: skip

@@ -490,32 +490,9 @@ class F64Plan:
     shared_bytes: int
 
 
-def f64_layout(p: Problem) -> tuple[bool, bool, bool]:
-    """(a M-major, b N-major, 16-byte copies) of the float64 tensor-core kernel for `p`: the
-    copies need each operand's contiguous extent and leading strides even and its address
-    16-byte aligned (two doubles a copy)."""
-    a, b = p.matrices()
-    a_mn = a.s_row == 1 and a.s_col != 1
-    b_mn = b.s_col == 1
-    a_lead = a.s_col if a_mn else a.s_row
-    b_lead = b.s_row if b_mn else b.s_col
-    vec = (
-        p.aligned[0]
-        and p.aligned[1]
-        and (p.m if a_mn else p.k) % 2 == 0
-        and (p.n if b_mn else p.k) % 2 == 0
-        and a_lead % 2 == 0
-        and b_lead % 2 == 0
-        and (a.s_row == 1 if a_mn else a.s_col == 1)
-        and (b.s_col == 1 if b_mn else b.s_row == 1)
-        and (p.batch == 1 or (a.s_batch % 2 == 0 and b.s_batch % 2 == 0))
-    )
-    return a_mn, b_mn, vec
-
-
 def plan_f64(m: int, n: int, batch: int, layout: tuple[bool, bool, bool], sms: int,
              bias: bool, residual: bool, tile: int | None = None) -> F64Plan:  # fmt: skip
-    """The float64 product of `layout` (f64_layout's): GK_F64_TILE tiles where they fill the
+    """The float64 product of `layout` (tile_layout's): GK_F64_TILE tiles where they fill the
     SMs and the copies are 16 bytes (8-byte copies at that tile spill registers), else
     GK_F64_SMALL_TILE; `tile` forces one. A function of the whole product's shape, so that its
     row slices share it."""
@@ -583,9 +560,11 @@ def gemv_max_rows(cc: tuple[int, int], sm90a: bool) -> int:
     return min(_C["GK_GEMV_MAX_ROWS"], GEMV_MAX_ROWS_SM90 if sm90a else GEMV_MAX_ROWS_OTHER)
 
 
-def f32_simt_layout(p: Problem):
-    """(a M-major, b N-major, 16-byte loads) of the exact float32 kernel for `p` (single batch
-    axis at most: its grid's z)."""
+def tile_layout(p: Problem, per_copy: int) -> tuple[bool, bool, bool]:
+    """(a M-major, b N-major, 16-byte copies) of the register-tiled kernels (exact float32:
+    per_copy 4 elements; float64: 2) for `p`, one batch axis at most (their grid's z): 16-byte
+    copies need both operands aligned, their contiguous extents and leading strides multiples
+    of per_copy."""
     a, b = p.matrices()
     a_mn = a.s_row == 1 and a.s_col != 1
     b_mn = b.s_col == 1
@@ -594,13 +573,13 @@ def f32_simt_layout(p: Problem):
     vec = (
         p.aligned[0]
         and p.aligned[1]
-        and (p.m if a_mn else p.k) % 4 == 0
-        and (p.n if b_mn else p.k) % 4 == 0
-        and a_lead % 4 == 0
-        and b_lead % 4 == 0
+        and (p.m if a_mn else p.k) % per_copy == 0
+        and (p.n if b_mn else p.k) % per_copy == 0
+        and a_lead % per_copy == 0
+        and b_lead % per_copy == 0
         and (a.s_row == 1 if a_mn else a.s_col == 1)
         and (b.s_col == 1 if b_mn else b.s_row == 1)
-        and (p.batch == 1 or (a.s_batch % 4 == 0 and b.s_batch % 4 == 0))
+        and (p.batch == 1 or (a.s_batch % per_copy == 0 and b.s_batch % per_copy == 0))
     )
     return a_mn, b_mn, vec
 

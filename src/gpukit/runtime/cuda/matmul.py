@@ -125,13 +125,15 @@ def describe_paths(backend, tf32: bool) -> str:
 
 
 def plan_matmul(backend, a: Layout, b: Layout, out: Layout, bias, row_block, activation=None,
-                residual=None, tf32=False):  # fmt: skip
+                residual=None, tf32=False, lower=False):  # fmt: skip
     """out = activation(a @ b + bias) + residual: bias 1-D of out's dtype along the last axis,
     activation one of kernels.ACTIVATIONS' names, residual of out's shape (broadcast strides
     allowed) and a floating dtype; `tf32`: float32 products may round their operands to TF32.
     Args: a, b (, bias) (, residual). Allocates out (contiguous). `row_block`: launch at most
     that many output rows at a time (a few more where an operand's alignment needs), each
-    launch computing its rows exactly as one launch would."""
+    launch computing its rows exactly as one launch would. `lower`: only the lower triangle of
+    each output matrix is needed (the float32 and float64 kernels skip tiles above it, whose
+    outputs are then left unwritten; the others compute everything)."""
     if row_block is not None and row_block < 1:
         raise ValueError(f"matmul: row_block must be at least 1, got {row_block}")
     if activation not in kernels.ACTIVATIONS:
@@ -160,12 +162,12 @@ def plan_matmul(backend, a: Layout, b: Layout, out: Layout, bias, row_block, act
         fused = True
     elif path == gemm_plan.SIMT_F32:
         epi = gemm.Epilogue(bias_stride, activation, res_strides)
-        gemm.emit_f32(builder, p, args, epi, row_block)
+        gemm.emit_f32(builder, p, args, epi, row_block, lower)
         fused = True
     elif path == gemm_plan.DMMA_F64:  # no activation in its epilogue: then bias only
         fused = activation is None
         epi = gemm.Epilogue(bias_stride, None, res_strides if fused else None)
-        gemm.emit_f64(builder, p, args, epi, row_block)
+        gemm.emit_f64(builder, p, args, epi, row_block, lower)
     elif path == gemm_plan.GEMV and p.dtype in kernels.GEMV_DTYPES:
         if p.batch > 1:  # rows folded from a batch: the residual is added afterwards
             res_strides = None
