@@ -21,24 +21,25 @@ __device__ inline la_t la_inf() { return gk_inf((la_t)0); }
 // to itself and leaves the real rows alone), so every loop below runs a constant count. n <= 32:
 // warp 0 factors the p x p block (rows in lanes), then inverts it (columns in lanes). n > 32, as
 // 32 + 32: warp 0 factors L11 and L21 = A21 L11^-T together; every thread takes L21 L21^T off
-// A22; warp LA_W2 factors L22 while warp 0 inverts L11 (X11) and forms -L21 X11; then warp 0
-// solves X21 = L22^-1 (-L21 X11) and warp LA_W2 inverts L22 (X22). Four block barriers in all.
+// A22; warp LA_W2 factors L22 while warps 0 and 1 invert L11 (X11) and form -L21 X11 (16 rows
+// each); then warp 0 solves X21 = L22^-1 (-L21 X11) and warp LA_W2 inverts L22 (X22). Four
+// block barriers in all.
 // S holds A, then L (lower, row-major); X = L^-1 goes into S's upper half, X[i][c] at
 // S[c][i + 1], so that -X^T (what mode 1 writes) is read by rows. Per column of the factor the
 // dependent chain is a shuffle of the next diagonal, its reciprocal square root, one product and
 // one FMA.
 #define LA_W2 2  // the second working warp: another wavefront than warp 0 on AMD (64 lanes)
 
+// 1 / sqrt(x) within about an ulp: float's hardware estimate and one Newton step (the correctly
+// rounded __frsqrt_rn is twice as long a chain); CUDA's double rsqrt refines its own.
 __device__ inline float la_rsqrt(float x) {
-#ifdef GK_HIP
-    return rsqrtf(x);
-#else
-    return __frsqrt_rn(x);  // correctly rounded
-#endif
+    const float r = rsqrtf(x), e = 1.0f - x * r * r;
+    return x < GK_INF_F ? r + 0.5f * r * e : r;  // x = inf: 0, not 0 * inf
 }
 __device__ inline double la_rsqrt(double x) { return rsqrt(x); }
 
-// Factors the NB x NB diagonal block at S[r0][r0] in place, lane i holding row r0 + i (lanes
+// Factors the NB x NB diagonal block at S[r0][r0] in place (L, but the pivot d_j where L_jj =
+// sqrt(d_j) belongs), lane i holding row r0 + i (lanes
 // past NB idle); with `TWO` also L21 = A21 L^-T for the 32 rows below it (r0 = 0, NB = 32),
 // lane i holding row 32 + i. Per column j: l_ij = a_ij / sqrt(d_j), l_j broadcast by shuffles,
 // a_ic -= l_ij l_cj. rinv[r0 + j] = 1 / L_jj; *bad set where a pivot is not > 0 (or NaN).
@@ -60,7 +61,7 @@ __device__ inline void la_chol_rows(la_t* S, int r0, la_t* rinv, int* bad) {
         fail |= !(d > (la_t)0);  // d is the same in every lane
         const la_t rs = la_rsqrt(d), li = a[j] * rs;
         if (lane == j) rinv[r0 + j] = rs;
-        a[j] = lane == j ? gkm_sqrt(d) : li;
+        a[j] = lane == j ? d : li;  // sqrt(d), off the chain, is taken when L is written out
         la_t bi = 0;
         if (TWO) b[j] = bi = b[j] * rs;
         // The next pivot first (lane j + 1's own l_{j+1,j}): the chain does not wait for its
@@ -103,7 +104,8 @@ __device__ inline void la_invert_cols(la_t* S, int r0, const la_t* rinv) {
 #pragma unroll
     for (int i = 0; i < GK_LANES; ++i) x[i] = (la_t)(i == lane);
     la_forward<NB>(x, S, r0, rinv);
-    la_t* dst = S + (r0 + lane) * LA_LD + r0 + 1;  // X[r0 + i][r0 + lane] at S[r0 + lane][r0 + i + 1]
+    la_t* dst =
+        S + (r0 + lane) * LA_LD + r0 + 1;  // X[r0 + i][r0 + lane] at S[r0 + lane][r0 + i + 1]
 #pragma unroll
     for (int i = 0; i < NB; ++i)
         if (lane < NB && i >= lane) dst[i] = x[i];
@@ -164,31 +166,41 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
             S[i * LA_LD + c] = acc;
         }
         __syncthreads();
-        la_t x[GK_LANES];  // warp 0: column `lane` of X11, then of -L21 X11 (then X21)
-        if (warp == 0 && inverse) {
+        // Warps 0 and 1: column `lane` of X11 (the same bits in both), then rows 16 w .. 16 w + 15
+        // of -L21 X11 (warp 1's half left in X21's place in S, warp 0's in x).
+        la_t x[GK_LANES];
+        if (warp < 2 && inverse) {
 #pragma unroll
             for (int i = 0; i < GK_LANES; ++i) x[i] = (la_t)(i == lane);
             la_forward<GK_LANES>(x, S, 0, rinv);
             la_t* dst = S + lane * LA_LD + 1;
+            if (warp == 0)
 #pragma unroll
-            for (int i = 0; i < GK_LANES; ++i)
-                if (i >= lane) dst[i] = x[i];
-            la_t y[GK_LANES];
+                for (int i = 0; i < GK_LANES; ++i)
+                    if (i >= lane) dst[i] = x[i];
+            const int h = GK_LANES / 2, r0 = h * warp;
+            la_t y[GK_LANES / 2];
 #pragma unroll
-            for (int r = 0; r < GK_LANES; ++r) {
-                const la_t* l21 = S + (GK_LANES + r) * LA_LD;
+            for (int r = 0; r < h; ++r) {
+                const la_t* l21 = S + (GK_LANES + r0 + r) * LA_LD;
                 la_t acc = 0;
 #pragma unroll
                 for (int k = 0; k < GK_LANES; ++k) acc += l21[k] * x[k];
                 y[r] = -acc;
             }
+            if (warp == 1)
 #pragma unroll
-            for (int r = 0; r < GK_LANES; ++r) x[r] = y[r];
+                for (int r = 0; r < h; ++r) dst[GK_LANES + r0 + r] = y[r];
+#pragma unroll
+            for (int r = 0; r < h; ++r) x[r] = y[r];
         }
         if (warp == LA_W2) la_chol_rows<GK_LANES, false>(S, GK_LANES, rinv, &bad);
         if (inverse) {
             __syncthreads();
             if (warp == 0) {
+#pragma unroll
+                for (int r = GK_LANES / 2; r < GK_LANES; ++r)
+                    x[r] = S[lane * LA_LD + GK_LANES + 1 + r];
                 la_forward<GK_LANES>(x, S, GK_LANES, rinv);
                 la_t* dst = S + lane * LA_LD + GK_LANES + 1;  // X21[r][lane]
 #pragma unroll
@@ -204,7 +216,8 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
     for (int e = tid; e < n * n; e += blockDim.x) {
         const int i = e / n, c = e - i * n;
         const int lo = upper ? c : i, hi = upper ? i : c;  // L[lo][hi], lo >= hi
-        out[e] = failed ? nan : lo >= hi ? S[lo * LA_LD + hi] : (la_t)0;
+        const la_t v = lo >= hi ? S[lo * LA_LD + hi] : (la_t)0;
+        out[e] = failed ? nan : lo == hi ? gkm_sqrt(v) : v;
     }
     if (tid == 0) reinterpret_cast<gk_i32*>(args.info)[mat] = failed;
     if (!inverse) return;
