@@ -22,6 +22,7 @@ THREADS = CONSTANTS["GK_LA_THREADS"]
 MODES = {m: CONSTANTS[f"GK_LA_{m.upper()}"] for m in ("solve", "inv", "det", "slogdet")}
 SIZES = [1, 2, 3, 7, 16, 17, 33, 64]
 GK_MAX_N = CONSTANTS["GK_LA_MAX_N"]
+LANES = CONSTANTS["GK_LANES"]
 
 
 @pytest.fixture(scope="module", params=["float32", "float64"])
@@ -38,14 +39,14 @@ def emu(request, tmp_path_factory):
     return run, dtype
 
 
-def _run(run, kernel, count, seed, **fields):
+def _run(run, kernel, count, seed, threads=THREADS, **fields):
     ptrs = {k: (v.ctypes.data if isinstance(v, np.ndarray) else 0) for k, v in fields.items()
             if k in ("a", "b", "out", "out2", "info")}  # fmt: skip
     rest = {k: v for k, v in fields.items() if k not in ptrs}
     n = rest.get("n", 0)
     blob = ARGS.pack(**{"k": 0, "mode": 0, "upper": 0, "ld": n, "stride": n * n, **rest, **ptrs})
     buf = ctypes.create_string_buffer(bytes(blob), len(blob))
-    run(buf, kernel, count, THREADS, seed)
+    run(buf, kernel, count, threads, seed)
 
 
 def _tol(dtype, n):
@@ -127,6 +128,8 @@ def test_cholesky_every_n(emu, rng, part):
                               stride=(n + 2) * ld)  # fmt: skip
                 if mode:
                     fields["out2"] = inv
+                # the planner's block: one warp up to 32 rows
+                fields["threads"] = LANES if n <= LANES else THREADS
                 _run(so, 0, 4, int(rng.integers(1 << 30)), **fields)
                 np.testing.assert_array_equal(info, [0, 1, 1, 0], err_msg=f"n={n}")
                 assert np.isnan(out[1:3]).all(), n
