@@ -1,5 +1,5 @@
 // Small dense factorizations, one block per matrix of a stack (n <= GK_LA_MAX_N): Cholesky
-// (gk_chol_small, rows of any stride, the matrix in registers, with -L^-T, the negated transpose
+// (gk_chol_small, rows of any stride, on one or two warps, with -L^-T, the negated transpose
 // of the lower factor's inverse, when asked: what the blocked Cholesky multiplies its panel by,
 // the diagonal blocks read in place) and LU with partial
 // pivoting, the matrix in shared memory, followed by what is asked of it (gk_lu_small: solve,
@@ -9,111 +9,224 @@
 // Defines: GK_T (float or double). Blocks of GK_LA_THREADS threads (geometry.cuh).
 #include "args.cuh"
 #include "linalg.cuh"
+#include "warp.cuh"
 
 #define LA_LD (GK_LA_MAX_N + 1)  // padded row: a column walk does not hit one bank
 
 __device__ inline la_t la_inf() { return gk_inf((la_t)0); }
 
-// gk_chol_small: the matrix in registers (linalg.cuh's 16 x 16 layout). Each column of the
-// factor is published in a shared row of its own, so one barrier per column suffices (no
-// buffer is ever rewritten while it is read).
+// gk_chol_small, one block per matrix, the work on one or two warps (rows or columns in lanes,
+// exchanged by shuffles and shared memory behind __syncwarp): no block-wide barrier per column.
+// The matrix is padded to p = 8, 16, 32 or 64 rows with the identity (which factors and inverts
+// to itself and leaves the real rows alone), so every loop below runs a constant count. n <= 32:
+// warp 0 factors the p x p block (rows in lanes), then inverts it (columns in lanes). n > 32, as
+// 32 + 32: warp 0 factors L11 and L21 = A21 L11^-T together; every thread takes L21 L21^T off
+// A22; warp LA_W2 factors L22 while warps 0 and 1 invert L11 (X11) and form -L21 X11 (16 rows
+// each); then warp 0 solves X21 = L22^-1 (-L21 X11) and warp LA_W2 inverts L22 (X22). Four
+// block barriers in all.
+// S holds A, then L (lower, row-major); X = L^-1 goes into S's upper half, X[i][c] at
+// S[c][i + 1], so that -X^T (what mode 1 writes) is read by rows. Per column of the factor the
+// dependent chain is a shuffle of the next diagonal, its reciprocal square root, one product and
+// one FMA.
+#define LA_W2 2  // the second working warp: another wavefront than warp 0 on AMD (64 lanes)
 
-// a[r][q] where q is only known at run time (registers are indexed by constants).
-__device__ inline la_t la_pick(const la_t (&a)[LA_PER], int q) {
-    la_t v = a[0];
+// 1 / sqrt(x) within about an ulp: float's hardware estimate and one Newton step (the correctly
+// rounded __frsqrt_rn is twice as long a chain); CUDA's double rsqrt refines its own.
+__device__ inline float la_rsqrt(float x) {
+    const float r = rsqrtf(x), e = 1.0f - x * r * r;
+    return x < GK_INF_F ? r + 0.5f * r * e : r;  // x = inf: 0, not 0 * inf
+}
+__device__ inline double la_rsqrt(double x) { return rsqrt(x); }
+
+// Factors the NB x NB diagonal block at S[r0][r0] in place (L, but the pivot d_j where L_jj =
+// sqrt(d_j) belongs), lane i holding row r0 + i (lanes
+// past NB idle); with `TWO` also L21 = A21 L^-T for the 32 rows below it (r0 = 0, NB = 32),
+// lane i holding row 32 + i. Per column j: l_ij = a_ij / sqrt(d_j), l_j broadcast by shuffles,
+// a_ic -= l_ij l_cj. rinv[r0 + j] = 1 / L_jj; *bad set where a pivot is not > 0 (or NaN).
+template <int NB, bool TWO>
+__device__ inline void la_chol_rows(la_t* S, int r0, la_t* rinv, int* bad) {
+    const int lane = threadIdx.x % GK_LANES;
+    const bool row = lane < NB;
+    la_t a[NB], b[NB];  // b: unused (and dropped) without TWO
+    const la_t* src = S + (r0 + lane) * LA_LD + r0;
 #pragma unroll
-    for (int k = 1; k < LA_PER; ++k)
-        if (q == k) v = a[k];
-    return v;
+    for (int c = 0; c < NB; ++c) a[c] = row && c <= lane ? src[c] : (la_t)0;
+    if (TWO)
+#pragma unroll
+        for (int c = 0; c < NB; ++c) b[c] = S[(GK_LANES + lane) * LA_LD + c];
+    bool fail = false;
+    la_t d = gk_shfl(a[0], 0);
+#pragma unroll
+    for (int j = 0; j < NB; ++j) {
+        fail |= !(d > (la_t)0);  // d is the same in every lane
+        const la_t rs = la_rsqrt(d), li = a[j] * rs;
+        if (lane == j) rinv[r0 + j] = rs;
+        a[j] = lane == j ? d : li;  // sqrt(d), off the chain, is taken when L is written out
+        la_t bi = 0;
+        if (TWO) b[j] = bi = b[j] * rs;
+        // The next pivot first (lane j + 1's own l_{j+1,j}): the chain does not wait for its
+        // shuffle; a[j + 1] below gets the same value in that lane.
+        if (j + 1 < NB) d = gk_shfl(a[j + 1] - li * li, j + 1);
+#pragma unroll
+        for (int c = j + 1; c < NB; ++c) {
+            const la_t lc = gk_shfl(li, c);
+            a[c] -= li * lc;
+            if (TWO) b[c] -= bi * lc;
+        }
+    }
+    la_t* dst = S + (r0 + lane) * LA_LD + r0;
+#pragma unroll
+    for (int c = 0; c < NB; ++c)
+        if (row && c <= lane) dst[c] = a[c];
+    if (TWO)
+#pragma unroll
+        for (int c = 0; c < NB; ++c) S[(GK_LANES + lane) * LA_LD + c] = b[c];
+    if (lane == 0 && fail) *bad = 1;
+}
+
+// x <- L^-1 x, L the NB x NB diagonal block at S[r0][r0] (unit-free, 1 / L_ii in rinv), every
+// lane its own vector: forward substitution by columns, L's values broadcast from S.
+template <int NB>
+__device__ inline void la_forward(la_t (&x)[GK_LANES], const la_t* S, int r0, const la_t* rinv) {
+#pragma unroll
+    for (int i = 0; i < NB; ++i) {
+        x[i] *= rinv[r0 + i];
+#pragma unroll
+        for (int r = i + 1; r < NB; ++r) x[r] -= S[(r0 + r) * LA_LD + r0 + i] * x[i];
+    }
+}
+
+// Column `lane` of the inverse of the NB x NB diagonal block at S[r0][r0], into S's upper half.
+template <int NB>
+__device__ inline void la_invert_cols(la_t* S, int r0, const la_t* rinv) {
+    const int lane = threadIdx.x % GK_LANES;
+    la_t x[GK_LANES];
+#pragma unroll
+    for (int i = 0; i < GK_LANES; ++i) x[i] = (la_t)(i == lane);
+    la_forward<NB>(x, S, r0, rinv);
+    la_t* dst =
+        S + (r0 + lane) * LA_LD + r0 + 1;  // X[r0 + i][r0 + lane] at S[r0 + lane][r0 + i + 1]
+#pragma unroll
+    for (int i = 0; i < NB; ++i)
+        if (lane < NB && i >= lane) dst[i] = x[i];
+}
+
+// n <= 32: the factor of the p x p block and, with `inverse`, its inverse, by warp 0.
+template <int NB>
+__device__ inline void la_chol_leaf(la_t* S, la_t* rinv, int* bad, bool inverse) {
+    la_chol_rows<NB, false>(S, 0, rinv, bad);
+    if (!inverse) return;
+    gk_syncwarp();
+    la_invert_cols<NB>(S, 0, rinv);
 }
 
 GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
-    static_assert(GK_LA_THREADS == LA_SIDE * LA_SIDE, "a 16 x 16 thread layout");
-    // col[j][i]: column j of A after the updates of columns < j (unscaled; L = col * inv[j]).
-    __shared__ la_t col[GK_LA_MAX_N][LA_LD];
-    __shared__ la_t root[GK_LA_MAX_N], inv[GK_LA_MAX_N];
-    __shared__ la_t xrow[2][GK_LA_MAX_N];
-    const int n = args.n, tx = threadIdx.x % LA_SIDE, ty = threadIdx.x / LA_SIDE;
-    const bool upper = args.upper != 0;
-    const gk_i64 mat = blockIdx.x;
+    static_assert(GK_LA_MAX_N == 2 * GK_LANES, "a 64 x 64 matrix as 32 + 32");
+    static_assert(GK_LA_THREADS >= (LA_W2 + 1) * GK_LANES, "warps 0 and LA_W2");
+    __shared__ la_t S[GK_LA_MAX_N * LA_LD];
+    __shared__ la_t rinv[GK_LA_MAX_N];
+    __shared__ int bad;
+    const int n = args.n, tid = threadIdx.x, warp = tid / GK_LANES, lane = tid % GK_LANES;
+    const bool upper = args.upper != 0, inverse = args.mode != 0, two = n > GK_LANES;
+    const int p = two ? GK_LA_MAX_N : n <= 8 ? 8 : n <= 16 ? 16 : GK_LANES;
+    const gk_i64 mat = blockIdx.x, ld = args.ld;
     const la_t* src = reinterpret_cast<const la_t*>(args.a) + mat * args.stride;
-    const gk_i64 ld = args.ld;
-    la_t a[LA_PER][LA_PER];
-#pragma unroll
-    for (int r = 0; r < LA_PER; ++r)
-#pragma unroll
-        for (int q = 0; q < LA_PER; ++q) {
-            const int i = ty + LA_SIDE * r, c = tx + LA_SIDE * q;
-            a[r][q] = (la_t)0;
-            if (i < n && c <= i) a[r][q] = upper ? src[c * ld + i] : src[i * ld + c];
+    for (int e = tid; e < n * n; e += blockDim.x) {  // the lower triangle, rows read whole
+        const int r = e / n, k = e - r * n;
+        if (upper ? k >= r : k <= r) {
+            const la_t v = src[r * ld + k];
+            S[upper ? k * LA_LD + r : r * LA_LD + k] = v;
         }
-    bool failed = false;
-    for (int j = 0; j < n; ++j) {
-        if (tx == j % LA_SIDE)
-#pragma unroll
-            for (int r = 0; r < LA_PER; ++r) {
-                const int i = ty + LA_SIDE * r;
-                if (i >= j && i < n) col[j][i] = la_pick(a[r], j / LA_SIDE);
-            }
+    }
+    for (int e = tid; e < (p - n) * p; e += blockDim.x) {  // the identity's rows past n
+        const int i = n + e / p, c = e % p;
+        if (c <= i) S[i * LA_LD + c] = (la_t)(i == c);
+    }
+    if (tid == 0) bad = 0;
+    __syncthreads();
+    if (!two) {
+        if (warp == 0) {
+            if (p == 8)
+                la_chol_leaf<8>(S, rinv, &bad, inverse);
+            else if (p == 16)
+                la_chol_leaf<16>(S, rinv, &bad, inverse);
+            else
+                la_chol_leaf<GK_LANES>(S, rinv, &bad, inverse);
+        }
+    } else {
+        if (warp == 0) la_chol_rows<GK_LANES, true>(S, 0, rinv, &bad);
         __syncthreads();
-        const la_t d = col[j][j];
-        if (!(d > (la_t)0)) {  // also NaN; every thread reads the same d
-            failed = true;
-            break;
+        // A22 -= L21 L21^T, the whole square (its upper half is scratch until X22 lands there),
+        // each sum in k order.
+        for (int e = tid; e < GK_LANES * GK_LANES; e += blockDim.x) {
+            const int i = GK_LANES + e / GK_LANES, c = GK_LANES + e % GK_LANES;
+            la_t acc = S[i * LA_LD + c];
+#pragma unroll 8
+            for (int k = 0; k < GK_LANES; ++k) acc -= S[i * LA_LD + k] * S[c * LA_LD + k];
+            S[i * LA_LD + c] = acc;
         }
-        const la_t sq = gkm_sqrt(d), rs = (la_t)1 / sq;
-        if (threadIdx.x == 0) root[j] = sq, inv[j] = rs;
+        __syncthreads();
+        // Warps 0 and 1: column `lane` of X11 (the same bits in both), then rows 16 w .. 16 w + 15
+        // of -L21 X11 (warp 1's half left in X21's place in S, warp 0's in x).
+        la_t x[GK_LANES];
+        if (warp < 2 && inverse) {
 #pragma unroll
-        for (int r = 0; r < LA_PER; ++r) {
-            const int i = ty + LA_SIDE * r;
-            if (i <= j || i >= n) continue;
-            const la_t li = col[j][i] * rs;
+            for (int i = 0; i < GK_LANES; ++i) x[i] = (la_t)(i == lane);
+            la_forward<GK_LANES>(x, S, 0, rinv);
+            la_t* dst = S + lane * LA_LD + 1;
+            if (warp == 0)
 #pragma unroll
-            for (int q = 0; q < LA_PER; ++q) {
-                const int c = tx + LA_SIDE * q;
-                if (c > j && c <= i) a[r][q] -= li * (col[j][c] * rs);
+                for (int i = 0; i < GK_LANES; ++i)
+                    if (i >= lane) dst[i] = x[i];
+            const int h = GK_LANES / 2, r0 = h * warp;
+            la_t y[GK_LANES / 2];
+#pragma unroll
+            for (int r = 0; r < h; ++r) {
+                const la_t* l21 = S + (GK_LANES + r0 + r) * LA_LD;
+                la_t acc = 0;
+#pragma unroll
+                for (int k = 0; k < GK_LANES; ++k) acc += l21[k] * x[k];
+                y[r] = -acc;
             }
+            if (warp == 1)
+#pragma unroll
+                for (int r = 0; r < h; ++r) dst[GK_LANES + r0 + r] = y[r];
+#pragma unroll
+            for (int r = 0; r < h; ++r) x[r] = y[r];
+        }
+        if (warp == LA_W2) la_chol_rows<GK_LANES, false>(S, GK_LANES, rinv, &bad);
+        if (inverse) {
+            __syncthreads();
+            if (warp == 0) {
+#pragma unroll
+                for (int r = GK_LANES / 2; r < GK_LANES; ++r)
+                    x[r] = S[lane * LA_LD + GK_LANES + 1 + r];
+                la_forward<GK_LANES>(x, S, GK_LANES, rinv);
+                la_t* dst = S + lane * LA_LD + GK_LANES + 1;  // X21[r][lane]
+#pragma unroll
+                for (int r = 0; r < GK_LANES; ++r) dst[r] = x[r];
+            }
+            if (warp == LA_W2) la_invert_cols<GK_LANES>(S, GK_LANES, rinv);
         }
     }
     __syncthreads();
+    const bool failed = bad != 0;
+    const la_t nan = la_inf() - la_inf();
     la_t* out = reinterpret_cast<la_t*>(args.out) + mat * n * n;
-#pragma unroll
-    for (int r = 0; r < LA_PER; ++r)
-#pragma unroll
-        for (int q = 0; q < LA_PER; ++q) {
-            const int i = ty + LA_SIDE * r, c = tx + LA_SIDE * q;
-            if (i >= n || c >= n) continue;
-            const int lo = upper ? c : i, hi = upper ? i : c;  // L[lo][hi], lo >= hi
-            la_t v = (la_t)0;
-            if (failed)
-                v = la_inf() - la_inf();
-            else if (lo == hi)
-                v = root[lo];
-            else if (lo > hi)
-                v = col[hi][lo] * inv[hi];
-            out[i * n + c] = v;
-        }
-    if (threadIdx.x == 0) reinterpret_cast<gk_i32*>(args.info)[mat] = failed;
-    if (!args.mode || failed) return;
-    // mode 1: also -X^T, X = L^-1 (lower), into out2, L scaled in place first (col[j][i] = L[i][j])
-    // once every thread has written its part of the factor from it.
-    __syncthreads();
-    for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
-        const int j = e / n, i = e % n;
-        if (i > j) col[j][i] *= inv[j];
-        if (i == j) col[j][j] = root[j];
+    for (int e = tid; e < n * n; e += blockDim.x) {
+        const int i = e / n, c = e - i * n;
+        const int lo = upper ? c : i, hi = upper ? i : c;  // L[lo][hi], lo >= hi
+        const la_t v = lo >= hi ? S[lo * LA_LD + hi] : (la_t)0;
+        out[e] = failed ? nan : lo == hi ? gkm_sqrt(v) : v;
     }
-    __syncthreads();
-    la_identity(a);
-    la_invert_rows(a, n, xrow, &col[0][0], 1, LA_LD, false);
+    if (tid == 0) reinterpret_cast<gk_i32*>(args.info)[mat] = failed;
+    if (!inverse) return;
+    // -X^T: row c of it is -X[i][c], i >= c, at S[c][i + 1] (NaN too where the factor failed).
     la_t* x_out = reinterpret_cast<la_t*>(args.out2) + mat * n * n;
-#pragma unroll
-    for (int r = 0; r < LA_PER; ++r)
-#pragma unroll
-        for (int q = 0; q < LA_PER; ++q) {
-            const int i = ty + LA_SIDE * r, c = tx + LA_SIDE * q;
-            if (i < n && c < n) x_out[c * n + i] = c <= i ? -a[r][q] : (la_t)0;
-        }
+    for (int e = tid; e < n * n; e += blockDim.x) {
+        const int c = e / n, i = e - c * n;
+        x_out[e] = failed ? nan : i >= c ? -S[c * LA_LD + i + 1] : (la_t)0;
+    }
 }
 
 // LU of s in place (unit lower L below the diagonal, U on and above), perm[i]: the source row of

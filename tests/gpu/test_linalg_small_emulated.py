@@ -21,6 +21,8 @@ ARGS = arg_struct("gk_linalg_args")
 THREADS = CONSTANTS["GK_LA_THREADS"]
 MODES = {m: CONSTANTS[f"GK_LA_{m.upper()}"] for m in ("solve", "inv", "det", "slogdet")}
 SIZES = [1, 2, 3, 7, 16, 17, 33, 64]
+GK_MAX_N = CONSTANTS["GK_LA_MAX_N"]
+LANES = CONSTANTS["GK_LANES"]
 
 
 @pytest.fixture(scope="module", params=["float32", "float64"])
@@ -37,14 +39,14 @@ def emu(request, tmp_path_factory):
     return run, dtype
 
 
-def _run(run, kernel, count, seed, **fields):
+def _run(run, kernel, count, seed, threads=THREADS, **fields):
     ptrs = {k: (v.ctypes.data if isinstance(v, np.ndarray) else 0) for k, v in fields.items()
             if k in ("a", "b", "out", "out2", "info")}  # fmt: skip
     rest = {k: v for k, v in fields.items() if k not in ptrs}
     n = rest.get("n", 0)
     blob = ARGS.pack(**{"k": 0, "mode": 0, "upper": 0, "ld": n, "stride": n * n, **rest, **ptrs})
     buf = ctypes.create_string_buffer(bytes(blob), len(blob))
-    run(buf, kernel, count, THREADS, seed)
+    run(buf, kernel, count, threads, seed)
 
 
 def _tol(dtype, n):
@@ -88,6 +90,64 @@ def test_cholesky(emu, rng):
         np.testing.assert_array_equal(info, [0, 0])
         ref = -np.swapaxes(np.linalg.inv(np.linalg.cholesky(spd[[0, 2]])), -1, -2)
         np.testing.assert_allclose(inv, ref, rtol=_tol(dtype, n) * 10, atol=_tol(dtype, n) * 10)
+
+
+def _spd(rng, count, n):
+    g = rng.standard_normal((count, n, n))
+    return g @ np.swapaxes(g, -1, -2) / n + np.eye(n)
+
+
+@pytest.mark.parametrize("part", range(4))
+def test_cholesky_every_n(emu, rng, part):
+    """gk_chol_small for every n of 1..64 (the n <= 32 leaf at 8, 16 and 32 lanes, and 32 + 32
+    past it), lower and upper, mode 0 and 1 on strided input (row stride ld > n, matrix stride
+    larger than n ld); a matrix that stops being positive definite at a late column (the second
+    block's for n > 32) and one not positive definite at all: info 1, L and -L^-T all NaN; the
+    same bits for another thread order."""
+    so, dtype = emu
+    for n in range(1 + part, GK_MAX_N + 1, 4):
+        spd = _spd(rng, 4, n)
+        # matrix 1: the trailing diagonal element below the rank-1 part of the rest: L's last
+        # pivot is negative (the failure found at column n - 1); matrix 2: -spd
+        v = spd[1, -1, :-1]
+        spd[1, -1, -1] = v @ np.linalg.solve(spd[1, :-1, :-1], v) - 0.5 if n > 1 else -1.0
+        spd[2] = -spd[2]
+        good = [0, 3]
+        ld = n + 3
+        for upper in (0, 1):
+            for mode in (0, 1):
+                big = np.full((4, n + 2, ld), 7e3, dtype)
+                big[:, :n, :n] = spd
+                # the triangle not read is garbage
+                tri = np.tril_indices(n, -1) if upper else np.triu_indices(n, 1)
+                big[:, tri[0], tri[1]] = np.nan
+                out = np.full((4, n, n), np.nan, dtype)
+                inv = np.full((4, n, n), 5.0, dtype)
+                info = np.full(4, -1, np.int32)
+                fields = dict(a=big, out=out, info=info, n=n, upper=upper, mode=mode, ld=ld,
+                              stride=(n + 2) * ld)  # fmt: skip
+                if mode:
+                    fields["out2"] = inv
+                # the planner's block: one warp up to 32 rows
+                fields["threads"] = LANES if n <= LANES else THREADS
+                _run(so, 0, 4, int(rng.integers(1 << 30)), **fields)
+                np.testing.assert_array_equal(info, [0, 1, 1, 0], err_msg=f"n={n}")
+                assert np.isnan(out[1:3]).all(), n
+                ref = np.linalg.cholesky(spd[good], upper=bool(upper))
+                tol = _tol(dtype, n)
+                np.testing.assert_allclose(out[good], ref, rtol=tol, atol=tol, err_msg=f"n={n}")
+                if not mode:
+                    assert (inv == 5.0).all()
+                    continue
+                assert np.isnan(inv[1:3]).all(), n
+                ref = -np.swapaxes(np.linalg.inv(np.linalg.cholesky(spd[good])), -1, -2)
+                np.testing.assert_allclose(inv[good], ref, rtol=tol * 10, atol=tol * 10,
+                                           err_msg=f"n={n}")  # fmt: skip
+                assert (np.triu(inv[good].swapaxes(-1, -2), 1) == 0).all()  # -X^T: upper
+                again, inv2 = np.full_like(out, np.nan), np.full_like(inv, np.nan)
+                fields.update(out=again, out2=inv2, info=np.full(4, -1, np.int32))
+                _run(so, 0, 4, int(rng.integers(1 << 30)), **fields)
+                assert again.tobytes() == out.tobytes() and inv2.tobytes() == inv.tobytes()
 
 
 def test_lu_solve_and_inverse(emu, rng):
@@ -167,7 +227,8 @@ def test_eigh_jacobi(emu, rng):
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
 def test_kernels_compile_without_local_memory(arch):
-    """gk_chol_small keeps its 16 elements a thread in registers (float64 too)."""
+    """gk_chol_small keeps its rows (two 32-wide rows a lane for L11 and L21) in registers,
+    float64 too."""
     emulation.compile_without_local_memory(
         arch, [kernels.linalg_small(dtype) for dtype in ("float32", "float64")]
     )

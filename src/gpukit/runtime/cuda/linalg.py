@@ -73,6 +73,15 @@ def _matrix_strides(a, n: int) -> dict:
     return {"ld": ld, "stride": stride}
 
 
+def _threads(op: str, n: int) -> int:
+    """Threads a block: gk_chol_small works on warp 0 alone up to GK_LANES rows (one warp a
+    block: its registers, sized for the 32 + 32 case, then limit no stack's occupancy), on warps
+    0 to 2 past that."""
+    if op == "cholesky" and n <= _C["GK_LANES"]:
+        return _C["GK_LANES"]
+    return _C["GK_LA_THREADS"]
+
+
 def plan_linalg(backend, op: str, inputs, outputs, options):
     """gpukit.runtime.backend.Backend.plan_linalg on CUDA (see the module's docstring)."""
     if op in linalg_lu.OPS:
@@ -124,5 +133,5 @@ def plan_linalg(backend, op: str, inputs, outputs, options):
         if op == "slogdet":
             addresses.append(("out2", b.output(1), 0, 1))
     fn = backend.function(file, defines, name)
-    b.launch(fn, count, _C["GK_LA_THREADS"], "gk_linalg_args", fields, addresses=addresses)
+    b.launch(fn, count, _threads(op, n), "gk_linalg_args", fields, addresses=addresses)
     return b.build()
