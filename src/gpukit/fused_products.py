@@ -68,20 +68,11 @@ def product(a: GPUArray, b: GPUArray, bias=None, row_block=None, activation=None
     for x in (a, b, bias, residual):
         key += (None,) if x is None else (x._desc or describe(x), alignment(x))
     plan, expected, (shape, dtype, strides) = cached_plan(
-        tuple(key),
-        _plan_product,
-        a,
-        b,
-        bias,
-        residual,
-        row_block,
-        activation,
-        preemptible,
-        tf32,
-        lower,
-    )
+        tuple(key), _plan_product, a, b, bias, residual, row_block, activation, preemptible, tf32,
+        lower
+    )  # fmt: skip
     plain = bias is None and residual is None and activation is None and row_block is None
-    plain = plain and not lower
+    plain = plain and not lower  # (remembered plain products are whole ones)
     if plain and not preemptible and type(a._buf) is _Buffer and type(b._buf) is _Buffer:
         key = ("plain product", a._desc, b._desc, a._offset & 15, b._offset & 15, bool(tf32))
         if planned(key) is None:  # linear's products come here every call
