@@ -9,7 +9,8 @@ import json
 import os
 
 import numpy as np
-from probe_timing import eager_ms, graph_ms
+from chol_probe import factorization
+from probe_timing import graph_ms
 
 import gpukit as gk
 from gpukit import decompositions as dec
@@ -60,42 +61,9 @@ for dt in ("float32", "float64"):
         print(f"{key}: {us:.1f} us a launch ({errs})", flush=True)
 
 
-def torch_ms(x):
-    import torch
-
-    t = torch.as_tensor(x, device="cuda")
-    torch.linalg.cholesky(t)
-    torch.cuda.synchronize()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
-    for _ in range(5):
-        torch.linalg.cholesky(t)
-    b.record()
-    b.synchronize()
-    return a.elapsed_time(b) / 5
-
-
 n = int(os.environ.get("N", 4096))
 for dt in ("float32", "float64"):
-    host = spd(1, n)[0].astype(dt)
-    x = gk.asarray(host)
-    ell = gk.linalg.cholesky(x).to_numpy().astype(np.float64)
-    err = float(np.abs(ell @ ell.T - host).max() / np.abs(host).max())
-    dev, wall = eager_ms(lambda x=x: gk.linalg.cholesky(x), 5)
-    saved = dec._check
-    dec._check = lambda *a, **k: None  # the final read of info back: no capture past it
-    try:
-        gm = graph_ms(lambda x=x: gk.linalg.cholesky(x), 5)
-    finally:
-        dec._check = saved
-    tm = torch_ms(host)
-    res[f"cholesky {dt} {n}"] = {"graph_ms": gm, "eager_ms": dev, "wall_ms": wall}
-    res[f"cholesky {dt} {n}"].update(torch_ms=tm, err=err)
-    print(
-        f"cholesky {dt} {n}: graph {gm:.2f} ms, eager {dev:.2f} (wall {wall:.2f}), torch "
-        f"{tm:.2f}, |LL^T - A|/|A| {err:.1e}",
-        flush=True,
-    )
+    res[f"cholesky {dt} {n}"] = factorization(dt, n)
 
 out = os.environ.get("OUT")
 if out:
