@@ -5,8 +5,8 @@
 // m16n8k8 on sm_90 (PTX 7.8's FP64 shapes; m8n8k4 runs at a fraction of their rate there),
 // m8n8k4 on sm_80 (GK_F64_MMA_K: 4, 8 or 16 picks one). K advances GK_F64_BK at a time through
 // a ring of GK_F64_STAGES cp.async stages. Each operand sits in shared memory as it lies in
-// global memory (rows along its contiguous axis), rows padded by 4 doubles so that the 16 lanes
-// of a half-warp read 16 different banks. Every output is one fixed chain of MMAs in K order:
+// global memory (rows along its contiguous axis), rows padded by GK_F64_PAD doubles so that the 16
+// lanes of a half-warp read 16 different banks. Every output is one fixed chain of MMAs in K order:
 // the same bits every run, whatever the tile (a fragment's chain does not depend on it).
 //
 // Defines: GK_A_MN (a(m, k) contiguous along m: sa_m == 1; else along k), GK_B_MN (b(k, n)
@@ -34,8 +34,8 @@
 #define GK_F64_CN (GK_F64_FM / 4)                             // of the accumulator's
 #define GK_F64_MI (GK_F64_WM / GK_F64_FM)                     // fragments down a warp's block
 #define GK_F64_NI (GK_F64_WN / 8)                             // fragments across it
-#define GK_F64_LD_K (GK_F64_BK + 4)                           // a row along K
-#define GK_F64_LD_X (GK_F64_BT + 4)                           // a row along m or n
+#define GK_F64_LD_K (GK_F64_BK + GK_F64_PAD)                  // a row along K
+#define GK_F64_LD_X (GK_F64_BT + GK_F64_PAD)                  // a row along m or n
 #define GK_F64_OPERAND                                                           \
     (GK_F64_BT * GK_F64_LD_K > GK_F64_BK * GK_F64_LD_X ? GK_F64_BT * GK_F64_LD_K \
                                                        : GK_F64_BK * GK_F64_LD_X)

@@ -118,6 +118,7 @@
 #define GK_F64_SMALL_TILE 64
 #define GK_F64_BK 16
 #define GK_F64_STAGES 3
+#define GK_F64_PAD 4  // doubles padding each staged row (fragment reads hit 16 banks)
 #define GK_F64_THREADS 256
 
 // kernels/compact.cu: a tile of GK_COMPACT_THREADS * GK_COMPACT_ITEMS mask elements per block.
@@ -306,6 +307,7 @@
     X(GK_F64_SMALL_TILE)         \
     X(GK_F64_BK)                 \
     X(GK_F64_STAGES)             \
+    X(GK_F64_PAD)                \
     X(GK_F64_THREADS)            \
     X(GK_COMPACT_THREADS)        \
     X(GK_COMPACT_ITEMS)          \

@@ -825,11 +825,11 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         gemm_f32(True, False, False, epilogue=(True, "gelu_tanh", True)),
         gemm_f32(True, True, True, (1, 1), (False, "relu", False)),
         gemm_f32_small(),
+        gemm_f32_small((True, "gelu_tanh", True)),
         gemm_f64(False, False, True, 128, False, True),
         gemm_f64(True, True, False, 64, True, False),
         gemm_f64(False, True, True, 64, False, False),
-        gemm_f64(True, False, False, 128, True, True),
-        gemm_f32_small((True, "gelu_tanh", True)),
+        gemm_f64(True, False, True, 128, True, True),
         # Tensor-core attention: the prefill of every head-dim class (d96's rows of 12 chunks
         # take the swizzle's other branch), decode with one and two m16 row tiles; both types,
         # every mask kind.

@@ -235,8 +235,8 @@ def emit_gemv(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
 
 
 def _tiled_fields(p: gemm_plan.Problem, args: Args, epi: Epilogue, out_pairs: bool,
-                  split: tuple[int, int]) -> dict:  # fmt: skip
-    """gk_gemm_args of a product but the rows of a launch (m, row0) and `lower`."""
+                  split: tuple[int, int], lower: bool) -> dict:  # fmt: skip
+    """gk_gemm_args of a product but the rows of a launch (m, row0)."""
     a_mat, b_mat = p.matrices()
     return {
         "n": p.n,
@@ -253,6 +253,7 @@ def _tiled_fields(p: gemm_plan.Problem, args: Args, epi: Epilogue, out_pairs: bo
         "out_pairs": int(out_pairs),
         "splits": split[0],
         "k_per_split": split[1],
+        "lower": int(lower),
         **_epilogue_fields(args, epi),
     }
 
@@ -272,7 +273,7 @@ def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
     if split[0] > 1:
         workspace = builder.add_scratch(split[0] * p.batch * min(step, p.m) * p.n * 4)
     out_pairs = p.n % 2 == 0 and (p.batch == 1 or p.bo[0] % 2 == 0)
-    common = _tiled_fields(p, args, epi, out_pairs, split)
+    common = _tiled_fields(p, args, epi, out_pairs, split, lower)
     for r0, rows in _slices(p.m, step):
         plan = gemm_plan.plan_f32(rows, p.n, p.batch, a_mn, b_mn, vec, backend.sm_count,
                                   epi.flags(args), split=split)  # fmt: skip
@@ -286,7 +287,7 @@ def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
         ]
         if workspace is not None:
             addresses.append(("workspace", workspace, 0, 4))
-        fields = {**common, "m": rows, "row0": r0, "lower": int(lower)}
+        fields = {**common, "m": rows, "row0": r0}
         builder.launch(fn, plan.grid, plan.threads, "gk_gemm_args", fields,
                        addresses=addresses)  # fmt: skip
         if workspace is not None:
@@ -309,7 +310,7 @@ def emit_f64(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
     bias, _, residual = epi.flags(args)
     whole = gemm_plan.plan_f64(p.m, p.n, p.batch, layout, backend.sm_count, bias, residual)
     out_pairs = p.n % 2 == 0 and p.so[0] % 2 == 0 and (p.batch == 1 or p.bo[0] % 2 == 0)
-    common = _tiled_fields(p, args, epi, out_pairs, (1, p.k))
+    common = _tiled_fields(p, args, epi, out_pairs, (1, p.k), lower)
     for r0, rows in _slices(p.m, step):
         plan = gemm_plan.plan_f64(rows, p.n, p.batch, layout, backend.sm_count, bias, residual,
                                   tile=whole.tile)  # fmt: skip
@@ -322,6 +323,6 @@ def emit_f64(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
             ("out", args.out, r0 * p.so[0] * 8, 16 if out_pairs else 8),
             *_epilogue_addresses(args, epi, res_at),
         ]
-        fields = {**common, "m": rows, "row0": r0, "lower": int(lower)}
+        fields = {**common, "m": rows, "row0": r0}
         builder.launch(fn, plan.grid, plan.threads, "gk_gemm_args", fields,
                        shared=plan.shared_bytes, addresses=addresses)  # fmt: skip

@@ -501,7 +501,8 @@ def plan_f64(m: int, n: int, batch: int, layout: tuple[bool, bool, bool], sms: i
     if tile is None:
         tile = big if vec and _ceil(m, big) * _ceil(n, big) * batch >= sms else small
     file, defines = kernels.gemm_f64(a_mn, b_mn, vec, tile, bias, residual)
-    operand = max(tile * (_C["GK_F64_BK"] + 4), _C["GK_F64_BK"] * (tile + 4))
+    bk, pad = _C["GK_F64_BK"], _C["GK_F64_PAD"]
+    operand = max(tile * (bk + pad), bk * (tile + pad))  # gemm_f64.cu's GK_F64_OPERAND
     shared = _C["GK_F64_STAGES"] * 2 * operand * 8
     grid = (_ceil(n, tile), _ceil(m, tile), min(batch, 65535))
     return F64Plan(file, defines, tile, grid, _C["GK_F64_THREADS"], shared)
