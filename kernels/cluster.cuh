@@ -56,6 +56,14 @@ __device__ inline double gk_dsmem(const double* p, unsigned rank) {
     return v;
 }
 
+__device__ inline uint4 gk_dsmem(const uint4* p, unsigned rank) {  // p 16-byte aligned
+    uint4 v;
+    asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(gk_dsmem_address(p, rank)));
+    return v;
+}
+
 __device__ inline int gk_dsmem(const int* p, unsigned rank) {
     int v;
     asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(gk_dsmem_address(p, rank)));

@@ -219,6 +219,14 @@
 #define GK_LU_CLUSTER 16
 #define GK_LU_CLUSTER_SPARE \
     ((GK_LU_CLUSTER + 5) * (GK_LU_NB + 1) + 16 + 2 * GK_LU_NB + 2 + GK_LU_CLUSTER + 16)
+// gk_lu_panel_regs (sm_90+: gk_lu_panel_cluster's cluster with a row in each thread's registers):
+// blocks of up to GK_LU_REGS_THREADS_F32 / _F64 threads (a float64 row takes twice the registers);
+// beside a row of stage and an int a thread, a block's dynamic shared memory holds
+// GK_LU_REGS_SPARE more elements: two slots (a row and 16 bytes), the cluster's slots gathered,
+// the warps' 16 candidates of 16 bytes (at most 64 elements), U's diagonal, the pivots' places.
+#define GK_LU_REGS_THREADS_F32 384
+#define GK_LU_REGS_THREADS_F64 256
+#define GK_LU_REGS_SPARE ((GK_LU_CLUSTER + 2) * (GK_LU_NB + 4) + 64 + 2 * GK_LU_NB)
 // kernels/linalg_qr.cu: Householder panels of at most GK_QR_NB columns (a warp's lanes hold the
 // panel's column sums: GK_QR_NB == GK_LANES), one block of GK_QR_THREADS per matrix, or (sm_90+)
 // one cluster of GK_QR_CLUSTER blocks of GK_QR_CLUSTER_THREADS, each holding a share of the rows
@@ -360,6 +368,9 @@
     X(GK_LU_COOP_SPARE)          \
     X(GK_LU_CLUSTER)             \
     X(GK_LU_CLUSTER_SPARE)       \
+    X(GK_LU_REGS_THREADS_F32)    \
+    X(GK_LU_REGS_THREADS_F64)    \
+    X(GK_LU_REGS_SPARE)          \
     X(GK_QR_NB)                  \
     X(GK_QR_THREADS)             \
     X(GK_QR_CLUSTER)             \

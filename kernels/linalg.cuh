@@ -7,6 +7,14 @@
 typedef GK_T la_t;
 
 __device__ inline la_t la_abs(la_t x) { return x < (la_t)0 ? -x : x; }
+// 1 / x correctly rounded: the bits of (la_t)1 / x, which CUDA's reciprocal gives without the
+// division's slow-path call (whose saved registers spill a kernel holding a row in registers).
+#ifdef GK_HIP
+__device__ inline la_t la_rcp(la_t x) { return (la_t)1 / x; }
+#else
+__device__ inline float la_rcp(float x) { return __frcp_rn(x); }
+__device__ inline double la_rcp(double x) { return __drcp_rn(x); }
+#endif
 
 // Small triangles in registers: thread (ty, tx) of a 16 x 16 layout holds the elements
 // (ty + 16 r, tx + 16 q), r, q < LA_PER, of a matrix of at most GK_LA_MAX_N rows (cyclic, so

@@ -190,15 +190,21 @@ __device__ inline T lu_load(const T* p) {
 #endif
 }
 
-// The block's best (v, i) (lu_better's order) in every thread: a warp butterfly (every lane
-// reaches the same best: the order is total), then the warps' bests in warp order. wv, wi:
-// GK_LU_THREADS / 32 slots, not to be written again before the block's next barrier.
-__device__ inline void lu_block_best_all(la_t& v, int& i, la_t* wv, int* wi) {
+// The warp's best (v, i) (lu_better's order), in every lane: a butterfly (every lane reaches the
+// same best: the order is total).
+__device__ inline void lu_warp_best(la_t& v, int& i) {
     for (int o = 16; o > 0; o /= 2) {
         const la_t ov = gk_shfl_xor(v, o);
         const int oi = gk_shfl_xor(i, o);
         if (lu_better(ov, oi, v, i)) v = ov, i = oi;
     }
+}
+
+// The block's best (v, i) (lu_better's order) in every thread: a warp butterfly (every lane
+// reaches the same best: the order is total), then the warps' bests in warp order. wv, wi:
+// GK_LU_THREADS / 32 slots, not to be written again before the block's next barrier.
+__device__ inline void lu_block_best_all(la_t& v, int& i, la_t* wv, int* wi) {
+    lu_warp_best(v, i);
     if (threadIdx.x % 32 == 0) wv[threadIdx.x / 32] = v, wi[threadIdx.x / 32] = i;
     __syncthreads();
     v = wv[0];
@@ -418,11 +424,7 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
         const int lane = tid % 32;
         la_t pv = lane < GK_LU_CLUSTER ? all[lane * LU_LD + GK_LU_NB] : (la_t)0;
         int p = lane < GK_LU_CLUSTER ? aidx[lane] : -1;
-        for (int o = 16; o > 0; o /= 2) {
-            const la_t ov = gk_shfl_xor(pv, o);
-            const int oi = gk_shfl_xor(p, o);
-            if (lu_better(ov, oi, pv, p)) pv = ov, p = oi;
-        }
+        lu_warp_best(pv, p);
         const bool found = p >= 0;
         if (!found) p = j;  // no candidate (all NaN): no interchange, as getf2 keeps j
         // The pivot row: row p's owner's candidate (p won), or row j itself.
@@ -471,6 +473,223 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
         if (tid == 0 && zero) reinterpret_cast<gk_i32*>(args.info)[mat] = 1;
     }
     gk_cluster_sync();  // no block leaves while another may still load its slots
+}
+
+// A pivot candidate as integers that order as lu_better does, so that a butterfly round is
+// shuffles and selects, no branches: `key` is |value|'s bits + 2 for a number (the bits of
+// non-negative floats order as their values; -0 counts as +0), 1 for the NaN at place j (the
+// pivot where no row has a number: getf2 keeps row j), 0 for none; `first` is ~place (the
+// earlier place wins a tie). In float, key << 32 | first is one 64-bit word (`first` unused).
+struct lu_cand {
+    gk_u64 key;
+    gk_u32 first;
+};
+static_assert(sizeof(lu_cand) == 16, "a slot's 16-byte header");
+
+__device__ inline lu_cand lu_candidate(la_t v, int place, bool row, bool nan_pivot) {
+    constexpr bool kFloat = sizeof(la_t) == 4;
+    gk_u64 key = 0;
+    if (row && v == v)
+        key = (kFloat ? (gk_u64)(gk_f32_bits((float)v) & 0x7fffffffu)
+                      : gk_f64_bits((double)v) & 0x7fffffffffffffffull) +
+              2;
+    else if (row && nan_pivot)
+        key = 1;
+    const gk_u32 first = key ? ~(gk_u32)place : 0u;
+    return kFloat ? lu_cand{key << 32 | first, 0u} : lu_cand{key, first};
+}
+
+__device__ inline bool lu_cand_beats(const lu_cand& a, const lu_cand& b) {
+    return a.key > b.key || (sizeof(la_t) == 8 && a.key == b.key && a.first > b.first);
+}
+
+// The warp's best candidate, in every lane.
+__device__ inline lu_cand lu_warp_best(lu_cand c) {
+    for (int o = 16; o > 0; o /= 2) {
+        const lu_cand x{gk_shfl_xor(c.key, o), sizeof(la_t) == 8 ? gk_shfl_xor(c.first, o) : 0u};
+        const bool take = lu_cand_beats(x, c);
+        c.key = take ? x.key : c.key;
+        c.first = take ? x.first : c.first;
+    }
+    return c;
+}
+
+// The place of a candidate (-1: none).
+__device__ inline int lu_cand_place(const lu_cand& c) {
+    const gk_u32 first = sizeof(la_t) == 4 ? (gk_u32)c.key : c.first;
+    return c.key ? (int)~first : -1;
+}
+
+// Whether the candidate is a number equal to zero (a zero pivot).
+__device__ inline bool lu_cand_zero(const lu_cand& c) {
+    return (sizeof(la_t) == 4 ? c.key >> 32 : c.key) == 2;
+}
+
+// gk_lu_panel_cluster's factorization (the same arithmetic, pivots and records: the same bits)
+// with each of the panel's rows in one thread's registers, where the rows fit one a thread
+// (blocks of up to GK_LU_REGS_THREADS_F32 / _F64, GK_LU_CLUSTER of them per matrix): the search
+// reads a register, the update is a thread's row in registers against the pivot row's broadcast
+// loads, no shared-memory sweep over the rows. Columns go in groups of kGroup, unrolled, so that
+// every register index is a constant (r[jj] is column j0 + jj) while the loop over groups stays a
+// loop; after a group the row moves kGroup registers left. A row never moves in memory: `pos` is
+// its place in the interchanged panel (the row at place j takes place p when row p is the pivot);
+// the multipliers and, for the pivot row, U's row go to the thread's row of `stage`, written to T
+// at `pos` after the loop. Per column: a warp butterfly, one block barrier, the block's best (its
+// row to `slot`), one cluster barrier, every block's slot gathered through distributed shared
+// memory, one block barrier. Dynamic shared memory: stage (threads x LU_LD), GK_LU_REGS_SPARE
+// elements (the slots, the gathered slots, the warps' candidates, U's diagonal, then ints), then
+// an int a thread.
+template <int kGroup>
+__device__ inline void lu_regs_columns(la_t (&r)[GK_LU_NB], int j0, const gk_lu_args& args,
+                                       la_t* stage, la_t* slot, la_t* all, lu_cand* wc, la_t* rdiag,
+                                       int* rpiv, bool& active, int& pos, bool& zero) {
+    constexpr int kNb = GK_LU_NB, kQ = GK_LU_CLUSTER, kVec = 16 / sizeof(la_t);
+    constexpr int kSlot = kNb + kVec, kRowVecs = kNb / kVec;
+    constexpr int kLoads = (kQ * kRowVecs + 255) / 256;  // blocks of >= 256 threads
+    const int nb = args.nb, threads = (int)blockDim.x, tid = (int)threadIdx.x;
+    const int lane = tid % 32, warp = tid / 32;
+#pragma unroll
+    for (int jj = 0; jj < kGroup; ++jj) {
+        const int j = j0 + jj;
+        if (j >= nb) break;
+        la_t* mine = slot + (j & 1) * kSlot;
+        lu_cand c = lu_warp_best(lu_candidate(r[jj], pos, active, pos == j));
+        if (lane == 0) wc[warp] = c;
+        __syncthreads();
+        c = lu_warp_best(lane < threads / 32 ? wc[lane] : lu_cand{0, 0});
+        const int ci = lu_cand_place(c);
+        if (active && pos == ci) {  // the block's best: its row (from column j0) to the slot
+#pragma unroll
+            for (int k = 0; k < kNb; k += kVec) {
+                union {
+                    gk_vec16<la_t> v;
+                    uint4 w;
+                } x16;
+#pragma unroll
+                for (int x = 0; x < kVec; ++x) x16.v.v[x] = r[k + x];
+                if (k + kVec > jj) *reinterpret_cast<uint4*>(mine + k) = x16.w;
+            }
+        }
+        if (tid == 0) *reinterpret_cast<lu_cand*>(mine + kNb) = c;
+        gk_cluster_sync();
+        // Every block's slot, 16 bytes a load (the row's columns j.., and the header): all
+        // loads first (independent), then the stores.
+        uint4 g[kLoads], h;
+#pragma unroll
+        for (int x = 0; x < kLoads; ++x) {
+            const int e = tid + x * threads, q = e / kRowVecs, v = e % kRowVecs;
+            if (e < kQ * kRowVecs && (v + 1) * kVec > jj && v * kVec < nb - j0)
+                g[x] = gk_dsmem(reinterpret_cast<const uint4*>(mine) + v, (unsigned)q);
+        }
+        if (tid < kQ) h = gk_dsmem(reinterpret_cast<const uint4*>(mine + kNb), (unsigned)tid);
+#pragma unroll
+        for (int x = 0; x < kLoads; ++x) {
+            const int e = tid + x * threads, q = e / kRowVecs, v = e % kRowVecs;
+            if (e < kQ * kRowVecs && (v + 1) * kVec > jj && v * kVec < nb - j0)
+                reinterpret_cast<uint4*>(all + q * kSlot)[v] = g[x];
+        }
+        if (tid < kQ) *reinterpret_cast<uint4*>(all + tid * kSlot + kNb) = h;
+        __syncthreads();
+        const lu_cand lane_c =
+            lane < kQ ? *reinterpret_cast<const lu_cand*>(all + lane * kSlot + kNb) : lu_cand{0, 0};
+        c = lu_warp_best(lane_c);
+        const int q =
+            __ffs(gk_ballot(lane < kQ && lane_c.key == c.key && lane_c.first == c.first)) - 1;
+        const int p = lu_cand_place(c);   // never -1: place j has a row
+        const la_t* u = all + q * kSlot;  // the pivot row from column j0 on
+        const la_t d = u[jj];
+        if (blockIdx.x == 0 && tid == 0) {
+            rpiv[j] = args.k + p;
+            rdiag[j] = d;
+            zero |= lu_cand_zero(c);
+        }
+        const unsigned won = gk_ballot(active && pos == p);
+        if (won) {  // the pivot's warp: U's row into the pivot's row of stage
+            la_t* row = stage + (warp * 32 + __ffs(won) - 1) * LU_LD + j0;
+            for (int c = jj + lane; c < nb - j0; c += 32) row[c] = u[c];
+        }
+        if (!active) continue;
+        if (pos == p) {  // the pivot row: U's row j from now on
+            active = false;
+            pos = j;
+            continue;
+        }
+        if (pos == j) pos = p;
+        if (d == (la_t)0) {  // a zero pivot leaves its column (uniform in the cluster)
+            stage[tid * LU_LD + j] = r[jj];
+            continue;
+        }
+        const la_t l = r[jj] * la_rcp(d);
+        stage[tid * LU_LD + j] = l;
+        // Four 16-byte loads of the pivot row at a time: loaded all at once, they would take
+        // as many registers as the row (the compiler hoists them) and spill it.
+#pragma unroll
+        for (int k0 = jj / kVec * kVec; k0 < kNb; k0 += 4 * kVec) {
+            gk_vec16<la_t> v[4];
+#pragma unroll
+            for (int h4 = 0; h4 < 4; ++h4)
+                if (k0 + h4 * kVec < kNb)
+                    v[h4] = *reinterpret_cast<const gk_vec16<la_t>*>(u + k0 + h4 * kVec);
+#pragma unroll
+            for (int h4 = 0; h4 < 4; ++h4)
+#pragma unroll
+                for (int x = 0; x < kVec; ++x) {
+                    const int k = k0 + h4 * kVec + x;
+                    if (k > jj && k < kNb) r[k] = r[k] - l * v[h4].v[x];
+                }
+            asm volatile("" ::: "memory");
+        }
+    }
+}
+
+GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1)
+    __launch_bounds__(sizeof(la_t) == 4 ? GK_LU_REGS_THREADS_F32 : GK_LU_REGS_THREADS_F64)
+        gk_lu_panel_regs(const gk_lu_args args) {
+    constexpr int kNb = GK_LU_NB, kQ = GK_LU_CLUSTER, kVec = 16 / sizeof(la_t), kGroup = 8;
+    constexpr int kSlot = kNb + kVec;  // a row, then 16 bytes: its |value|, (an int) its place
+    const int nb = args.nb, m = args.m, threads = (int)blockDim.x, tid = (int)threadIdx.x;
+    const int r0 = (int)blockIdx.x * threads;
+    const int rows = m - r0 < threads ? (m - r0 > 0 ? m - r0 : 0) : threads;
+    const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y, ld = args.ld;
+    la_t* t = reinterpret_cast<la_t*>(args.a) + mat * args.stride;
+    la_t* stage = reinterpret_cast<la_t*>(gk_shared_dynamic());  // threads x LU_LD
+    la_t* slot = stage + threads * LU_LD;                        // 2 slots: the block's best
+    la_t* all = slot + 2 * kSlot;                                // kQ slots: every block's
+    lu_cand* wc = reinterpret_cast<lu_cand*>(all + kQ * kSlot);  // 16: the warps' bests
+    la_t* rdiag = reinterpret_cast<la_t*>(wc + 16);              // kNb: U's diagonal
+    int* rpiv = reinterpret_cast<int*>(rdiag + kNb);             // kNb: the pivots' places
+    int* place = rpiv + kNb;                                     // threads: pos at the end
+    for (int e = tid; e < rows * nb; e += threads) {
+        const int i = e / nb, c = e % nb;
+        stage[i * LU_LD + c] = t[(r0 + i) * ld + c];
+    }
+    __syncthreads();
+    la_t r[kNb];
+#pragma unroll
+    for (int k = 0; k < kNb; ++k) r[k] = k < nb ? stage[tid * LU_LD + k] : (la_t)0;
+    bool active = tid < rows;  // a row not yet a pivot
+    int pos = r0 + tid;
+    bool zero = false;  // block 0's thread 0: a zero pivot met
+    for (int j0 = 0; j0 < nb; j0 += kGroup) {
+        lu_regs_columns<kGroup>(r, j0, args, stage, slot, all, wc, rdiag, rpiv, active, pos, zero);
+#pragma unroll
+        for (int k = 0; k + kGroup < kNb; ++k) r[k] = r[k + kGroup];
+    }
+    gk_cluster_sync();  // no block leaves while another may still load its slots
+    place[tid] = pos;
+    __syncthreads();
+    for (int e = tid; e < rows * nb; e += threads) {
+        const int i = e / nb, c = e % nb;
+        t[(gk_i64)place[i] * ld + c] = stage[i * LU_LD + c];
+    }
+    if (blockIdx.x == 0) {  // thread 0's records, behind the block barrier above
+        const gk_i64 at = mat * args.n + args.k;
+        for (int c = tid; c < nb; c += threads) {
+            reinterpret_cast<gk_i32*>(args.piv)[at + c] = rpiv[c];
+            reinterpret_cast<la_t*>(args.diag)[at + c] = rdiag[c];
+        }
+        if (tid == 0 && zero) reinterpret_cast<gk_i32*>(args.info)[mat] = 1;
+    }
 }
 #endif
 

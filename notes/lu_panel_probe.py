@@ -1,9 +1,9 @@
-"""The blocked LU's panel in one thread-block cluster (branch lucluster) and in one cooperative
-launch against the launch per column (branch lupanel):
-one panel of m x 64 alone (device time: reps eager calls between events),
-then solve (one right-hand side), inv and det at n = 4096, float32 and float64, eager (median
-wall time with a final synchronize, as bench_linalg), with the cluster panel, the cooperative
-panel and the launch per column (the plans rebuilt without them), torch.linalg beside. Run after
+"""The blocked LU's panel in one thread-block cluster, its rows in registers (gk_lu_panel_regs) or
+in shared memory (gk_lu_panel_cluster), and in one cooperative launch, against the launch per
+column: one panel of m x 64 alone (device time: reps eager calls between events), then solve
+(one right-hand side), inv and det at n = 4096, float32 and float64, eager (median wall time
+with a final synchronize, as bench_linalg), with each of the one-launch panels (the plans
+rebuilt without the others), torch.linalg beside. Run after
 scripts/gpu_machine.sh installed gpukit: PYTHONPATH=/tmp/gpukit-site python3
 notes/lu_panel_probe.py (N=512 for a quick run). Prints lines of JSON."""
 
@@ -53,9 +53,9 @@ for dt in ("float32", "float64"):
         info = gk.zeros((1,), dtype="int32")
         counter = gk.zeros((1,), dtype="uint32")
         args = [t, piv, diag, info, counter]
-        for path in ("cluster", "cooperative", "column"):
+        for path in ("regs", "cluster", "cooperative", "column"):
             opts = (("k", 0), ("n", m), ("nb", NB), ("cooperative", path != "column"),
-                    ("cluster", path == "cluster"))  # fmt: skip
+                    ("cluster", path in ("regs", "cluster")), ("regs", path == "regs"))  # fmt: skip
             ms = dev_ms(lambda o=opts, x=args: st.run("lu_panel", x, [], o))
             out(what="panel", dtype=dt, m=m, path=path, ms=round(ms, 4))
 
@@ -69,7 +69,7 @@ except Exception:  # no torch here
 a64 = rng.standard_normal((n, n)) + n**0.5 * np.eye(n)
 b64 = rng.standard_normal((n, 1))
 saved = linalg_lu._cooperative, linalg_lu._cluster
-none = lambda *args: None  # noqa: E731
+none = lambda *args, **kw: None  # noqa: E731
 for dt in ("float32", "float64"):
     a, b = gk.asarray(a64.astype(dt)), gk.asarray(b64.astype(dt))
     ops = {
@@ -80,9 +80,10 @@ for dt in ("float32", "float64"):
     x = gk.linalg.solve(a, b).to_numpy().astype(np.float64)
     res = np.linalg.norm(a64 @ x - b64) / (np.linalg.norm(a64) * np.linalg.norm(x))
     out(what="solve residual", dtype=dt, scaled=float(res / np.finfo(dt).eps / n))
-    for path in ("cluster", "cooperative", "column"):
-        linalg_lu._cooperative = saved[0] if path != "column" else none
-        linalg_lu._cluster = saved[1] if path == "cluster" else none
+    for path in ("regs", "cluster", "cooperative"):
+        linalg_lu._cooperative = saved[0]
+        smem = lambda *args, **kw: saved[1](*args, **{**kw, "regs": False})  # noqa: E731
+        linalg_lu._cluster = {"regs": saved[1], "cluster": smem, "cooperative": none}[path]
         sys.modules["gpukit.array"]._PLANS.clear()
         for name, fn in ops.items():
             ms = round(median_seconds(fn, gk.synchronize, 5) * 1e3, 3)

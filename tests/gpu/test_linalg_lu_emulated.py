@@ -75,15 +75,17 @@ def test_many_panels_with_a_remainder(hybrid, rng):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_cooperative_panel(hybrid, rng, dtype):
     """The panel in one cluster (16 blocks, run as a cooperative launch: the cluster barrier a
-    grid barrier, the other blocks' shared memory read in place) and in one cooperative launch
-    (every block's threads run together through the grid barriers) against the launch per
-    column and NumPy (test_linalg_lu_panel.check_panel): 65 rows (cooperative: 3 blocks; the
-    cluster: 13 blocks of 5 rows and 3 empty), 130 (5 blocks), a stack of 3 (2 blocks each) at
-    row 40 of the matrix."""
+    grid barrier, the other blocks' shared memory read in place; the rows in registers, a row a
+    thread, and in shared memory) and in one cooperative launch (every block's threads run
+    together through the grid barriers) against the launch per column and NumPy
+    (test_linalg_lu_panel.check_panel): 65 rows (cooperative: 3 blocks; the cluster with rows in
+    shared memory: 13 blocks of 5 rows and 3 empty; in registers: one block of 65 rows and 15
+    empty), 130 in float32 (5 blocks) and 600 in float64 (8 blocks; 16 of 38 rows; 256 + 256 + 88
+    rows: minutes in the emulator), a stack of 3 (2 blocks each) at row 40 of the matrix."""
     panel_cases.check_panel(rng, dtype, 65)
-    for name in ("gk_lu_panel_cluster", "gk_lu_panel_coop", "gk_lu_swap"):
+    for name in ("gk_lu_panel_regs", "gk_lu_panel_cluster", "gk_lu_panel_coop", "gk_lu_swap"):
         assert name in hybrid.emu.launched, name
-    panel_cases.check_panel(rng, dtype, 130)
+    panel_cases.check_panel(rng, dtype, 130 if dtype == "float32" else 600)
     panel_cases.check_panel(rng, dtype, 97, count=3, nb=20, k=40)
 
 

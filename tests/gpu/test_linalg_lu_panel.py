@@ -1,16 +1,18 @@
 """The blocked LU's panel step ("lu_panel" of the CUDA planner, runtime/cuda/linalg_lu.py) alone:
-the cluster kernel (gk_lu_panel_cluster, sm_90+: one thread-block cluster of 16 blocks per matrix,
-a cluster barrier per column, the candidates through distributed shared memory) and the
-cooperative kernel (gk_lu_panel_coop, one launch per panel with a grid barrier per column, the
-option cluster=False), each then gk_lu_swap over the columns after the panel, against the launch
-per column (gk_lu_panel, the option cooperative=False) bit for bit, and all against NumPy's
-float64 getf2 of the panel: pivot rows (exactly, where the pivots are clear; else each chosen
-pivot the largest magnitude of its column to rounding), L and U, the row interchanges of the
-trailing columns (exact: values move), U's diagonal, info on an exactly zero pivot (its column
-left), the same bits on a second run, the launch counter left zero; a NaN and an all-NaN column
-give every path the same bits. Inputs are strided (row stride past the matrix) and the
-outputs poisoned first. check_panel also runs on the host through the emulated kernels
-(tests/gpu/test_linalg_lu_emulated.py); here on a CUDA device, with a CUDA graph replay."""
+the cluster kernels (sm_90+: one thread-block cluster of 16 blocks per matrix, a cluster barrier
+per column, the candidates through distributed shared memory; gk_lu_panel_regs with a row in each
+thread's registers, the planner's choice where the rows fit, and gk_lu_panel_cluster with the
+rows in shared memory, the option regs=False) and the cooperative kernel (gk_lu_panel_coop, one
+launch per panel with a grid barrier per column, the option cluster=False), each then gk_lu_swap
+over the columns after the panel, against the launch per column (gk_lu_panel, the option
+cooperative=False) bit for bit, and all against NumPy's float64 getf2 of the panel: pivot rows
+(exactly, where the pivots are clear; else each chosen pivot the largest magnitude of its column
+to rounding), L and U, the row interchanges of the trailing columns (exact: values move), U's
+diagonal, info on an exactly zero pivot (its column left), the same bits on a second run, the
+launch counter left zero; a NaN and an all-NaN column give every path the same bits. Inputs are
+strided (row stride past the matrix) and the outputs poisoned first. check_panel also runs on the
+host through the emulated kernels (tests/gpu/test_linalg_lu_emulated.py); here on a CUDA device,
+with a CUDA graph replay."""
 
 import numpy as np
 import pytest
@@ -84,13 +86,14 @@ def _strided(a):
     return gk.asarray(big)[:, :, :m]
 
 
-PATHS = ("cluster", "cooperative", "column")
+PATHS = ("regs", "cluster", "cooperative", "column")
 
 
 def run_panel(a, nb, path, k=0, n=None):
     """lu_panel over a copy of a (count x m x m, strided on the device) through `path` (PATHS;
-    where the device has no cluster launch, "cluster" is the cooperative path): (T, piv, diag,
-    info, counter) read back, piv and diag poisoned before."""
+    where the device has no cluster launch, "regs" and "cluster" are the cooperative path, and
+    where the rows do not fit the threads, "regs" is "cluster"): (T, piv, diag, info, counter)
+    read back, piv and diag poisoned before."""
     count, m, _ = a.shape
     n = m + k if n is None else n
     t = _strided(a)
@@ -99,7 +102,7 @@ def run_panel(a, nb, path, k=0, n=None):
     info = gk.asarray(np.zeros(count, np.int32))
     counter = gk.asarray(np.zeros(count, np.uint32))
     options = (("k", k), ("n", n), ("nb", nb), ("cooperative", path != "column"),
-               ("cluster", path == "cluster"))  # fmt: skip
+               ("cluster", path in ("regs", "cluster")), ("regs", path == "regs"))  # fmt: skip
     linalg_steps.run("lu_panel", [t, piv, diag, info, counter], [], options)
     return tuple(x.to_numpy() for x in (t, piv, diag, info, counter))
 
@@ -120,7 +123,7 @@ def check_panel(rng, dtype, m, count=1, nb=NB, k=0):
     nan[0, m // 3, 1] = np.nan  # a NaN in the panel: never the pivot, it spreads as it will
     nan[0, :, min(3, nb - 1)] = np.nan  # a column all NaN: no candidate, row j kept
     per_column = run_panel(nan, nb, "column", k)
-    for path in PATHS[:2]:
+    for path in PATHS[:-1]:
         got = run_panel(nan, nb, path, k)
         assert all(x.tobytes() == y.tobytes() for x, y in zip(got, per_column, strict=True)), (
             "nan",
@@ -128,14 +131,14 @@ def check_panel(rng, dtype, m, count=1, nb=NB, k=0):
         )
     for name, a in (("clear", clear), ("random", noise), ("singular", singular)):
         per_column = run_panel(a, nb, "column", k)
-        for path in PATHS[:2]:
+        for path in PATHS[:-1]:
             got = run_panel(a, nb, path, k)
             for x, y, what in zip(
                 got, per_column, ("T", "piv", "diag", "info", "counter"), strict=True
             ):
                 assert x.tobytes() == y.tobytes(), (name, what, path, "vs per column")
-        got = run_panel(a, nb, "cluster", k)
-        again = run_panel(a, nb, "cluster", k)
+        got = run_panel(a, nb, "regs", k)
+        again = run_panel(a, nb, "regs", k)
         assert all(x.tobytes() == y.tobytes() for x, y in zip(got, again, strict=True)), (
             name,
             "repeat",
@@ -202,15 +205,20 @@ def test_panel_one_matrix(cuda, rng, dtype, m):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_cluster_path_on_sm90(cuda, dtype):
-    """On an sm_90+ device the planner takes the cluster kernel (so the parity tests above test
-    it), up to 4099 rows in either dtype and for a stack beyond the SMs' count."""
+    """On an sm_90+ device the planner takes a cluster kernel (so the parity tests above test
+    it), up to 4099 rows in either dtype and for a stack beyond the SMs' count: the kernel with
+    the rows in registers where they fit one a thread, else the one with the rows in shared
+    memory."""
     rt = gk.zeros((1,), dtype=dtype)._rt
     if tuple(rt.device.compute_capability) < (9, 0):
         pytest.skip("thread-block clusters: sm_90+")
-    for m, count in ((4099, 1), (65, 1), (300, 500)):
+    most = CONSTANTS["GK_LU_REGS_THREADS_F32" if dtype == "float32" else "GK_LU_REGS_THREADS_F64"]
+    blocks = CONSTANTS["GK_LU_CLUSTER"]
+    for m, count in ((4099, 1), (65, 1), (300, 500), (blocks * most, 1), (blocks * most + 1, 1)):
         plan = _cluster_plan(dtype, m, count)
-        assert plan is not None and plan[-1] == "cluster", (m, count)
-        assert plan[1] == CONSTANTS["GK_LU_CLUSTER"] and plan[2] * plan[1] >= m
+        want = "regs" if m <= blocks * most else "cluster"
+        assert plan is not None and plan[4] == want, (m, count)
+        assert plan[1] == blocks and plan[2] * plan[1] >= m
 
 
 def test_panel_big_stack(cuda, rng):
@@ -218,8 +226,9 @@ def test_panel_big_stack(cuda, rng):
     turn), the per-column path's bits."""
     a = rng.standard_normal((300, 70, 70)).astype("float32")
     want = run_panel(a, NB, "column")
-    got = run_panel(a, NB, "cluster")
-    assert all(x.tobytes() == y.tobytes() for x, y in zip(got, want, strict=True))
+    for path in ("regs", "cluster"):
+        got = run_panel(a, NB, path)
+        assert all(x.tobytes() == y.tobytes() for x, y in zip(got, want, strict=True)), path
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -234,13 +243,14 @@ def test_panel_in_a_graph(cuda, rng):
     per column (a cooperative cuLaunchKernelEx with a parameter buffer fails under capture),
     which compute the same bits."""
     a = rng.standard_normal((1, 300, 300)).astype("float32")
-    want = run_panel(a, NB, "cluster")
+    want = run_panel(a, NB, "regs")
     t = _strided(a)
     piv = gk.asarray(np.full((1, 300), -7, np.int32))  # run_panel's poison: compared below
     diag = gk.asarray(np.full((1, 300), np.nan, np.float32))
     info = gk.asarray(np.zeros(1, np.int32))
     counter = gk.asarray(np.zeros(1, np.uint32))
-    options = (("k", 0), ("n", 300), ("nb", NB), ("cooperative", True), ("cluster", True))
+    options = (("k", 0), ("n", 300), ("nb", NB), ("cooperative", True), ("cluster", True),
+               ("regs", True))  # fmt: skip
     clustered = _cluster_plan("float32", 300) is not None
     with gk.graph() as g:
         linalg_steps.run("lu_panel", [t, piv, diag, info, counter], [], options)

@@ -172,7 +172,7 @@ class LaunchTable:
         self.capsule = new(ctypes.addressof(self._raw), _CAPSULE_NAME, None)
 
 
-CLUSTER_KERNELS = {"gk_lu_panel_cluster", "gk_qr_panel_cluster"}
+CLUSTER_KERNELS = {"gk_lu_panel_regs", "gk_lu_panel_cluster", "gk_qr_panel_cluster"}
 
 
 class EmulatedCuda(ABC):

@@ -7,8 +7,9 @@ panel's diagonal block, "lu_swap" applies a panel's row interchanges to right-ha
 place, "lu_det" multiplies U's diagonal, "lu_solve" substitutes at most GK_LU_RHS right-hand
 sides in place through every panel in one plan. Options: k (the trailing matrices' first row in
 the whole matrix), n (the whole matrix's order), nb (the panel's width), cooperative (lu_panel:
-False keeps the launch per column), upper (lu_trinv), mode (lu_det), widths (lu_solve: every
-panel's)."""
+False keeps the launch per column), cluster (False: no cluster kernel), regs (False: the
+cluster kernel that holds the rows in shared memory, not registers), upper (lu_trinv), mode
+(lu_det), widths (lu_solve: every panel's)."""
 
 from __future__ import annotations
 
@@ -74,7 +75,8 @@ def plan_lu(backend, op: str, inputs, outputs, options):
     # it zero)
     coop = None
     if opts.get("cooperative", True) and opts.get("cluster", True):
-        coop = _cluster(backend, file, defines, x.dtype, fields["m"], count)
+        coop = _cluster(backend, file, defines, x.dtype, fields["m"], count,
+                        regs=opts.get("regs", True))  # fmt: skip
     if coop is None and opts.get("cooperative", True):
         coop = _cooperative(backend, file, defines, x.dtype, fields["m"], count)
     if coop is not None:
@@ -112,40 +114,48 @@ def _cooperative(backend, file, defines, dtype, m: int, count: int):
     backend.allow_shared(fn, shared)
     if blocks * count > backend.cooperative_blocks(fn, _C["GK_LU_THREADS"], shared):
         return None
-    return fn, blocks, rows, shared, "cooperative"
+    return fn, blocks, rows, shared, "cooperative", _C["GK_LU_THREADS"]
 
 
-def _cluster(backend, file, defines, dtype, m: int, count: int):
-    """(gk_lu_panel_cluster, GK_LU_CLUSTER blocks per matrix, rows per block, dynamic shared
-    bytes, "cluster") where the panel takes one thread-block cluster per matrix: an sm_90+
-    device (compute capability 9+), every block's rows in its shared memory, and at least one
-    cluster resident at once (cuOccupancyMaxActiveClusters, after allowing the non-portable size
-    of 16); else None (the cooperative launch or the launch per column). Clusters need not be
-    resident together: a stack of any size takes one launch (grid.y up to 65535)."""
+def _cluster(backend, file, defines, dtype, m: int, count: int, regs: bool = True):
+    """(kernel, GK_LU_CLUSTER blocks per matrix, rows per block, dynamic shared bytes, kind,
+    threads per block) where the panel takes one thread-block cluster per matrix: an sm_90+
+    device (compute capability 9+) and at least one cluster resident at once
+    (cuOccupancyMaxActiveClusters, after allowing the non-portable size of 16); else None (the
+    cooperative launch or the launch per column). Kind "regs", gk_lu_panel_regs (a row in each
+    thread's registers), where the rows fit one a thread and `regs`; else "cluster",
+    gk_lu_panel_cluster, where they fit the blocks' shared memory. Clusters need not be resident
+    together: a stack of any size takes one launch (grid.y up to 65535)."""
     device = getattr(backend, "device", None)
     query = getattr(device, "max_active_clusters", None)
     if query is None or count > _GRID_Y or tuple(device.compute_capability) < (9, 0):
         return None
-    blocks = _C["GK_LU_CLUSTER"]
+    blocks, ld, itemsize = _C["GK_LU_CLUSTER"], _C["GK_LU_NB"] + 1, np.dtype(dtype).itemsize
     rows = -(-m // blocks)
-    shared = (rows * (_C["GK_LU_NB"] + 1) + _C["GK_LU_CLUSTER_SPARE"]) * np.dtype(dtype).itemsize
+    most = _C["GK_LU_REGS_THREADS_F32" if itemsize == 4 else "GK_LU_REGS_THREADS_F64"]
+    if regs and rows <= most:
+        kind, rows = "regs", max(256, -(-rows // 32) * 32)
+        threads, shared = rows, (rows * (ld + 1) + _C["GK_LU_REGS_SPARE"]) * itemsize
+    else:
+        kind, threads = "cluster", _C["GK_LU_THREADS"]
+        shared = (rows * ld + _C["GK_LU_CLUSTER_SPARE"]) * itemsize
     if shared > device.max_shared_per_block_optin:
         return None
-    fn = backend.function(file, defines, "gk_lu_panel_cluster")
+    fn = backend.function(file, defines, "gk_lu_panel_" + kind)
     backend.allow_shared(fn, shared)
-    if query(fn, blocks, _C["GK_LU_THREADS"], shared) < 1:
+    if query(fn, blocks, threads, shared) < 1:
         return None
-    return fn, blocks, rows, shared, "cluster"
+    return fn, blocks, rows, shared, kind, threads
 
 
 def _plan_panel_coop(b, coop, swap, fields, count: int, itemsize: int) -> None:
-    """gk_lu_panel_coop (or gk_lu_panel_cluster) over the panel, then gk_lu_swap over T's
+    """gk_lu_panel_coop (or a cluster kernel) over the panel, then gk_lu_swap over T's
     columns nb.. (the panel's interchanges; none where the panel is all of T)."""
-    coop_fn, blocks, rows, shared, kind = coop
-    if kind == "cluster":  # a plain launch: the kernel's compile-time cluster dimensions
+    coop_fn, blocks, rows, shared, kind, threads = coop
+    if kind != "cooperative":  # a plain launch: the kernel's compile-time cluster dimensions
         addresses = [("a", 0, 0, 1), ("piv", 1, 0, 1), ("diag", 2, 0, 1), ("info", 3, 0, 1)]
-        b.launch(coop_fn, (blocks, count), _C["GK_LU_THREADS"], "gk_lu_args",
-                 {**fields, "r": rows}, shared=shared, addresses=addresses)  # fmt: skip
+        b.launch(coop_fn, (blocks, count), threads, "gk_lu_args", {**fields, "r": rows},
+                 shared=shared, addresses=addresses)  # fmt: skip
     else:
         slots = b.add_scratch(count * 2 * (blocks + 1) * (_C["GK_LU_NB"] + 1) * itemsize)
         words = b.add_scratch(count * (2 * blocks + 2) * 4)
