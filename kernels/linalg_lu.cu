@@ -475,11 +475,11 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1) gk_lu_panel_cluster(const g
     gk_cluster_sync();  // no block leaves while another may still load its slots
 }
 
-// A pivot candidate as integers that order as lu_better does, so that a butterfly round is
-// shuffles and selects, no branches: `key` is |value|'s bits + 2 for a number (the bits of
+// A pivot candidate as integers that order as lu_better does, so that a warp reduces them with
+// integer maxima, no branches: `key` is |value|'s bits + 2 for a number (the bits of
 // non-negative floats order as their values; -0 counts as +0), 1 for the NaN at place j (the
 // pivot where no row has a number: getf2 keeps row j), 0 for none; `first` is ~place (the
-// earlier place wins a tie). In float, key << 32 | first is one 64-bit word (`first` unused).
+// earlier place wins a tie), 0 for none.
 struct lu_cand {
     gk_u64 key;
     gk_u32 first;
@@ -487,43 +487,45 @@ struct lu_cand {
 static_assert(sizeof(lu_cand) == 16, "a slot's 16-byte header");
 
 __device__ inline lu_cand lu_candidate(la_t v, int place, bool row, bool nan_pivot) {
-    constexpr bool kFloat = sizeof(la_t) == 4;
     gk_u64 key = 0;
     if (row && v == v)
-        key = (kFloat ? (gk_u64)(gk_f32_bits((float)v) & 0x7fffffffu)
-                      : gk_f64_bits((double)v) & 0x7fffffffffffffffull) +
+        key = (sizeof(la_t) == 4 ? (gk_u64)(gk_f32_bits((float)v) & 0x7fffffffu)
+                                 : gk_f64_bits((double)v) & 0x7fffffffffffffffull) +
               2;
     else if (row && nan_pivot)
         key = 1;
-    const gk_u32 first = key ? ~(gk_u32)place : 0u;
-    return kFloat ? lu_cand{key << 32 | first, 0u} : lu_cand{key, first};
+    return lu_cand{key, key ? ~(gk_u32)place : 0u};
 }
 
-__device__ inline bool lu_cand_beats(const lu_cand& a, const lu_cand& b) {
-    return a.key > b.key || (sizeof(la_t) == 8 && a.key == b.key && a.first > b.first);
-}
-
-// The warp's best candidate, in every lane.
+// The warp's best candidate, in every lane: the largest key, then the largest `first` among the
+// lanes that hold it, by the warp's integer max reductions (REDUX) on CUDA; by a butterfly of
+// shuffles in the host emulator.
 __device__ inline lu_cand lu_warp_best(lu_cand c) {
+#ifdef GK_HIP
     for (int o = 16; o > 0; o /= 2) {
-        const lu_cand x{gk_shfl_xor(c.key, o), sizeof(la_t) == 8 ? gk_shfl_xor(c.first, o) : 0u};
-        const bool take = lu_cand_beats(x, c);
+        const lu_cand x{gk_shfl_xor(c.key, o), gk_shfl_xor(c.first, o)};
+        // bitwise, not short-circuit: && and || here compile to branches
+        const bool take = (x.key > c.key) | ((x.key == c.key) & (x.first > c.first));
         c.key = take ? x.key : c.key;
         c.first = take ? x.first : c.first;
     }
     return c;
+#else
+    const unsigned all = 0xffffffffu;
+    gk_u64 key = __reduce_max_sync(all, (unsigned)c.key);  // float keys fit 32 bits
+    if (sizeof(la_t) == 8) {
+        key = (gk_u64)__reduce_max_sync(all, (unsigned)(c.key >> 32)) << 32;
+        key |= __reduce_max_sync(all, c.key >> 32 == key >> 32 ? (unsigned)c.key : 0u);
+    }
+    return lu_cand{key, __reduce_max_sync(all, c.key == key ? c.first : 0u)};
+#endif
 }
 
 // The place of a candidate (-1: none).
-__device__ inline int lu_cand_place(const lu_cand& c) {
-    const gk_u32 first = sizeof(la_t) == 4 ? (gk_u32)c.key : c.first;
-    return c.key ? (int)~first : -1;
-}
+__device__ inline int lu_cand_place(const lu_cand& c) { return c.key ? (int)~c.first : -1; }
 
 // Whether the candidate is a number equal to zero (a zero pivot).
-__device__ inline bool lu_cand_zero(const lu_cand& c) {
-    return (sizeof(la_t) == 4 ? c.key >> 32 : c.key) == 2;
-}
+__device__ inline bool lu_cand_zero(const lu_cand& c) { return c.key == 2; }
 
 // gk_lu_panel_cluster's factorization (the same arithmetic, pivots and records: the same bits)
 // with each of the panel's rows in one thread's registers, where the rows fit one a thread
@@ -621,21 +623,23 @@ __device__ inline void lu_regs_columns(la_t (&r)[GK_LU_NB], int j0, const gk_lu_
         }
         const la_t l = r[jj] * la_rcp(d);
         stage[tid * LU_LD + j] = l;
-        // Four 16-byte loads of the pivot row at a time: loaded all at once, they would take
-        // as many registers as the row (the compiler hoists them) and spill it.
+        // kAtOnce 16-byte loads of the pivot row at a time (32 floats, 8 doubles): loaded all at
+        // once, they would take as many registers as the row (the compiler hoists them) and
+        // spill it.
+        constexpr int kAtOnce = sizeof(la_t) == 4 ? 8 : 4;
 #pragma unroll
-        for (int k0 = jj / kVec * kVec; k0 < kNb; k0 += 4 * kVec) {
-            gk_vec16<la_t> v[4];
+        for (int k0 = jj / kVec * kVec; k0 < kNb; k0 += kAtOnce * kVec) {
+            gk_vec16<la_t> v[kAtOnce];
 #pragma unroll
-            for (int h4 = 0; h4 < 4; ++h4)
-                if (k0 + h4 * kVec < kNb)
-                    v[h4] = *reinterpret_cast<const gk_vec16<la_t>*>(u + k0 + h4 * kVec);
+            for (int h = 0; h < kAtOnce; ++h)
+                if (k0 + h * kVec < kNb)
+                    v[h] = *reinterpret_cast<const gk_vec16<la_t>*>(u + k0 + h * kVec);
 #pragma unroll
-            for (int h4 = 0; h4 < 4; ++h4)
+            for (int h = 0; h < kAtOnce; ++h)
 #pragma unroll
                 for (int x = 0; x < kVec; ++x) {
-                    const int k = k0 + h4 * kVec + x;
-                    if (k > jj && k < kNb) r[k] = r[k] - l * v[h4].v[x];
+                    const int k = k0 + h * kVec + x;
+                    if (k > jj && k < kNb) r[k] = r[k] - l * v[h].v[x];
                 }
             asm volatile("" ::: "memory");
         }
