@@ -195,6 +195,21 @@ GK_KERNEL void __launch_bounds__(GK_F64_THREADS, 1) gk_gemm_f64(const gk_gemm_ar
             for (int h = 0; h < GK_F64_CN / 2; ++h) {
                 const gk_i64 row = m0 + wm + i * GK_F64_FM + g + 8 * h;
                 if (row >= p.m) continue;
+#if GK_EPI_RESIDUAL
+                // The row's residuals loaded before any of its stores: after a store the compiler
+                // cannot move a load (out may alias residual as far as it knows), so loads
+                // interleaved with stores would each wait their whole latency in turn.
+                double res[GK_F64_NI][2];
+                const double* res_row =
+                    reinterpret_cast<const double*>(p.residual) + z * p.sr_z + row * p.sr_m;
+#pragma unroll
+                for (int j = 0; j < GK_F64_NI; ++j) {
+                    const gk_i64 col = n0 + wn + j * 8 + 2 * t;
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        if (col + e < p.n) res[j][e] = res_row[col + e];
+                }
+#endif
 #pragma unroll
                 for (int j = 0; j < GK_F64_NI; ++j) {
                     const gk_i64 col = n0 + wn + j * 8 + 2 * t;
@@ -208,8 +223,7 @@ GK_KERNEL void __launch_bounds__(GK_F64_THREADS, 1) gk_gemm_f64(const gk_gemm_ar
                         v[e] += reinterpret_cast<const double*>(p.bias)[(col + e) * p.s_bias];
 #endif
 #if GK_EPI_RESIDUAL
-                        v[e] += reinterpret_cast<const double*>(
-                            p.residual)[z * p.sr_z + row * p.sr_m + col + e];
+                        v[e] += res[j][e];
 #endif
                     }
                     double* dst = out + row * p.so_m + col;

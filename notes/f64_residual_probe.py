@@ -1,0 +1,40 @@
+"""The blocked LU's trailing update (L21 (-U12) + A22, 4032 x 64 @ 64 x 4032) with and without
+the residual and with strided or contiguous operands, float32 and float64, device time (10 eager
+calls between events), beside a copy of the residual. Run after scripts/gpu_machine.sh installed
+gpukit: PYTHONPATH=/tmp/gpukit-site python3 notes/f64_residual_probe.py"""
+
+import json
+
+import numpy as np
+
+import gpukit as gk
+from gpukit.fused_products import product
+
+
+def dev_ms(fn, reps=10):
+    fn()
+    gk.synchronize()
+    a = gk.Event().record()
+    for _ in range(reps):
+        fn()
+    b = gk.Event().record()
+    b.synchronize()
+    return round(a.elapsed_ms(b) / reps, 4)
+
+
+rng = np.random.default_rng(0)
+w, m = 64, 4096
+for dt in ("float32", "float64"):
+    t = gk.asarray(rng.standard_normal((1, m, m)).astype(dt))
+    u = gk.asarray(rng.standard_normal((1, w, m - w)).astype(dt))
+    l21 = t[:, w:, :w]
+    lc = gk.ascontiguousarray(l21)
+    res = t[:, w:, w:]
+    rc = gk.ascontiguousarray(res)
+    row = {"dtype": dt}
+    row["strided a, strided residual"] = dev_ms(lambda: product(l21, u, residual=res))
+    row["strided a, no residual"] = dev_ms(lambda: l21 @ u)
+    row["contiguous a, contiguous residual"] = dev_ms(lambda: product(lc, u, residual=rc))
+    row["contiguous a, no residual"] = dev_ms(lambda: lc @ u)
+    row["copy of the residual"] = dev_ms(lambda: gk.ascontiguousarray(res))
+    print(json.dumps(row), flush=True)
