@@ -32,9 +32,13 @@ for dt in ("float32", "float64"):
     res = t[:, w:, w:]
     rc = gk.ascontiguousarray(res)
     row = {"dtype": dt}
-    row["strided a, strided residual"] = dev_ms(lambda: product(l21, u, residual=res))
-    row["strided a, no residual"] = dev_ms(lambda: l21 @ u)
-    row["contiguous a, contiguous residual"] = dev_ms(lambda: product(lc, u, residual=rc))
-    row["contiguous a, no residual"] = dev_ms(lambda: lc @ u)
-    row["copy of the residual"] = dev_ms(lambda: gk.ascontiguousarray(res))
+    cases = {
+        "strided a, strided residual": lambda x=l21, y=u, r=res: product(x, y, residual=r),
+        "strided a, no residual": lambda x=l21, y=u: x @ y,
+        "contiguous a, contiguous residual": lambda x=lc, y=u, r=rc: product(x, y, residual=r),
+        "contiguous a, no residual": lambda x=lc, y=u: x @ y,
+        "copy of the residual": lambda r=res: gk.ascontiguousarray(r),
+    }
+    for name, fn in cases.items():
+        row[name] = dev_ms(fn)
     print(json.dumps(row), flush=True)
