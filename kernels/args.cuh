@@ -598,7 +598,7 @@
     F(gk_u64, diag)    /* count x n: U's diagonal (the pivots) */                              \
     F(gk_u64, info)    /* int32 per matrix: 1 once a pivot is exactly zero */                  \
     F(gk_u64, counter) /* u32 per matrix: blocks of the launch done (zero between launches) */ \
-    F(gk_u64, out)     /* panel: each block's best |value| (scratch); trinv, det: result */    \
+    F(gk_u64, out)     /* panel: blocks' best |values| or a copy; trinv, det: result */        \
     F(gk_u64, out2)    /* panel: each block's best row (scratch); slogdet: log|det| */         \
     F(gk_u64, work)    /* lu_solve: the backward sums' partials (scratch) */                   \
     F(gk_i64, ld)                                                                              \

@@ -682,9 +682,12 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1)
     gk_cluster_sync();  // no block leaves while another may still load its slots
     place[tid] = pos;
     __syncthreads();
+    // args.out (where set): the factored panel again, contiguous (count x m x nb), for the solve
+    la_t* panel = args.out ? reinterpret_cast<la_t*>(args.out) + mat * m * nb : nullptr;
     for (int e = tid; e < rows * nb; e += threads) {
         const int i = e / nb, c = e % nb;
         t[(gk_i64)place[i] * ld + c] = stage[i * LU_LD + c];
+        if (panel) panel[(gk_i64)place[i] * nb + c] = stage[i * LU_LD + c];
     }
     if (blockIdx.x == 0) {  // thread 0's records, behind the block barrier above
         const gk_i64 at = mat * args.n + args.k;

@@ -156,9 +156,10 @@ def _blocked_lu(a: GPUArray, nb: int, keep: bool = True) -> _LU:
     steps = []
     for k in range(0, n, nb):
         w = min(nb, n - k)
-        _run("lu_panel", [t, piv, diag, info, counter], [], (("k", k), ("n", n), ("nb", w)))
+        copy = [((count, n - k, w), t.dtype)] if keep else []  # the panel, contiguous
+        got = _run("lu_panel", [t, piv, diag, info, counter], copy, (("k", k), ("n", n), ("nb", w)))
+        panel = got[0] if keep else None
         (neg_linv,) = _run("lu_trinv", [t], [((count, w, w), t.dtype)], (("upper", False),))
-        panel = ascontiguousarray(t[:, :, :w]) if keep else None
         if k + w == n:
             steps += [(panel, neg_linv, None)] if keep else []
             break

@@ -7,7 +7,6 @@ length, strided and batched inputs, inverse and scaled transforms."""
 
 import ctypes
 import shutil
-import struct
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import numpy as np
 import pytest
 
 from gpukit.runtime import fft_plan
-from gpukit.runtime.args import CONSTANTS, arg_struct
+from gpukit.runtime.args import arg_struct
 from gpukit.runtime.backend import Layout
 from gpukit.runtime.cuda import fft as cuda_fft
 
@@ -49,9 +48,6 @@ class EmulatedCuda(emulation.EmulatedCuda):
     def __init__(self, lib_dir, seed):
         super().__init__(lib_dir, seed, 2, SHARED)  # few SMs: the grid-stride loops go round
 
-    def blocks_for(self, threads, block):
-        return min(-(-max(threads, 1) // block), self.sm_count * 32)
-
     def run_kernel(self, file, defines, name, grid, block, shared, args, nbytes):
         if file == "fft.cu" or file == "fft_aux.cu":
             run = _build(file == "fft_aux.cu", defines, self.lib_dir)
@@ -60,44 +56,7 @@ class EmulatedCuda(emulation.EmulatedCuda):
             run = emulation.build_one(file, name, "gk_transpose_args", defines, self.lib_dir)
             run(args, *grid, block[0], shared, self.seed)
         else:
-            _host_copy(file, defines, name, args, nbytes)
-
-
-# complex64 copies move as 8-byte words (emit_copy moves bits by width); complex128 as itself
-_COPY_BYTES = {"GK_OUT_T=gk_u64": 8, "GK_OUT_T=gk_c64": 8, "GK_OUT_T=gk_c128": 16}
-
-
-def _host_copy(file, defines, name, args, nbytes):
-    """The plans' elementwise copies (crops, dense copies) done on the host from their packed
-    block, element by element as kernels/elementwise.cu's identity op does within one dtype."""
-    assert file == "elementwise.cu" and "GK_OP=identity" in defines, (file, defines)
-    item = next(_COPY_BYTES[d] for d in defines if d in _COPY_BYTES)
-    blob = ctypes.string_at(args, nbytes)
-
-    def field(s, name, count=1):
-        fmt, offset, _ = s.fields[name]
-        return struct.unpack_from(f"<{count}{fmt}", blob, offset)
-
-    if name == "gk_ew_contig":
-        s = arg_struct("gk_ew_contig_args")
-        (n,), (dst, src, _) = field(s, "n"), field(s, "ptr", 3)
-        ctypes.memmove(dst, src, n * item)
-        return
-    s = arg_struct("gk_ew_args")
-    (n,), (ndim,) = field(s, "n"), field(s, "ndim")
-    dims = CONSTANTS["GK_MAX_DIMS"]
-    shape = field(s, "shape", dims)[:ndim]
-    strides = field(s, "stride", CONSTANTS["GK_MAX_OPERANDS"] * dims)
-    out_st, in_st = strides[:ndim], strides[dims : dims + ndim]
-    dst, src = field(s, "ptr", CONSTANTS["GK_MAX_OPERANDS"])[:2]
-    for i in range(n):
-        rem, o, q = i, 0, 0
-        for d in range(ndim - 1, -1, -1):
-            idx = rem % shape[d]
-            rem //= shape[d]
-            o += idx * out_st[d]
-            q += idx * in_st[d]
-        ctypes.memmove(dst + o * item, src + q * item, item)
+            emulation.host_copy(file, defines, name, args, nbytes)
 
 
 def _poison(cuda, nbytes):

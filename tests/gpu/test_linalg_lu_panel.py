@@ -93,7 +93,8 @@ def run_panel(a, nb, path, k=0, n=None):
     """lu_panel over a copy of a (count x m x m, strided on the device) through `path` (PATHS;
     where the device has no cluster launch, "regs" and "cluster" are the cooperative path, and
     where the rows do not fit the threads, "regs" is "cluster"): (T, piv, diag, info, counter)
-    read back, piv and diag poisoned before."""
+    read back, piv and diag poisoned before; the plan's copy of the factored panel checked
+    against T's first nb columns."""
     count, m, _ = a.shape
     n = m + k if n is None else n
     t = _strided(a)
@@ -103,8 +104,11 @@ def run_panel(a, nb, path, k=0, n=None):
     counter = gk.asarray(np.zeros(count, np.uint32))
     options = (("k", k), ("n", n), ("nb", nb), ("cooperative", path != "column"),
                ("cluster", path in ("regs", "cluster")), ("regs", path == "regs"))  # fmt: skip
-    linalg_steps.run("lu_panel", [t, piv, diag, info, counter], [], options)
-    return tuple(x.to_numpy() for x in (t, piv, diag, info, counter))
+    (copy,) = linalg_steps.run("lu_panel", [t, piv, diag, info, counter], [((count, m, nb),
+                               a.dtype)], options)  # fmt: skip
+    got = tuple(x.to_numpy() for x in (t, piv, diag, info, counter))
+    assert copy.to_numpy().tobytes() == np.ascontiguousarray(got[0][:, :, :nb]).tobytes(), path
+    return got
 
 
 def _tolerance(dtype, m):

@@ -42,9 +42,6 @@ class EmulatedCuda(emulation.EmulatedCuda):
     def __init__(self, lib_dir, seed, sm_count):
         super().__init__(lib_dir, seed, sm_count, 227 * 1024)
 
-    def blocks_for(self, threads, block):
-        return min(-(-max(threads, 1) // block), self.sm_count * 32)
-
     def run_kernel(self, file, defines, name, grid, block, shared, args, nbytes):
         if file == "scan.cu":
             run = emulation.build_one(file, name, "gk_scan_args", defines, self.lib_dir)

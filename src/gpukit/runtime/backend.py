@@ -149,7 +149,8 @@ class Backend(Protocol):
     # contiguous stacks of matrices; `outputs`: the contiguous Layouts the plan allocates (an
     # int32 info per matrix last where the op can fail); `options`: (name, value) pairs. A
     # backend whose linalg_max_n("solve") is a number also plans the blocked LU's steps
-    # (decompositions._blocked_lu: lu_panel, lu_trinv, lu_swap in place on their inputs, lu_det).
+    # (decompositions._blocked_lu: lu_panel, lu_trinv, lu_swap in place on their inputs, lu_det;
+    # lu_panel's one output, where asked, a contiguous copy of the factored panel).
     def plan_linalg(self, op: str, inputs: tuple, outputs: tuple, options: tuple): ...
     # The largest n of the n x n matrices plan_linalg(op) takes for `dtype` (None: any; 0: none):
     # the front end factors larger ones in blocks where it has a blocked algorithm.

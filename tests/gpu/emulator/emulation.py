@@ -11,6 +11,7 @@ import glob
 import hashlib
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,7 @@ import pytest
 from gpukit import _native, jit
 from gpukit.errors import BackendUnavailableError
 from gpukit.runtime import kernels, open_backend
+from gpukit.runtime.args import CONSTANTS, arg_struct
 
 HERE = Path(__file__).resolve().parent
 KERNELS = HERE.parents[2] / "kernels"
@@ -206,6 +208,10 @@ class EmulatedCuda(ABC):
     def allow_shared(self, fn, nbytes):
         self.shared_allowed[fn] = nbytes
 
+    def blocks_for(self, threads, block):
+        """As CudaBackend's: one block per `block` threads, at most 32 per SM."""
+        return min(-(-max(threads, 1) // block), self.sm_count * 32)
+
     def cooperative_blocks(self, fn, threads, shared=0):
         """A cooperative launch's most blocks: as if 4 fit on each SM."""
         self.allow_shared(fn, shared)
@@ -245,3 +251,41 @@ class EmulatedCuda(ABC):
         else:
             self.run_kernel(file, defines, name, grid, block, shared, args, nbytes)
         self.launched.append(name)
+
+
+# emit_copy moves bits by width (complex64 as 8-byte words); complex128 as itself
+_COPY_BYTES = {"GK_OUT_T=gk_u32": 4, "GK_OUT_T=gk_u64": 8, "GK_OUT_T=gk_c64": 8,
+               "GK_OUT_T=gk_c128": 16}  # fmt: skip
+
+
+def host_copy(file, defines, name, args, nbytes):
+    """The plans' elementwise copies (crops, dense copies) done on the host from their packed
+    block, element by element as kernels/elementwise.cu's identity op does within one dtype."""
+    assert file == "elementwise.cu" and "GK_OP=identity" in defines, (file, defines)
+    item = next(_COPY_BYTES[d] for d in defines if d in _COPY_BYTES)
+    blob = ctypes.string_at(args, nbytes)
+
+    def field(s, name, count=1):
+        fmt, offset, _ = s.fields[name]
+        return struct.unpack_from(f"<{count}{fmt}", blob, offset)
+
+    if name == "gk_ew_contig":
+        s = arg_struct("gk_ew_contig_args")
+        (n,), (dst, src, _) = field(s, "n"), field(s, "ptr", 3)
+        ctypes.memmove(dst, src, n * item)
+        return
+    s = arg_struct("gk_ew_args")
+    (n,), (ndim,) = field(s, "n"), field(s, "ndim")
+    dims = CONSTANTS["GK_MAX_DIMS"]
+    shape = field(s, "shape", dims)[:ndim]
+    strides = field(s, "stride", CONSTANTS["GK_MAX_OPERANDS"] * dims)
+    out_st, in_st = strides[:ndim], strides[dims : dims + ndim]
+    dst, src = field(s, "ptr", CONSTANTS["GK_MAX_OPERANDS"])[:2]
+    for i in range(n):
+        rem, o, q = i, 0, 0
+        for d in range(ndim - 1, -1, -1):
+            idx = rem % shape[d]
+            rem //= shape[d]
+            o += idx * out_st[d]
+            q += idx * in_st[d]
+        ctypes.memmove(dst + o * item, src + q * item, item)

@@ -2,7 +2,8 @@
 decompositions._blocked_lu runs through matmul: "lu_panel" factors the first nb columns of a
 stack of trailing matrices in place (one thread-block cluster per matrix on sm_90+, else one
 cooperative launch, then the panel's interchanges on the columns after it, where the device
-allows; else a launch per column), "lu_trinv" inverts a
+allows; else a launch per column) and, given an output, copies the factored panel there
+(contiguous), "lu_trinv" inverts a
 panel's diagonal block, "lu_swap" applies a panel's row interchanges to right-hand sides in
 place, "lu_det" multiplies U's diagonal, "lu_solve" substitutes at most GK_LU_RHS right-hand
 sides in place through every panel in one plan. Options: k (the trailing matrices' first row in
@@ -13,11 +14,15 @@ cluster kernel that holds the rows in shared memory, not registers), upper (lu_t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ...base import strides
 from .. import kernels
 from ..args import CONSTANTS
+from ..backend import Layout
+from .elementwise import emit_copy
 from .plans import PlanBuilder
 
 _C = CONSTANTS
@@ -72,7 +77,7 @@ def plan_lu(backend, op: str, inputs, outputs, options):
                      addresses=addresses)  # fmt: skip
         return b.build()
     # lu_panel: inputs T (count x m x m), piv, diag, info, counter (zeros: every launch leaves
-    # it zero)
+    # it zero); outputs: none, or the factored panel's copy (count x m x nb, contiguous)
     coop = None
     if opts.get("cooperative", True) and opts.get("cluster", True):
         coop = _cluster(backend, file, defines, x.dtype, fields["m"], count,
@@ -81,7 +86,9 @@ def plan_lu(backend, op: str, inputs, outputs, options):
         coop = _cooperative(backend, file, defines, x.dtype, fields["m"], count)
     if coop is not None:
         swap = backend.function(file, defines, "gk_lu_swap")
-        _plan_panel_coop(b, coop, swap, fields, count, x.dtype.itemsize)
+        _plan_panel_coop(b, coop, swap, fields, count, x.dtype.itemsize, bool(outputs))
+        if outputs and coop[4] != "regs":
+            _copy_panel(b, x, outputs[0])
         return b.build()
     blocks = -(-fields["m"] // _C["GK_LU_ROWS"])
     per_launch = min(count, _GRID_Y) * blocks
@@ -93,7 +100,14 @@ def plan_lu(backend, op: str, inputs, outputs, options):
         for first, cnt in _chunks(count):
             b.launch(fn, (blocks, cnt), threads, "gk_lu_args", {**fields, "col": col,
                      "mat0": first}, addresses=addresses)  # fmt: skip
+    if outputs:
+        _copy_panel(b, x, outputs[0])
     return b.build()
+
+
+def _copy_panel(b, t: Layout, out: Layout) -> None:
+    """The panel's first nb columns of T (argument 0) copied to the plan's output."""
+    emit_copy(b, replace(t, shape=out.shape), 0, out, b.output(0))
 
 
 def _cooperative(backend, file, defines, dtype, m: int, count: int):
@@ -148,12 +162,15 @@ def _cluster(backend, file, defines, dtype, m: int, count: int, regs: bool = Tru
     return fn, blocks, rows, shared, kind, threads
 
 
-def _plan_panel_coop(b, coop, swap, fields, count: int, itemsize: int) -> None:
+def _plan_panel_coop(b, coop, swap, fields, count: int, itemsize: int, copy: bool) -> None:
     """gk_lu_panel_coop (or a cluster kernel) over the panel, then gk_lu_swap over T's
-    columns nb.. (the panel's interchanges; none where the panel is all of T)."""
+    columns nb.. (the panel's interchanges; none where the panel is all of T). `copy`: the
+    register kernel also writes the panel to the plan's output."""
     coop_fn, blocks, rows, shared, kind, threads = coop
     if kind != "cooperative":  # a plain launch: the kernel's compile-time cluster dimensions
         addresses = [("a", 0, 0, 1), ("piv", 1, 0, 1), ("diag", 2, 0, 1), ("info", 3, 0, 1)]
+        if copy and kind == "regs":
+            addresses.append(("out", b.output(0), 0, 1))
         b.launch(coop_fn, (blocks, count), threads, "gk_lu_args", {**fields, "r": rows},
                  shared=shared, addresses=addresses)  # fmt: skip
     else:
