@@ -536,11 +536,11 @@ __device__ inline bool lu_cand_zero(const lu_cand& c) { return c.key == 2; }
 // loop; after a group the row moves kGroup registers left. A row never moves in memory: `pos` is
 // its place in the interchanged panel (the row at place j takes place p when row p is the pivot);
 // the multipliers and, for the pivot row, U's row go to the thread's row of `stage`, written to T
-// at `pos` after the loop. Per column: a warp butterfly, one block barrier, the block's best (its
-// row to `slot`), one cluster barrier, every block's slot gathered through distributed shared
-// memory, one block barrier. Dynamic shared memory: stage (threads x LU_LD), GK_LU_REGS_SPARE
-// elements (the slots, the gathered slots, the warps' candidates, U's diagonal, then ints), then
-// an int a thread.
+// at `pos` after the loop (and to args.out, contiguous, where set). Per column: the candidates
+// reduced in each warp (lu_warp_best), one block barrier, the block's best (its row to `slot`),
+// one cluster barrier, every block's slot gathered through distributed shared memory, one block
+// barrier. Dynamic shared memory: stage (threads x LU_LD), GK_LU_REGS_SPARE elements (the slots,
+// the gathered slots, the warps' candidates, U's diagonal, then ints), then an int a thread.
 template <int kGroup>
 __device__ inline void lu_regs_columns(la_t (&r)[GK_LU_NB], int j0, const gk_lu_args& args,
                                        la_t* stage, la_t* slot, la_t* all, lu_cand* wc, la_t* rdiag,
@@ -650,7 +650,7 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1)
     __launch_bounds__(sizeof(la_t) == 4 ? GK_LU_REGS_THREADS_F32 : GK_LU_REGS_THREADS_F64)
         gk_lu_panel_regs(const gk_lu_args args) {
     constexpr int kNb = GK_LU_NB, kQ = GK_LU_CLUSTER, kVec = 16 / sizeof(la_t), kGroup = 8;
-    constexpr int kSlot = kNb + kVec;  // a row, then 16 bytes: its |value|, (an int) its place
+    constexpr int kSlot = kNb + kVec;  // a row, then its candidate (lu_cand: 16 bytes)
     const int nb = args.nb, m = args.m, threads = (int)blockDim.x, tid = (int)threadIdx.x;
     const int r0 = (int)blockIdx.x * threads;
     const int rows = m - r0 < threads ? (m - r0 > 0 ? m - r0 : 0) : threads;

@@ -3,14 +3,13 @@ decompositions._blocked_lu runs through matmul: "lu_panel" factors the first nb 
 stack of trailing matrices in place (one thread-block cluster per matrix on sm_90+, else one
 cooperative launch, then the panel's interchanges on the columns after it, where the device
 allows; else a launch per column) and, given an output, copies the factored panel there
-(contiguous), "lu_trinv" inverts a
-panel's diagonal block, "lu_swap" applies a panel's row interchanges to right-hand sides in
-place, "lu_det" multiplies U's diagonal, "lu_solve" substitutes at most GK_LU_RHS right-hand
-sides in place through every panel in one plan. Options: k (the trailing matrices' first row in
-the whole matrix), n (the whole matrix's order), nb (the panel's width), cooperative (lu_panel:
-False keeps the launch per column), cluster (False: no cluster kernel), regs (False: the
-cluster kernel that holds the rows in shared memory, not registers), upper (lu_trinv), mode
-(lu_det), widths (lu_solve: every panel's)."""
+(contiguous), "lu_trinv" inverts a panel's diagonal block, "lu_swap" applies a panel's row
+interchanges to right-hand sides in place, "lu_det" multiplies U's diagonal, "lu_solve"
+substitutes at most GK_LU_RHS right-hand sides in place through every panel in one plan. Options:
+k (the trailing matrices' first row in the whole matrix), n (the whole matrix's order), nb (the
+panel's width), cooperative (lu_panel: False keeps the launch per column), cluster (False: no
+cluster kernel), regs (False: the cluster kernel that holds the rows in shared memory, not
+registers), upper (lu_trinv), mode (lu_det), widths (lu_solve: every panel's)."""
 
 from __future__ import annotations
 
