@@ -6,20 +6,14 @@ gpukit: PYTHONPATH=/tmp/gpukit-site python3 notes/f64_residual_probe.py"""
 import json
 
 import numpy as np
+from probe_timing import eager_ms
 
 import gpukit as gk
 from gpukit.fused_products import product
 
 
-def dev_ms(fn, reps=10):
-    fn()
-    gk.synchronize()
-    a = gk.Event().record()
-    for _ in range(reps):
-        fn()
-    b = gk.Event().record()
-    b.synchronize()
-    return round(a.elapsed_ms(b) / reps, 4)
+def dev_ms(fn):
+    return round(eager_ms(fn, 10)[0], 4)
 
 
 rng = np.random.default_rng(0)

@@ -17,6 +17,7 @@ import gpukit as gk
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from _common import median_seconds
+from probe_timing import graph_ms
 
 n = 4096
 rng = np.random.default_rng(0)
@@ -28,16 +29,7 @@ for dt in ("float32", "float64"):
     for name, fn in (("slogdet", lambda a=a: gk.linalg.slogdet(a)),
                      ("solve", lambda a=a, b=b: gk.linalg.solve(a, b))):  # fmt: skip
         row[f"{name} eager ms"] = median_seconds(fn, gk.synchronize, 5) * 1e3
-    g = gk.graph(gk.linalg.slogdet, a)
-    g.replay()
-    gk.synchronize()
-    start = gk.Event().record()
-    for _ in range(5):
-        g.replay()
-    end = gk.Event().record()
-    end.synchronize()
-    row["slogdet graph ms"] = start.elapsed_ms(end) / 5
-    g.release()
+    row["slogdet graph ms"] = graph_ms(lambda a=a: gk.linalg.slogdet(a), 5)
     print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}))
 a, b = gk.asarray(a64.astype("float32")), gk.asarray(b64.astype("float32"))
 prof = cProfile.Profile()

@@ -21,23 +21,11 @@ from gpukit.runtime.cuda import linalg_lu
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from _common import median_seconds
+from probe_timing import eager_ms
 
 rng = np.random.default_rng(0)
 n = int(os.environ.get("N", 4096))
 NB = 64
-
-
-def dev_ms(fn, reps=10):
-    """Device ms per call: reps eager calls between events (the panel's one or 65 launches queue
-    far faster than the device runs them; a graph would take the launch per column)."""
-    fn()
-    gk.synchronize()
-    a = gk.Event().record()
-    for _ in range(reps):
-        fn()
-    b = gk.Event().record()
-    b.synchronize()
-    return a.elapsed_ms(b) / reps
 
 
 def out(**kw):
@@ -56,7 +44,7 @@ for dt in ("float32", "float64"):
         for path in ("regs", "cluster", "cooperative", "column"):
             opts = (("k", 0), ("n", m), ("nb", NB), ("cooperative", path != "column"),
                     ("cluster", path in ("regs", "cluster")), ("regs", path == "regs"))  # fmt: skip
-            ms = dev_ms(lambda o=opts, x=args: st.run("lu_panel", x, [], o))
+            ms = eager_ms(lambda o=opts, x=args: st.run("lu_panel", x, [], o), 10)[0]
             out(what="panel", dtype=dt, m=m, path=path, ms=round(ms, 4))
 
 # solve / inv / det, eager wall time; torch beside.
