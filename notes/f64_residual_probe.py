@@ -6,15 +6,10 @@ gpukit: PYTHONPATH=/tmp/gpukit-site python3 notes/f64_residual_probe.py"""
 import json
 
 import numpy as np
-from probe_timing import eager_ms
+from probe_timing import device_ms
 
 import gpukit as gk
 from gpukit.fused_products import product
-
-
-def dev_ms(fn):
-    return round(eager_ms(fn, 10)[0], 4)
-
 
 rng = np.random.default_rng(0)
 w, m = 64, 4096
@@ -34,5 +29,5 @@ for dt in ("float32", "float64"):
         "copy of the residual": lambda r=res: gk.ascontiguousarray(r),
     }
     for name, fn in cases.items():
-        row[name] = dev_ms(fn)
+        row[name] = device_ms(fn)
     print(json.dumps(row), flush=True)

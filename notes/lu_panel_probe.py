@@ -21,7 +21,7 @@ from gpukit.runtime.cuda import linalg_lu
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from _common import median_seconds
-from probe_timing import eager_ms
+from probe_timing import device_ms
 
 rng = np.random.default_rng(0)
 n = int(os.environ.get("N", 4096))
@@ -44,7 +44,7 @@ for dt in ("float32", "float64"):
         for path in ("regs", "cluster", "cooperative", "column"):
             opts = (("k", 0), ("n", m), ("nb", NB), ("cooperative", path != "column"),
                     ("cluster", path in ("regs", "cluster")), ("regs", path == "regs"))  # fmt: skip
-            ms = eager_ms(lambda o=opts, x=args: st.run("lu_panel", x, [], o), 10)[0]
+            ms = device_ms(lambda o=opts, x=args: st.run("lu_panel", x, [], o))
             out(what="panel", dtype=dt, m=m, path=path, ms=round(ms, 4))
 
 # solve / inv / det, eager wall time; torch beside.

@@ -7,16 +7,11 @@ installed gpukit: PYTHONPATH=/tmp/gpukit-site python3 notes/lu_step_probe.py"""
 import json
 
 import numpy as np
-from probe_timing import eager_ms
+from probe_timing import device_ms
 
 import gpukit as gk
 from gpukit import linalg_steps as st
 from gpukit.fused_products import product
-
-
-def dev_ms(fn):
-    return round(eager_ms(fn, 10)[0], 4)
-
 
 rng = np.random.default_rng(0)
 w = 64
@@ -28,15 +23,15 @@ for dt in ("float32", "float64"):
         row = {"dtype": dt, "m": m}
         opts = (("k", 0), ("n", m), ("nb", w))
         args = [t, piv, diag, info, counter]
-        row["panel"] = dev_ms(lambda x=args, o=opts: st.run("lu_panel", x, [], o))
+        row["panel"] = device_ms(lambda x=args, o=opts: st.run("lu_panel", x, [], o))
         (neg_linv,) = st.run("lu_trinv", [t], [((1, w, w), t.dtype)], (("upper", False),))
-        row["trinv"] = dev_ms(
+        row["trinv"] = device_ms(
             lambda t=t: st.run("lu_trinv", [t], [((1, w, w), t.dtype)], (("upper", False),))
         )
-        row["panel copy"] = dev_ms(lambda t=t: gk.ascontiguousarray(t[:, :, :w]))
-        row["-U12"] = dev_ms(lambda t=t, x=neg_linv: x @ t[:, :w, w:])
+        row["panel copy"] = device_ms(lambda t=t: gk.ascontiguousarray(t[:, :, :w]))
+        row["-U12"] = device_ms(lambda t=t, x=neg_linv: x @ t[:, :w, w:])
         neg_u12 = neg_linv @ t[:, :w, w:]
-        row["update"] = dev_ms(
+        row["update"] = device_ms(
             lambda t=t, u=neg_u12: product(t[:, w:, :w], u, residual=t[:, w:, w:])
         )
         print(json.dumps(row), flush=True)

@@ -32,6 +32,11 @@ def eager_ms(fn, reps: int = 3) -> tuple[float, float]:
     return a.elapsed_ms(b) / reps, (time.perf_counter() - t0) * 1e3 / reps
 
 
+def device_ms(fn, reps: int = 10) -> float:
+    """Device ms per eager call of fn (eager_ms's first figure), to 4 decimals."""
+    return round(eager_ms(fn, reps)[0], 4)
+
+
 def graph_ms(fn, reps: int = 3) -> float:
     """Device ms per replay of a CUDA graph captured from one call of fn."""
     g = gk.graph(fn)

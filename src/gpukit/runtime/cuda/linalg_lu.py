@@ -20,7 +20,6 @@ import numpy as np
 from ...base import strides
 from .. import kernels
 from ..args import CONSTANTS
-from ..backend import Layout
 from .elementwise import emit_copy
 from .plans import PlanBuilder
 
@@ -83,30 +82,24 @@ def plan_lu(backend, op: str, inputs, outputs, options):
                         regs=opts.get("regs", True))  # fmt: skip
     if coop is None and opts.get("cooperative", True):
         coop = _cooperative(backend, file, defines, x.dtype, fields["m"], count)
+    in_kernel = bool(outputs) and coop is not None and coop[4] == "regs"  # it writes the copy
     if coop is not None:
         swap = backend.function(file, defines, "gk_lu_swap")
-        _plan_panel_coop(b, coop, swap, fields, count, x.dtype.itemsize, bool(outputs))
-        if outputs and coop[4] != "regs":
-            _copy_panel(b, x, outputs[0])
-        return b.build()
-    blocks = -(-fields["m"] // _C["GK_LU_ROWS"])
-    per_launch = min(count, _GRID_Y) * blocks
-    best = b.add_scratch(per_launch * x.dtype.itemsize)
-    rows = b.add_scratch(per_launch * 4)
-    addresses = [("a", 0, 0, 1), ("piv", 1, 0, 1), ("diag", 2, 0, 1), ("info", 3, 0, 1),
-                 ("counter", 4, 0, 1), ("out", best, 0, 1), ("out2", rows, 0, 1)]  # fmt: skip
-    for col in range(fields["nb"] + 1):
-        for first, cnt in _chunks(count):
-            b.launch(fn, (blocks, cnt), threads, "gk_lu_args", {**fields, "col": col,
-                     "mat0": first}, addresses=addresses)  # fmt: skip
-    if outputs:
-        _copy_panel(b, x, outputs[0])
+        _plan_panel_coop(b, coop, swap, fields, count, x.dtype.itemsize, in_kernel)
+    else:
+        blocks = -(-fields["m"] // _C["GK_LU_ROWS"])
+        per_launch = min(count, _GRID_Y) * blocks
+        best = b.add_scratch(per_launch * x.dtype.itemsize)
+        rows = b.add_scratch(per_launch * 4)
+        addresses = [("a", 0, 0, 1), ("piv", 1, 0, 1), ("diag", 2, 0, 1), ("info", 3, 0, 1),
+                     ("counter", 4, 0, 1), ("out", best, 0, 1), ("out2", rows, 0, 1)]  # fmt: skip
+        for col in range(fields["nb"] + 1):
+            for first, cnt in _chunks(count):
+                b.launch(fn, (blocks, cnt), threads, "gk_lu_args", {**fields, "col": col,
+                         "mat0": first}, addresses=addresses)  # fmt: skip
+    if outputs and not in_kernel:  # T's first nb columns copied to the output
+        emit_copy(b, replace(x, shape=outputs[0].shape), 0, outputs[0], b.output(0))
     return b.build()
-
-
-def _copy_panel(b, t: Layout, out: Layout) -> None:
-    """The panel's first nb columns of T (argument 0) copied to the plan's output."""
-    emit_copy(b, replace(t, shape=out.shape), 0, out, b.output(0))
 
 
 def _cooperative(backend, file, defines, dtype, m: int, count: int):
@@ -164,11 +157,11 @@ def _cluster(backend, file, defines, dtype, m: int, count: int, regs: bool = Tru
 def _plan_panel_coop(b, coop, swap, fields, count: int, itemsize: int, copy: bool) -> None:
     """gk_lu_panel_coop (or a cluster kernel) over the panel, then gk_lu_swap over T's
     columns nb.. (the panel's interchanges; none where the panel is all of T). `copy`: the
-    register kernel also writes the panel to the plan's output."""
+    register kernel also writes the panel to the plan's output (args.out)."""
     coop_fn, blocks, rows, shared, kind, threads = coop
     if kind != "cooperative":  # a plain launch: the kernel's compile-time cluster dimensions
         addresses = [("a", 0, 0, 1), ("piv", 1, 0, 1), ("diag", 2, 0, 1), ("info", 3, 0, 1)]
-        if copy and kind == "regs":
+        if copy:
             addresses.append(("out", b.output(0), 0, 1))
         b.launch(coop_fn, (blocks, count), threads, "gk_lu_args", {**fields, "r": rows},
                  shared=shared, addresses=addresses)  # fmt: skip
