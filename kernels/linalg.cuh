@@ -16,58 +16,29 @@ __device__ inline float la_rcp(float x) { return __frcp_rn(x); }
 __device__ inline double la_rcp(double x) { return __drcp_rn(x); }
 #endif
 
-// Small triangles in registers: thread (ty, tx) of a 16 x 16 layout holds the elements
-// (ty + 16 r, tx + 16 q), r, q < LA_PER, of a matrix of at most GK_LA_MAX_N rows (cyclic, so
-// every thread keeps work as a triangle shrinks).
-#define LA_SIDE 16
-#define LA_PER (GK_LA_MAX_N / LA_SIDE)
-static_assert(GK_LA_MAX_N == LA_PER * LA_SIDE, "a 16 x 16 layout over the largest matrix");
-
-// X = L^-1 of the n x n lower triangle L into x (identity on entry), by rows: X[j] = (e_j -
-// sum_{k<j} L[j][k] X[k]) / L[j][j], each finished row taken out of the rows below it at once.
-// L[i][j] at l[i * si + j * sj] (a unit diagonal, not read, with `unit`); `rows`: two buffers of
-// GK_LA_MAX_N that alternate, so one barrier per row suffices. Every thread of a 16 x 16 block
-// calls it.
-__device__ inline void la_invert_rows(la_t (&x)[LA_PER][LA_PER], int n, la_t (*rows)[GK_LA_MAX_N],
-                                      const la_t* l, int si, int sj, bool unit) {
-    const int tx = threadIdx.x % LA_SIDE, ty = threadIdx.x / LA_SIDE;
-    for (int j = 0; j < n; ++j) {
-        la_t* xj = rows[j & 1];
-        if (ty == j % LA_SIDE) {
-            const la_t d = unit ? (la_t)1 : (la_t)1 / l[j * (si + sj)];
-            // Every r computed and the one of row j kept: a branch on r == j / LA_SIDE would let
-            // the compiler index x by it, which puts x in local memory.
+// The elements (r, k) of a rows x cols matrix, at most kPer a thread of the block (element e =
+// r cols + k to thread e % blockDim.x), loaded by load(r, k), then handed to store(r, k, v):
+// every load is issued before any store. Interleaved, each load would wait for the stores before
+// it (a store to shared memory may alias a generic pointer's load), a memory latency each.
+template <int kPer, class Load, class Store>
+__device__ inline void la_stage(int rows, int cols, Load load, Store store) {
+    const int step = (int)blockDim.x, dr = step / cols, dk = step - dr * cols;
+    const int r0 = (int)threadIdx.x / cols, k0 = (int)threadIdx.x - r0 * cols;
+    la_t v[kPer];
+    int r = r0, k = k0;
 #pragma unroll
-            for (int r = 0; r < LA_PER; ++r) {
-                const bool row_j = r == j / LA_SIDE;
-#pragma unroll
-                for (int q = 0; q < LA_PER; ++q) {
-                    const la_t v = x[r][q] * d;
-                    x[r][q] = row_j ? v : x[r][q];
-                    if (row_j) xj[tx + LA_SIDE * q] = v;
-                }
-            }
-        }
-        __syncthreads();
-#pragma unroll
-        for (int r = 0; r < LA_PER; ++r) {
-            const int i = ty + LA_SIDE * r;
-            if (i <= j || i >= n) continue;
-            const la_t lij = l[i * si + j * sj];
-#pragma unroll
-            for (int q = 0; q < LA_PER; ++q) x[r][q] -= lij * xj[tx + LA_SIDE * q];
-        }
+    for (int h = 0; h < kPer; ++h) {
+        if (r < rows) v[h] = load(r, k);
+        r += dr + (k + dk >= cols);
+        k += dk - (k + dk >= cols ? cols : 0);
     }
-}
-
-// The identity in the layout's registers.
-__device__ inline void la_identity(la_t (&x)[LA_PER][LA_PER]) {
-    const int tx = threadIdx.x % LA_SIDE, ty = threadIdx.x / LA_SIDE;
+    r = r0, k = k0;
 #pragma unroll
-    for (int r = 0; r < LA_PER; ++r)
-#pragma unroll
-        for (int q = 0; q < LA_PER; ++q)
-            x[r][q] = ty + LA_SIDE * r == tx + LA_SIDE * q ? (la_t)1 : (la_t)0;
+    for (int h = 0; h < kPer; ++h) {
+        if (r < rows) store(r, k, v[h]);
+        r += dr + (k + dk >= cols);
+        k += dk - (k + dk >= cols ? cols : 0);
+    }
 }
 
 // The pair of round `r` at slot `k` of a round-robin over m (even) indices: every pair of

@@ -700,39 +700,75 @@ GK_KERNEL void __cluster_dims__(GK_LU_CLUSTER, 1, 1)
 }
 #endif
 
-// The inverse of a diagonal block of the panel at the top left of T (nb x nb, one block per
-// matrix) into out (count x nb x nb): mode 0, minus the inverse of the unit-lower L11 (the
-// strictly lower part of the block); mode 1, the inverse of the upper U11, as the transpose of
-// the inverse of U11^T. The block in shared memory, its inverse in registers (la_invert_rows).
+// 16 bytes of la_t: the shared-memory loads of gk_lu_trinv's column walk, one broadcast each.
+#define LU_VEC (16 / (int)sizeof(la_t))
+#define LU_INV_LD (GK_LU_NB + LU_VEC)  // a column of S^T per row, rows 16-byte aligned
+struct alignas(16) lu_vec {
+    la_t v[LU_VEC];
+};
+
+// The inverse of a diagonal block of the panel at the top left of T (nb x nb, one block of
+// GK_LU_NB threads per matrix) into out (count x nb x nb): mode 0, minus the inverse of the
+// unit-lower L11 (the strictly lower part of the block); mode 1, the inverse of the upper U11,
+// as the transpose of the inverse of S = U11^T. Thread q computes column q of X = S^-1 in its
+// registers: for each k in order, x_k /= S_kk, then x_i -= S_ik x_k below it (S's columns read
+// from shared memory by all threads at once), with no barrier between columns. Blocks smaller
+// than GK_LU_NB are padded with the identity.
 GK_KERNEL void gk_lu_trinv(const gk_lu_args args) {
-    static_assert(GK_LU_THREADS == LA_SIDE * LA_SIDE && GK_LU_NB <= GK_LA_MAX_N,
-                  "linalg.cuh's 16 x 16 layout over the block");
-    __shared__ la_t s[GK_LU_NB * LU_LD];
-    __shared__ la_t rows[2][GK_LA_MAX_N];
-    const int nb = args.nb, tx = threadIdx.x % LA_SIDE, ty = threadIdx.x / LA_SIDE;
+    static_assert(GK_LU_NB % LU_VEC == 0, "S^T's rows in whole 16-byte loads");
+    __shared__ lu_vec st_vec[GK_LU_NB * LU_INV_LD / LU_VEC];
+    __shared__ la_t rd[GK_LU_NB];  // 1 / S[i][i]
+    la_t* const st = st_vec[0].v;  // st[c][i] = S[i][c], i > c
+    const int nb = args.nb, q = threadIdx.x;
     const bool upper = args.mode != 0;
     const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.x;
     const la_t* t = reinterpret_cast<const la_t*>(args.a) + mat * args.stride;
-    for (int e = threadIdx.x; e < nb * nb; e += blockDim.x) {
-        const int i = e / nb, c = e % nb;
-        if (c <= i) s[i * LU_LD + c] = upper ? t[c * args.ld + i] : t[i * args.ld + c];
+    // Thread q loads column q of T's block (every load before any store: see la_stage), the
+    // identity past nb.
+    la_t v[GK_LU_NB];
+#pragma unroll
+    for (int a = 0; a < GK_LU_NB; ++a)
+        v[a] = a < nb && q < nb ? t[a * args.ld + q] : (la_t)(a == q);
+#pragma unroll
+    for (int a = 0; a < GK_LU_NB; ++a) {
+        if (a == q) rd[q] = v[a];
+        if (upper ? q > a : q < a)  // U[a][q] = S[q][a], or L[a][q] = S[a][q]
+            st[upper ? a * LU_INV_LD + q : q * LU_INV_LD + a] = v[a];
+    }
+    rd[q] = upper ? (la_t)1 / rd[q] : (la_t)1;
+    __syncthreads();
+    la_t x[GK_LU_NB];
+#pragma unroll
+    for (int i = 0; i < GK_LU_NB; ++i) x[i] = (la_t)(i == q);
+#pragma unroll
+    for (int k = 0; k < GK_LU_NB; ++k) {
+        x[k] *= rd[k];
+        const lu_vec* col = reinterpret_cast<const lu_vec*>(st + k * LU_INV_LD);
+#pragma unroll
+        for (int c = (k + 1) / LU_VEC; c < GK_LU_NB / LU_VEC; ++c) {
+            const lu_vec s = col[c];
+#pragma unroll
+            for (int h = 0; h < LU_VEC; ++h)
+                if (c * LU_VEC + h > k) x[c * LU_VEC + h] -= s.v[h] * x[k];
+        }
+    }
+    la_t* out = reinterpret_cast<la_t*>(args.out) + mat * nb * nb;
+    if (!upper) {  // -X[i][q] at (i, q): consecutive threads, consecutive columns
+#pragma unroll
+        for (int i = 0; i < GK_LU_NB; ++i)
+            if (i < nb && q < nb) out[i * nb + q] = q <= i ? -x[i] : (la_t)0;
+        return;
+    }
+    __syncthreads();  // U^-1 = X^T: thread q's column is row q, written through st by rows
+#pragma unroll
+    for (int c = 0; c < GK_LU_NB / LU_VEC; ++c) {
+        lu_vec v;
+#pragma unroll
+        for (int h = 0; h < LU_VEC; ++h) v.v[h] = x[c * LU_VEC + h];
+        reinterpret_cast<lu_vec*>(st + q * LU_INV_LD)[c] = v;
     }
     __syncthreads();
-    la_t x[LA_PER][LA_PER];
-    la_identity(x);
-    la_invert_rows(x, nb, rows, s, LU_LD, 1, !upper);
-    la_t* out = reinterpret_cast<la_t*>(args.out) + mat * nb * nb;
-#pragma unroll
-    for (int r = 0; r < LA_PER; ++r)
-#pragma unroll
-        for (int q = 0; q < LA_PER; ++q) {
-            const int i = ty + LA_SIDE * r, c = tx + LA_SIDE * q;  // X[i][c], X = L^-1 or U^-T
-            if (i >= nb || c >= nb) continue;
-            if (upper)
-                out[c * nb + i] = x[r][q];  // U^-1 at (c, i): zero where c > i
-            else
-                out[i * nb + c] = c <= i ? -x[r][q] : (la_t)0;
-        }
+    for (int e = q; e < nb * nb; e += GK_LU_NB) out[e] = st[(e / nb) * LU_INV_LD + e % nb];
 }
 
 // A panel's interchanges (row i with row sp[i] >= i, in order, rows counted from the panel's
@@ -806,11 +842,29 @@ GK_KERNEL void gk_lu_swap(const gk_lu_args args) {
 // The substitutions of a solve with r <= GK_LU_RHS right-hand sides, in place on X (count x n x
 // r, contiguous; `a`), panel by panel. The panel's factors are contiguous stacks: its L11\\U11
 // over L21 (count x (n-k) x nb), -inv(L11) (count x nb x nb) and -U12 (count x nb x (n-k-nb)).
-// Sums over the panel's columns in column order, the long ones of gk_lu_bwd_sums by lanes and a
-// butterfly, its chunks added in chunk order: fixed orders.
+// Each kernel is a short chain (its launch is a link of the solve's serial chain of 4 per
+// panel): a row of a factor is read by a warp at once, its lanes along the row, and summed by a
+// fixed butterfly; the chunks of gk_lu_bwd_sums are added in chunk order: the same bits on
+// every run.
+static_assert(GK_LU_NB <= 2 * GK_LANES, "a panel's row in two loads a lane");
+
+// The warp's sum over q <= last (< 2 GK_LANES) of row[q] v[q * GK_LU_RHS + c] for each c < r,
+// taken by lane 0 to done(c, sum): row[q] loaded once by lanes q and q - GK_LANES.
+template <class Done>
+__device__ inline void lu_row_dots(const la_t* row, int last, const la_t* v, int r, Done done) {
+    const int lane = threadIdx.x % GK_LANES, hi = lane + GK_LANES;
+    const la_t a0 = lane <= last ? row[lane] : (la_t)0, a1 = hi <= last ? row[hi] : (la_t)0;
+    for (int c = 0; c < r; ++c) {
+        la_t p = lane <= last ? a0 * v[lane * GK_LU_RHS + c] : (la_t)0;
+        if (hi <= last) p += a1 * v[hi * GK_LU_RHS + c];
+        p = gk_lanes_sum(p);
+        if (lane == 0) done(c, p);
+    }
+}
 
 // Forward, the panel's rows (a block per matrix): its interchanges on rows k.. (in shared
-// memory, lu_interchange), then y = inv(L11) x1 = -(-inv(L11)) x1 over rows k..k+nb.
+// memory, lu_interchange), then y = inv(L11) x1 = -(-inv(L11)) x1 over rows k..k+nb, a warp a
+// row of -inv(L11).
 GK_KERNEL void gk_lu_fwd_diag(const gk_lu_args args) {
     __shared__ la_t xs[GK_LU_NB * GK_LU_RHS];
     __shared__ la_t outer[GK_LU_NB * GK_LU_RHS];
@@ -833,14 +887,13 @@ GK_KERNEL void gk_lu_fwd_diag(const gk_lu_args args) {
     for (int e = threadIdx.x; e < w * r; e += blockDim.x) {
         const int i = e / r, c = e % r;
         if (sp[i] >= w && final[i]) x[(gk_i64)sp[i] * r + c] = outer[i * GK_LU_RHS + c];
-        la_t acc = 0;
-        for (int q = 0; q <= i; ++q) acc += nl[i * w + q] * xs[q * GK_LU_RHS + c];
-        x[e] = -acc;
     }
+    const int warps = (int)blockDim.x / GK_LANES;
+    for (int i = (int)threadIdx.x / GK_LANES; i < w; i += warps)
+        lu_row_dots(nl + i * w, i, xs, r, [&](int c, la_t s) { x[i * r + c] = -s; });
 }
 
-// Forward, the rows below the panel (blocks of GK_LU_THREADS (row, column) pairs):
-// x2 -= L21 y.
+// Forward, the rows below the panel (a warp a row): x2 -= L21 y.
 GK_KERNEL void gk_lu_fwd_update(const gk_lu_args args) {
     __shared__ la_t ys[GK_LU_NB * GK_LU_RHS];
     const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
@@ -849,56 +902,68 @@ GK_KERNEL void gk_lu_fwd_update(const gk_lu_args args) {
     const la_t* l = reinterpret_cast<const la_t*>(args.out) + mat * m * w;
     for (int e = threadIdx.x; e < w * r; e += blockDim.x) ys[e / r * GK_LU_RHS + e % r] = x[e];
     __syncthreads();
-    const gk_i64 e = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= (gk_i64)(m - w) * r) return;
-    const gk_i64 i = w + e / r;
-    const int c = (int)(e % r);
-    la_t acc = x[i * r + c];
-    for (int q = 0; q < w; ++q) acc -= l[i * w + q] * ys[q * GK_LU_RHS + c];
-    x[i * r + c] = acc;
+    const gk_i64 i = w + (gk_i64)blockIdx.x * (blockDim.x / GK_LANES) + threadIdx.x / GK_LANES;
+    if (i >= m) return;
+    lu_row_dots(l + i * w, w - 1, ys, r, [&](int c, la_t s) { x[i * r + c] -= s; });
 }
 
 // Backward, the first half: (-U12) x2 (x2 the rows below the panel, already solved) in partial
-// sums over GK_LU_BWD_COLS columns of -U12 per block (grid: column chunks x matrices), a warp per
-// row of -U12 and right-hand side, its lanes along the row, their sums by a fixed butterfly;
-// stored in args.work (matrices x chunks x nb x r).
+// sums over GK_LU_BWD_COLS columns of -U12 per chunk, a warp a row of -U12 (grid: row groups x
+// column chunks, matrices), the chunk of x2 staged in shared memory; stored in args.work
+// (matrices x chunks x nb x r).
 GK_KERNEL void gk_lu_bwd_sums(const gk_lu_args args) {
+    __shared__ la_t xs[GK_LU_BWD_COLS * GK_LU_RHS];
+    constexpr int kPer = GK_LU_BWD_COLS / GK_LANES;
     const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
-    const int w = args.nb, r = args.r, m2 = args.m - args.nb;
-    const int lane = (int)threadIdx.x % GK_LANES, group = (int)threadIdx.x / GK_LANES;
-    const int groups = (int)blockDim.x / GK_LANES;
-    const int q0 = (int)blockIdx.x * GK_LU_BWD_COLS;
-    const int q1 = m2 - q0 < GK_LU_BWD_COLS ? m2 : q0 + GK_LU_BWD_COLS;
+    const int w = args.nb, r = args.r, m2 = args.m - args.nb, chunks = args.col;
+    const int lane = (int)threadIdx.x % GK_LANES, warps = (int)blockDim.x / GK_LANES;
+    const int chunk = (int)blockIdx.x % chunks;
+    const int i = (int)blockIdx.x / chunks * warps + (int)threadIdx.x / GK_LANES;
+    const int q0 = chunk * GK_LU_BWD_COLS;
+    const int cols = m2 - q0 < GK_LU_BWD_COLS ? m2 - q0 : GK_LU_BWD_COLS;
     const la_t* x2 =
-        reinterpret_cast<const la_t*>(args.a) + mat * args.stride + (gk_i64)(args.k + w) * r;
-    const la_t* nu = reinterpret_cast<const la_t*>(args.out) + mat * w * m2;
-    la_t* part =
-        reinterpret_cast<la_t*>(args.work) + ((gk_i64)blockIdx.y * args.col + blockIdx.x) * w * r;
-    for (int o = group; o < w * r; o += groups) {
-        const int i = o / r, c = o % r;
-        la_t acc = 0;
-        for (int q = q0 + lane; q < q1; q += GK_LANES)
-            acc += nu[(gk_i64)i * m2 + q] * x2[(gk_i64)q * r + c];
-        acc = gk_lanes_sum(acc);
-        if (lane == 0) part[o] = acc;
+        reinterpret_cast<const la_t*>(args.a) + mat * args.stride + (gk_i64)(args.k + w + q0) * r;
+    for (int e = threadIdx.x; e < cols * r; e += blockDim.x) xs[e] = x2[e];  // rows r apart
+    __syncthreads();
+    if (i >= w) return;
+    const la_t* row = reinterpret_cast<const la_t*>(args.out) + mat * w * m2 + (gk_i64)i * m2 + q0;
+    la_t a[kPer];
+#pragma unroll
+    for (int h = 0; h < kPer; ++h) a[h] = lane + GK_LANES * h < cols ? row[lane + GK_LANES * h] : 0;
+    la_t* part = reinterpret_cast<la_t*>(args.work) +
+                 ((gk_i64)blockIdx.y * chunks + chunk) * w * r + (gk_i64)i * r;
+    for (int c = 0; c < r; ++c) {
+        la_t p = 0;
+#pragma unroll
+        for (int h = 0; h < kPer; ++h)
+            if (lane + GK_LANES * h < cols) p += a[h] * xs[(lane + GK_LANES * h) * r + c];
+        p = gk_lanes_sum(p);
+        if (lane == 0) part[c] = p;
     }
 }
 
 // Backward, a panel's rows (a block per matrix): t = y + (-U12) x2 (gk_lu_bwd_sums' args.col
 // partials added in chunk order), then U11 x1 = t by substitution from the last row up, a warp
-// per right-hand side, U11 staged from the panel's L11\U11 (args.out2).
+// per right-hand side holding t in its lanes (rows lane and lane + GK_LANES), U11 staged from the
+// panel's L11\U11 (args.out2), each x_j = t_j (1 / U_jj).
 GK_KERNEL void gk_lu_bwd(const gk_lu_args args) {
     __shared__ la_t us[GK_LU_NB][GK_LU_NB + 1];
     __shared__ la_t ts[GK_LU_NB * GK_LU_RHS];
+    __shared__ la_t rd[GK_LU_NB];
     const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.x;
     const int w = args.nb, r = args.r, chunks = args.col;
     const int lane = (int)threadIdx.x % GK_LANES, group = (int)threadIdx.x / GK_LANES;
-    const int groups = (int)blockDim.x / GK_LANES;
+    const int groups = (int)blockDim.x / GK_LANES, hi = lane + GK_LANES;
     la_t* x = reinterpret_cast<la_t*>(args.a) + mat * args.stride + (gk_i64)args.k * r;
     const la_t* u = reinterpret_cast<const la_t*>(args.out2) + mat * (gk_i64)args.m * w;
     const la_t* part =
         reinterpret_cast<const la_t*>(args.work) + (gk_i64)blockIdx.x * chunks * w * r;
-    for (int e = threadIdx.x; e < w * w; e += blockDim.x) us[e / w][e % w] = u[e];
+    la_stage<GK_LU_NB * GK_LU_NB / GK_LU_THREADS>(
+        w, w, [&](int i, int j) { return u[i * w + j]; },
+        [&](int i, int j, la_t v) {
+            us[i][j] = v;
+            if (i == j) rd[i] = la_rcp(v);
+        });
     for (int o = threadIdx.x; o < w * r; o += blockDim.x) {
         la_t t = x[o];
         for (int h = 0; h < chunks; ++h) t += part[(gk_i64)h * w * r + o];
@@ -906,16 +971,18 @@ GK_KERNEL void gk_lu_bwd(const gk_lu_args args) {
     }
     __syncthreads();
     for (int c = group; c < r; c += groups) {
+        la_t t0 = lane < w ? ts[lane * GK_LU_RHS + c] : (la_t)0;
+        la_t t1 = hi < w ? ts[hi * GK_LU_RHS + c] : (la_t)0;
         for (int j = w - 1; j >= 0; --j) {
-            const la_t xj = ts[j * GK_LU_RHS + c] / us[j][j];
-            gk_syncwarp();
-            for (int i = lane; i < j; i += GK_LANES) ts[i * GK_LU_RHS + c] -= us[i][j] * xj;
-            if (lane == 0) ts[j * GK_LU_RHS + c] = xj;
-            gk_syncwarp();
+            const la_t xj = gk_shfl(j < GK_LANES ? t0 : t1, j % GK_LANES) * rd[j];
+            if (lane < j) t0 -= us[lane][j] * xj;
+            if (lane == j) t0 = xj;
+            if (hi < j) t1 -= us[hi][j] * xj;
+            if (hi == j) t1 = xj;
         }
+        if (lane < w) x[lane * r + c] = t0;
+        if (hi < w) x[hi * r + c] = t1;
     }
-    __syncthreads();
-    for (int e = threadIdx.x; e < w * r; e += blockDim.x) x[e] = ts[e / r * GK_LU_RHS + e % r];
 }
 
 // det (GK_LA_DET) or sign and log|det| (GK_LA_SLOGDET) of each matrix from U's diagonal and the

@@ -131,13 +131,15 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
     const int p = two ? GK_LA_MAX_N : n <= 8 ? 8 : n <= 16 ? 16 : GK_LANES;
     const gk_i64 mat = blockIdx.x, ld = args.ld;
     const la_t* src = reinterpret_cast<const la_t*>(args.a) + mat * args.stride;
-    for (int e = tid; e < n * n; e += blockDim.x) {  // the lower triangle, rows read whole
-        const int r = e / n, k = e - r * n;
-        if (upper ? k >= r : k <= r) {
-            const la_t v = src[r * ld + k];
-            S[upper ? k * LA_LD + r : r * LA_LD + k] = v;
-        }
-    }
+    // The lower triangle, rows read whole; at most 32 elements a thread (n <= 32 on one warp, or
+    // 64 x 64 on GK_LA_THREADS = 256).
+    static_assert(GK_LA_MAX_N * GK_LA_MAX_N <= GK_LANES * GK_LA_THREADS, "32 a thread at most");
+    const auto lower = [&](int r, int k) { return upper ? k >= r : k <= r; };
+    la_stage<GK_LANES>(
+        n, n, [&](int r, int k) { return lower(r, k) ? src[r * ld + k] : (la_t)0; },
+        [&](int r, int k, la_t v) {
+            if (lower(r, k)) S[upper ? k * LA_LD + r : r * LA_LD + k] = v;
+        });
     for (int e = tid; e < (p - n) * p; e += blockDim.x) {  // the identity's rows past n
         const int i = n + e / p, c = e % p;
         if (c <= i) S[i * LA_LD + c] = (la_t)(i == c);

@@ -1,13 +1,15 @@
 """Where solve's time goes at n = 4096: det (the LU alone), the LU with and without its panels
 kept, the substitution of one right-hand side alone, solve; torch alongside (eager calls, best
-of 3). Run on the GPU machine from notes/."""
+of 3); then device times as CUDA graph replays: the substitution (ms), and gk_lu_trinv (64 x
+64, either mode) alone (us a launch). Run on the GPU machine from notes/."""
 
 import numpy as np
 import torch
-from probe_timing import best_ms
+from probe_timing import best_ms, graph_ms
 
 import gpukit as gk
 from gpukit import decompositions as dec
+from gpukit import linalg_steps as st
 
 rng = np.random.default_rng(0)
 for dt in ("float32", "float64"):
@@ -26,7 +28,15 @@ for dt in ("float32", "float64"):
         "substitution": best_ms(lambda: dec._lu_solve(lu, b3), 5),  # noqa: B023
         "solve": best_ms(lambda: gk.linalg.solve(a, b), 5),  # noqa: B023
         "torch solve": best_ms(lambda: torch.linalg.solve(ta, tb), 5, torch.cuda.synchronize),  # noqa: B023
+        "substitution graph": graph_ms(lambda: dec._lu_solve(lu, b3)),  # noqa: B023
     }
+    for upper in (False, True):  # us a launch: graphs of 10 calls
+        out = [((1, nb, nb), a3.dtype)]
+        rows[f"trinv us upper={upper}"] = 100 * graph_ms(
+            lambda t=a3, o=out, u=upper: [
+                st.run("lu_trinv", [t], o, (("upper", u),)) for _ in range(10)
+            ]
+        )
     x = gk.linalg.solve(a, b).to_numpy().astype(np.float64)
     scale = np.linalg.norm(h) * np.linalg.norm(x) * np.finfo(dt).eps * n
     res = np.linalg.norm(h.astype(np.float64) @ x - hb) / scale

@@ -64,7 +64,7 @@ def plan_lu(backend, op: str, inputs, outputs, options):
     if op == "lu_trinv":  # inputs: the panel (its top-left nb x nb block); output nb x nb each
         fields.update(mode=int(bool(opts["upper"])), nb=outputs[0].shape[-1])
         addresses = [("a", 0, 0, 1), ("out", b.output(0), 0, 1)]
-        b.launch(fn, count, threads, "gk_lu_args", fields, addresses=addresses)
+        b.launch(fn, count, _C["GK_LU_NB"], "gk_lu_args", fields, addresses=addresses)
         return b.build()
     if op == "lu_swap":  # inputs: rows k.. of the right-hand sides (m x r), piv
         fields["r"] = x.shape[-1]
@@ -186,7 +186,8 @@ def _plan_solve(backend, file, defines, inputs, opts):
     over L21, -inv(L11) and (but the last) -U12, as _blocked_lu leaves them; options: n and
     the panels' widths. Forward panel by panel (interchanges and inv(L11) in one launch, the
     rows below in a second), then backward (-U12 times the rows below in partial sums over
-    column chunks, then a launch per panel adding them to its rows and substituting with U11)."""
+    column chunks, then a launch per panel adding them to its rows and substituting with U11);
+    each row of a factor is read by one warp."""
     x = inputs[0]
     count, n, r = x.shape
     widths = opts["widths"]
@@ -194,6 +195,7 @@ def _plan_solve(backend, file, defines, inputs, opts):
     names = ("gk_lu_fwd_diag", "gk_lu_fwd_update", "gk_lu_bwd_sums", "gk_lu_bwd")
     fns = {k: backend.function(file, defines, k) for k in names}
     threads, chunk_cols = _C["GK_LU_THREADS"], _C["GK_LU_BWD_COLS"]
+    warps = threads // _C["GK_LANES"]
     most = -(-(n - widths[0]) // chunk_cols) * max(widths) * r * min(count, _GRID_Y)
     work = b.add_scratch(max(most, 1) * x.dtype.itemsize)
     base = dict.fromkeys(("col", "mode", "mat0"), 0)
@@ -215,8 +217,8 @@ def _plan_solve(backend, file, defines, inputs, opts):
                 g,
                 addresses=[("a", 0, 0, 1), ("piv", 1, 0, 1), ("out", panel + 1, 0, 1)],
             )
-            if n - k > w:
-                grid = (-(-(n - k - w) * r // threads), cnt)
+            if n - k > w:  # a warp a row
+                grid = (-(-(n - k - w) // warps), cnt)
                 b.launch(fns["gk_lu_fwd_update"], grid, threads, "gk_lu_args", g,
                          addresses=[("a", 0, 0, 1), ("out", panel, 0, 1)])  # fmt: skip
     for k, w, panel, neg_u12 in reversed(steps):
@@ -226,7 +228,8 @@ def _plan_solve(backend, file, defines, inputs, opts):
             g = {**f, "mat0": first}
             if chunks:
                 sums = [("a", 0, 0, 1), ("out", neg_u12, 0, 1), ("work", work, 0, 1)]
-                b.launch(fns["gk_lu_bwd_sums"], (chunks, cnt), threads, "gk_lu_args", g,
+                grid = (chunks * -(-w // warps), cnt)  # a warp a row of -U12, per chunk
+                b.launch(fns["gk_lu_bwd_sums"], grid, threads, "gk_lu_args", g,
                          addresses=sums)  # fmt: skip
             rows = [("a", 0, 0, 1), ("out2", panel, 0, 1), ("work", work, 0, 1)]
             b.launch(fns["gk_lu_bwd"], cnt, threads, "gk_lu_args", g, addresses=rows)
