@@ -711,7 +711,7 @@ struct alignas(16) lu_vec {
 // GK_LU_NB threads per matrix) into out (count x nb x nb): mode 0, minus the inverse of the
 // unit-lower L11 (the strictly lower part of the block); mode 1, the inverse of the upper U11,
 // as the transpose of the inverse of S = U11^T. Thread q computes column q of X = S^-1 in its
-// registers: for each k in order, x_k /= S_kk, then x_i -= S_ik x_k below it (S's columns read
+// registers: for each k in order, x_k *= 1 / S_kk, then x_i -= S_ik x_k below it (S's columns read
 // from shared memory by all threads at once), with no barrier between columns. Blocks smaller
 // than GK_LU_NB are padded with the identity.
 GK_KERNEL void gk_lu_trinv(const gk_lu_args args) {
