@@ -723,8 +723,9 @@ GK_KERNEL void gk_lu_trinv(const gk_lu_args args) {
     const bool upper = args.mode != 0;
     const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.x;
     const la_t* t = reinterpret_cast<const la_t*>(args.a) + mat * args.stride;
-    // Thread q loads column q of T's block (every load before any store: see la_stage), the
-    // identity past nb.
+    // Thread q loads column q of T's block, the identity past nb: every load before any store,
+    // as la_stage does, but by hand (la_stage's index stepping over 64 elements a thread costs
+    // this kernel registers and, in float64, spills).
     la_t v[GK_LU_NB];
 #pragma unroll
     for (int a = 0; a < GK_LU_NB; ++a)
@@ -846,21 +847,27 @@ GK_KERNEL void gk_lu_swap(const gk_lu_args args) {
 // panel): a row of a factor is read by a warp at once, its lanes along the row, and summed by a
 // fixed butterfly; the chunks of gk_lu_bwd_sums are added in chunk order: the same bits on
 // every run.
-static_assert(GK_LU_NB <= 2 * GK_LANES, "a panel's row in two loads a lane");
+static_assert(GK_LU_NB % GK_LANES == 0, "a panel's row in whole loads of the lanes");
 
-// The warp's sum over q <= last (< 2 GK_LANES) of row[q] v[q * GK_LU_RHS + c] for each c < r,
-// taken by lane 0 to done(c, sum): row[q] loaded once by lanes q and q - GK_LANES.
-template <class Done>
-__device__ inline void lu_row_dots(const la_t* row, int last, const la_t* v, int r, Done done) {
-    const int lane = threadIdx.x % GK_LANES, hi = lane + GK_LANES;
-    const la_t a0 = lane <= last ? row[lane] : (la_t)0, a1 = hi <= last ? row[hi] : (la_t)0;
+// The warp's sum over q < n (n <= kPer GK_LANES) of row[q] v[q * ld + c] for each c < r, taken
+// by lane 0 to done(c, sum): row[q] loaded once, coalesced, by lane q % GK_LANES.
+template <int kPer, class Done>
+__device__ inline void lu_row_dots(const la_t* row, int n, const la_t* v, int ld, int r,
+                                   Done done) {
+    const int lane = threadIdx.x % GK_LANES;
+    la_t a[kPer];
+#pragma unroll
+    for (int h = 0; h < kPer; ++h) a[h] = lane + GK_LANES * h < n ? row[lane + GK_LANES * h] : 0;
     for (int c = 0; c < r; ++c) {
-        la_t p = lane <= last ? a0 * v[lane * GK_LU_RHS + c] : (la_t)0;
-        if (hi <= last) p += a1 * v[hi * GK_LU_RHS + c];
+        la_t p = 0;
+#pragma unroll
+        for (int h = 0; h < kPer; ++h)
+            if (lane + GK_LANES * h < n) p += a[h] * v[(lane + GK_LANES * h) * ld + c];
         p = gk_lanes_sum(p);
         if (lane == 0) done(c, p);
     }
 }
+#define LU_ROW_LOADS (GK_LU_NB / GK_LANES)  // a panel's row: loads a lane
 
 // Forward, the panel's rows (a block per matrix): its interchanges on rows k.. (in shared
 // memory, lu_interchange), then y = inv(L11) x1 = -(-inv(L11)) x1 over rows k..k+nb, a warp a
@@ -890,7 +897,8 @@ GK_KERNEL void gk_lu_fwd_diag(const gk_lu_args args) {
     }
     const int warps = (int)blockDim.x / GK_LANES;
     for (int i = (int)threadIdx.x / GK_LANES; i < w; i += warps)
-        lu_row_dots(nl + i * w, i, xs, r, [&](int c, la_t s) { x[i * r + c] = -s; });
+        lu_row_dots<LU_ROW_LOADS>(nl + i * w, i + 1, xs, GK_LU_RHS, r,
+                                  [&](int c, la_t s) { x[i * r + c] = -s; });
 }
 
 // Forward, the rows below the panel (a warp a row): x2 -= L21 y.
@@ -904,7 +912,8 @@ GK_KERNEL void gk_lu_fwd_update(const gk_lu_args args) {
     __syncthreads();
     const gk_i64 i = w + (gk_i64)blockIdx.x * (blockDim.x / GK_LANES) + threadIdx.x / GK_LANES;
     if (i >= m) return;
-    lu_row_dots(l + i * w, w - 1, ys, r, [&](int c, la_t s) { x[i * r + c] -= s; });
+    lu_row_dots<LU_ROW_LOADS>(l + i * w, w, ys, GK_LU_RHS, r,
+                              [&](int c, la_t s) { x[i * r + c] -= s; });
 }
 
 // Backward, the first half: (-U12) x2 (x2 the rows below the panel, already solved) in partial
@@ -913,11 +922,9 @@ GK_KERNEL void gk_lu_fwd_update(const gk_lu_args args) {
 // (matrices x chunks x nb x r).
 GK_KERNEL void gk_lu_bwd_sums(const gk_lu_args args) {
     __shared__ la_t xs[GK_LU_BWD_COLS * GK_LU_RHS];
-    constexpr int kPer = GK_LU_BWD_COLS / GK_LANES;
     const gk_i64 mat = (gk_i64)args.mat0 + blockIdx.y;
     const int w = args.nb, r = args.r, m2 = args.m - args.nb, chunks = args.col;
-    const int lane = (int)threadIdx.x % GK_LANES, warps = (int)blockDim.x / GK_LANES;
-    const int chunk = (int)blockIdx.x % chunks;
+    const int warps = (int)blockDim.x / GK_LANES, chunk = (int)blockIdx.x % chunks;
     const int i = (int)blockIdx.x / chunks * warps + (int)threadIdx.x / GK_LANES;
     const int q0 = chunk * GK_LU_BWD_COLS;
     const int cols = m2 - q0 < GK_LU_BWD_COLS ? m2 - q0 : GK_LU_BWD_COLS;
@@ -927,19 +934,10 @@ GK_KERNEL void gk_lu_bwd_sums(const gk_lu_args args) {
     __syncthreads();
     if (i >= w) return;
     const la_t* row = reinterpret_cast<const la_t*>(args.out) + mat * w * m2 + (gk_i64)i * m2 + q0;
-    la_t a[kPer];
-#pragma unroll
-    for (int h = 0; h < kPer; ++h) a[h] = lane + GK_LANES * h < cols ? row[lane + GK_LANES * h] : 0;
     la_t* part = reinterpret_cast<la_t*>(args.work) +
                  ((gk_i64)blockIdx.y * chunks + chunk) * w * r + (gk_i64)i * r;
-    for (int c = 0; c < r; ++c) {
-        la_t p = 0;
-#pragma unroll
-        for (int h = 0; h < kPer; ++h)
-            if (lane + GK_LANES * h < cols) p += a[h] * xs[(lane + GK_LANES * h) * r + c];
-        p = gk_lanes_sum(p);
-        if (lane == 0) part[c] = p;
-    }
+    lu_row_dots<GK_LU_BWD_COLS / GK_LANES>(row, cols, xs, r, r,
+                                           [&](int c, la_t s) { part[c] = s; });
 }
 
 // Backward, a panel's rows (a block per matrix): t = y + (-U12) x2 (gk_lu_bwd_sums' args.col
