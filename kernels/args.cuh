@@ -576,18 +576,20 @@
 
 // kernels/linalg_small.cu: stacks of n x n matrices, contiguous but for gk_chol_small's input
 // (ld, stride) (b and out: n x k for a solve).
-#define GK_LINALG_ARGS(F, A, M)                                                                 \
-    F(gk_u64, a)                                                                                \
-    F(gk_u64, b)    /* right-hand sides (GK_LA_SOLVE) */                                        \
-    F(gk_u64, out)  /* factor, solution, inverse, determinant or sign */                        \
-    F(gk_u64, out2) /* log|det| (GK_LA_SLOGDET), eigenvectors, -L^-T */                         \
-    F(gk_u64, info) /* int32 per matrix: 1 not positive definite / singular */                  \
-    F(gk_i32, n)                                                                                \
-    F(gk_i32, k)                                                                                \
-    F(gk_i32, mode)   /* lu: GK_LA_SOLVE, _INV, _DET, _SLOGDET; eigh: vectors; chol: inverse */ \
-    F(gk_i32, upper)  /* cholesky: read and write the upper triangle; eigh: read it */          \
-    F(gk_i64, ld)     /* cholesky: a's row stride (elements; the others read rows of n) */      \
-    F(gk_i64, stride) /* cholesky: a's matrix stride (elements) */
+#define GK_LINALG_ARGS(F, A, M)                                                                    \
+    F(gk_u64, a)                                                                                   \
+    F(gk_u64, b)    /* right-hand sides (GK_LA_SOLVE) */                                           \
+    F(gk_u64, out)  /* factor, solution, inverse, determinant or sign */                           \
+    F(gk_u64, out2) /* log|det| (GK_LA_SLOGDET), eigenvectors, -L^-T */                            \
+    F(gk_u64, info) /* int32 per matrix: 1 not positive definite / singular */                     \
+    F(gk_i32, n)                                                                                   \
+    F(gk_i32, k)                                                                                   \
+    F(gk_i32, mode) /* lu: GK_LA_SOLVE, _INV, _DET, _SLOGDET; eigh: vectors; chol: GK_LA_CHOL_* */ \
+    F(gk_i32, upper)      /* cholesky: read and write the upper triangle; eigh: read it */         \
+    F(gk_i64, ld)         /* cholesky: a's row stride (elements; the others read rows of n) */     \
+    F(gk_i64, stride)     /* cholesky: a's matrix stride (elements) */                             \
+    F(gk_i64, out_ld)     /* cholesky: out's row stride (elements) */                              \
+    F(gk_i64, out_stride) /* cholesky: out's matrix stride (elements) */
 
 // kernels/linalg_lu.cu: the blocked LU's steps over a stack of trailing matrices T (or rows X of
 // right-hand sides) at `a`, row stride ld, matrix stride `stride` (elements); piv and diag: per

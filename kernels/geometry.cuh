@@ -191,6 +191,11 @@
 #define GK_LA_INV 1
 #define GK_LA_DET 2
 #define GK_LA_SLOGDET 3
+// gk_chol_small's mode bits: -L^-T into out2; a holds -A (the blocked plan's trailing matrix
+// is kept negated, so that its updates add); info |= (the blocked plan's later diagonal blocks).
+#define GK_LA_CHOL_INVERSE 1
+#define GK_LA_CHOL_NEGATED 2
+#define GK_LA_CHOL_MERGE_INFO 4
 // gk_eigh_jacobi: matrices of at most GK_LA_JACOBI_N rows, at most GK_LA_SWEEPS sweeps.
 #define GK_LA_JACOBI_N 32
 #define GK_LA_SWEEPS 30
@@ -356,6 +361,9 @@
     X(GK_LA_INV)                 \
     X(GK_LA_DET)                 \
     X(GK_LA_SLOGDET)             \
+    X(GK_LA_CHOL_INVERSE)        \
+    X(GK_LA_CHOL_NEGATED)        \
+    X(GK_LA_CHOL_MERGE_INFO)     \
     X(GK_LA_JACOBI_N)            \
     X(GK_LA_SWEEPS)              \
     X(GK_LU_NB)                  \

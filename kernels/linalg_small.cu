@@ -25,9 +25,9 @@ __device__ inline la_t la_inf() { return gk_inf((la_t)0); }
 // each); then warp 0 solves X21 = L22^-1 (-L21 X11) and warp LA_W2 inverts L22 (X22). Four
 // block barriers in all.
 // S holds A, then L (lower, row-major); X = L^-1 goes into S's upper half, X[i][c] at
-// S[c][i + 1], so that -X^T (what mode 1 writes) is read by rows. Per column of the factor the
-// dependent chain is a shuffle of the next diagonal, its reciprocal square root, one product and
-// one FMA.
+// S[c][i + 1], so that -X^T (what GK_LA_CHOL_INVERSE writes) is read by rows. Per column of the
+// factor the dependent chain is a shuffle of the next diagonal, its reciprocal square root, one
+// product and one FMA.
 #define LA_W2 2  // the second working warp: another wavefront than warp 0 on AMD (64 lanes)
 
 // 1 / sqrt(x) within about an ulp: float's hardware estimate and one Newton step (the correctly
@@ -127,7 +127,9 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
     __shared__ la_t rinv[GK_LA_MAX_N];
     __shared__ int bad;
     const int n = args.n, tid = threadIdx.x, warp = tid / GK_LANES, lane = tid % GK_LANES;
-    const bool upper = args.upper != 0, inverse = args.mode != 0, two = n > GK_LANES;
+    const bool upper = args.upper != 0, two = n > GK_LANES;
+    const bool inverse = (args.mode & GK_LA_CHOL_INVERSE) != 0;
+    const la_t sign = (args.mode & GK_LA_CHOL_NEGATED) ? (la_t)-1 : (la_t)1;
     const int p = two ? GK_LA_MAX_N : n <= 8 ? 8 : n <= 16 ? 16 : GK_LANES;
     const gk_i64 mat = blockIdx.x, ld = args.ld;
     const la_t* src = reinterpret_cast<const la_t*>(args.a) + mat * args.stride;
@@ -136,7 +138,7 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
     static_assert(GK_LA_MAX_N * GK_LA_MAX_N <= GK_LANES * GK_LA_THREADS, "32 a thread at most");
     const auto lower = [&](int r, int k) { return upper ? k >= r : k <= r; };
     la_stage<GK_LANES>(
-        n, n, [&](int r, int k) { return lower(r, k) ? src[r * ld + k] : (la_t)0; },
+        n, n, [&](int r, int k) { return lower(r, k) ? sign * src[r * ld + k] : (la_t)0; },
         [&](int r, int k, la_t v) {
             if (lower(r, k)) S[upper ? k * LA_LD + r : r * LA_LD + k] = v;
         });
@@ -214,14 +216,15 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
     __syncthreads();
     const bool failed = bad != 0;
     const la_t nan = la_inf() - la_inf();
-    la_t* out = reinterpret_cast<la_t*>(args.out) + mat * n * n;
+    la_t* out = reinterpret_cast<la_t*>(args.out) + mat * args.out_stride;
     for (int e = tid; e < n * n; e += blockDim.x) {
         const int i = e / n, c = e - i * n;
         const int lo = upper ? c : i, hi = upper ? i : c;  // L[lo][hi], lo >= hi
         const la_t v = lo >= hi ? S[lo * LA_LD + hi] : (la_t)0;
-        out[e] = failed ? nan : lo == hi ? gkm_sqrt(v) : v;
+        out[i * args.out_ld + c] = failed ? nan : lo == hi ? gkm_sqrt(v) : v;
     }
-    if (tid == 0) reinterpret_cast<gk_i32*>(args.info)[mat] = failed;
+    gk_i32* info = reinterpret_cast<gk_i32*>(args.info) + mat;
+    if (tid == 0) *info = failed || ((args.mode & GK_LA_CHOL_MERGE_INFO) && *info);
     if (!inverse) return;
     // -X^T: row c of it is -X[i][c], i >= c, at S[c][i + 1] (NaN too where the factor failed).
     la_t* x_out = reinterpret_cast<la_t*>(args.out2) + mat * n * n;

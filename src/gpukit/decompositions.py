@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 from collections import namedtuple
+from functools import partial
 
 import numpy as np
 
@@ -122,6 +123,17 @@ def _blocked_cholesky(a: GPUArray, nb: int) -> GPUArray:
     return out.reshape(a.shape)
 
 
+def _planned_cholesky(a: GPUArray) -> GPUArray:
+    """The lower factor of contiguous stack a by the backend's plan of every step of a blocked
+    Cholesky ("cholesky_blocked"; CUDA: runtime/cuda/linalg_chol.py)."""
+    *batch, n, _ = a.shape
+    count = _count(batch)
+    shapes = [((count, n, n), a.dtype), ((count,), _I32)]
+    out, info = _run("cholesky_blocked", [a.reshape(count, n, n)], shapes)
+    _check(info, "Matrix is not positive definite")
+    return out.reshape(a.shape)
+
+
 # A blocked LU: per panel (its L11\\U11 over L21, count x rows x width), -inv(L11) and -U12
 # (None for the last panel); the pivots (the row swapped with row i at step i), U's diagonal and
 # an int32 per matrix set when a pivot was exactly zero.
@@ -207,7 +219,8 @@ def _lu_solve(lu: _LU, b: GPUArray) -> GPUArray:
 def cholesky(x, /, *, upper: bool = False) -> GPUArray:
     """The Cholesky factor of each Hermitian positive-definite matrix: lower L with A = L L^H
     (or upper U with A = U^H U); only the lower (upper) triangle of A is read. Matrices larger
-    than the backend factors at once are factored in blocks (_blocked_cholesky)."""
+    than the backend factors at once are factored in blocks (by the backend's plan where it has
+    one, else _blocked_cholesky)."""
     a = _stack("cholesky", x)
     if a.size == 0:
         return _empty(a, a.shape, a.dtype)
@@ -215,9 +228,11 @@ def cholesky(x, /, *, upper: bool = False) -> GPUArray:
     nb = a._rt.linalg_max_n("cholesky", a.dtype)
     if nb is None or n <= nb or nb == 0:
         return _cholesky(a, upper)
+    planned = a._rt.linalg_max_n("cholesky_blocked", a.dtype)
+    lower = _planned_cholesky if planned else partial(_blocked_cholesky, nb=nb)
     if upper:  # U = (lower factor of A^H, whose lower triangle is A's upper)^H
-        return ascontiguousarray(_mT(_blocked_cholesky(ascontiguousarray(_mT(a)), nb)))
-    return _blocked_cholesky(a, nb)
+        return ascontiguousarray(_mT(lower(ascontiguousarray(_mT(a)))))
+    return lower(a)
 
 
 def solve(a, b) -> GPUArray:

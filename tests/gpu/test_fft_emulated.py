@@ -56,7 +56,7 @@ class EmulatedCuda(emulation.EmulatedCuda):
             run = emulation.build_one(file, name, "gk_transpose_args", defines, self.lib_dir)
             run(args, *grid, block[0], shared, self.seed)
         else:
-            emulation.host_copy(file, defines, name, args, nbytes)
+            emulation.host_elementwise(file, defines, name, args, nbytes)
 
 
 def _poison(cuda, nbytes):

@@ -44,7 +44,8 @@ def _run(run, kernel, count, seed, threads=THREADS, **fields):
             if k in ("a", "b", "out", "out2", "info")}  # fmt: skip
     rest = {k: v for k, v in fields.items() if k not in ptrs}
     n = rest.get("n", 0)
-    blob = ARGS.pack(**{"k": 0, "mode": 0, "upper": 0, "ld": n, "stride": n * n, **rest, **ptrs})
+    layout = {"ld": n, "stride": n * n, "out_ld": n, "out_stride": n * n}
+    blob = ARGS.pack(**{"k": 0, "mode": 0, "upper": 0, **layout, **rest, **ptrs})
     buf = ctypes.create_string_buffer(bytes(blob), len(blob))
     run(buf, kernel, count, threads, seed)
 

@@ -253,39 +253,75 @@ class EmulatedCuda(ABC):
         self.launched.append(name)
 
 
-# emit_copy moves bits by width (complex64 as 8-byte words); complex128 as itself
-_COPY_BYTES = {"GK_OUT_T=gk_u32": 4, "GK_OUT_T=gk_u64": 8, "GK_OUT_T=gk_c64": 8,
-               "GK_OUT_T=gk_c128": 16}  # fmt: skip
+# The element types of the plans' elementwise launches the host runs: emit_copy moves bits by
+# width (complex64 as 8-byte words), complex128 as itself.
+_HOST_TYPES = {"float": np.float32, "double": np.float64, "gk_u32": np.uint32,
+               "gk_u64": np.uint64, "gk_c64": np.uint64, "gk_c128": np.complex128}  # fmt: skip
+_HOST_OPS = {"identity": lambda x: x, "negative": np.negative}
 
 
-def host_copy(file, defines, name, args, nbytes):
-    """The plans' elementwise copies (crops, dense copies) done on the host from their packed
-    block, element by element as kernels/elementwise.cu's identity op does within one dtype."""
-    assert file == "elementwise.cu" and "GK_OP=identity" in defines, (file, defines)
-    item = next(_COPY_BYTES[d] for d in defines if d in _COPY_BYTES)
+def _host_view(pointer, dtype, shape, element_strides):
+    """A strided view of host memory whose element 0 is at `pointer` (strides in elements)."""
+    item = np.dtype(dtype).itemsize
+    lo = sum((d - 1) * s for d, s in zip(shape, element_strides, strict=True) if s < 0)
+    hi = sum((d - 1) * s for d, s in zip(shape, element_strides, strict=True) if s > 0)
+    raw = (ctypes.c_char * ((hi - lo + 1) * item)).from_address(pointer + lo * item)
+    flat = np.frombuffer(raw, dtype)[-lo:]
+    byte_strides = tuple(s * item for s in element_strides)
+    return np.lib.stride_tricks.as_strided(flat, shape, byte_strides, writeable=True)
+
+
+def host_elementwise(file, defines, name, args, nbytes):
+    """The plans' elementwise copies, fills and negations (kernels/elementwise.cu's identity and
+    negative ops within one dtype, one operand) done on the host from their packed block."""
+    d = dict(x.split("=", 1) for x in defines)
+    assert file == "elementwise.cu" and d["GK_NIN"] == "1", (file, defines)
+    op, dtype = _HOST_OPS[d["GK_OP"]], _HOST_TYPES[d["GK_OUT_T"]]
     blob = ctypes.string_at(args, nbytes)
+    s = arg_struct("gk_ew_contig_args" if name == "gk_ew_contig" else "gk_ew_args")
 
-    def field(s, name, count=1):
+    def field(name, count=1):
         fmt, offset, _ = s.fields[name]
         return struct.unpack_from(f"<{count}{fmt}", blob, offset)
 
+    slots = 3 if name == "gk_ew_contig" else CONSTANTS["GK_MAX_OPERANDS"]
+    dst, src = field("ptr", slots)[:2]
     if name == "gk_ew_contig":
-        s = arg_struct("gk_ew_contig_args")
-        (n,), (dst, src, _) = field(s, "n"), field(s, "ptr", 3)
-        ctypes.memmove(dst, src, n * item)
+        shape, out_st, in_st = field("n"), (1,), (1,)
+    else:
+        (ndim,), dims = field("ndim"), CONSTANTS["GK_MAX_DIMS"]
+        shape = field("shape", dims)[:ndim]
+        strides = field("stride", slots * dims)
+        out_st, in_st = strides[:ndim], strides[dims : dims + ndim]
+    out = _host_view(dst, dtype, shape, out_st)
+    if d["GK_SCALAR0"] == "1":
+        value = field("scalar_f" if np.dtype(dtype).kind == "f" else "scalar_i", slots)[1]
+        out[...] = op(np.asarray(value, dtype))
+    else:
+        out[...] = op(_host_view(src, dtype, shape, in_st))
+
+
+GEMM_KERNELS = {"gk_gemm_f32": np.float32, "gk_gemm_f32_small": np.float32,
+                "gk_gemm_f64": np.float64}  # fmt: skip
+
+
+def host_gemm(name, args, nbytes):
+    """The plans' exact float32 and float64 products (kernels/gemm_f32.cu, gemm_f32_small.cu,
+    gemm_f64.cu, whose cp.async and DMMA have no portable path) done on the host from their
+    packed block: out = a @ b (+ residual), each sum in float64 rounded once, so not the
+    kernels' bits; every tile written (the kernels may skip those above the diagonal with
+    `lower`). No bias, activation or split K: what the linalg plans launch."""
+    dtype = GEMM_KERNELS[name]
+    s = arg_struct("gk_gemm_args")
+    blob = ctypes.string_at(args, nbytes)
+    f = {k: struct.unpack_from("<" + fmt, blob, off)[0] for k, (fmt, off, _) in s.fields.items()}
+    assert f["bias"] == 0 and f["splits"] <= 1, f
+    z, m, n, k = f["batch"], f["m"], f["n"], f["k"]
+    if 0 in (z, m, n):
         return
-    s = arg_struct("gk_ew_args")
-    (n,), (ndim,) = field(s, "n"), field(s, "ndim")
-    dims = CONSTANTS["GK_MAX_DIMS"]
-    shape = field(s, "shape", dims)[:ndim]
-    strides = field(s, "stride", CONSTANTS["GK_MAX_OPERANDS"] * dims)
-    out_st, in_st = strides[:ndim], strides[dims : dims + ndim]
-    dst, src = field(s, "ptr", CONSTANTS["GK_MAX_OPERANDS"])[:2]
-    for i in range(n):
-        rem, o, q = i, 0, 0
-        for d in range(ndim - 1, -1, -1):
-            idx = rem % shape[d]
-            rem //= shape[d]
-            o += idx * out_st[d]
-            q += idx * in_st[d]
-        ctypes.memmove(dst + o * item, src + q * item, item)
+    a = _host_view(f["a"], dtype, (z, m, k), (f["sa_z"], f["sa_m"], f["sa_k"]))
+    b = _host_view(f["b"], dtype, (z, k, n), (f["sb_z"], f["sb_k"], f["sb_n"]))
+    acc = a.astype(np.float64) @ b.astype(np.float64)
+    if f["residual"]:
+        acc += _host_view(f["residual"], dtype, (z, m, n), (f["sr_z"], f["sr_m"], 1))
+    _host_view(f["out"], dtype, (z, m, n), (f["so_z"], f["so_m"], 1))[...] = acc.astype(dtype)

@@ -30,8 +30,11 @@ class _Emulated(emulation.EmulatedCuda):
         self._built = {}
 
     def run_kernel(self, file, defines, name, grid, block, shared, args, nbytes, cooperative=False):
-        if file == "elementwise.cu":  # a plan's copy (the LU panel's, contiguous)
-            emulation.host_copy(file, defines, name, args, nbytes)
+        if file == "elementwise.cu":  # the LU panel's copy, the blocked Cholesky's zeros and -A
+            emulation.host_elementwise(file, defines, name, args, nbytes)
+            return
+        if name in emulation.GEMM_KERNELS:  # the blocked Cholesky's products
+            emulation.host_gemm(name, args, nbytes)
             return
         key = (file, defines, name)
         if key not in self._built:

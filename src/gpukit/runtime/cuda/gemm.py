@@ -19,13 +19,16 @@ _C = CONSTANTS
 
 
 class Args(NamedTuple):
-    """A product's argument numbers in its plan (bias and residual: None when absent)."""
+    """A product's argument numbers in its plan (bias and residual: None when absent) and the
+    byte displacements of a, b, out and the residual in theirs (matrices inside a plan's own
+    buffers: the blocked Cholesky's; the exact float32 and float64 GEMMs honour them)."""
 
     a: int
     b: int
     out: int
     bias: int | None
     residual: int | None
+    at: tuple[int, int, int, int] = (0, 0, 0, 0)
 
 
 class Epilogue(NamedTuple):
@@ -58,7 +61,7 @@ def _epilogue_addresses(args: Args, epi: Epilogue, residual_at: int) -> list:
     if args.bias is not None:
         out.append(("bias", args.bias, 0, 1))
     if epi.residual is not None:
-        out.append(("residual", args.residual, residual_at, 1))
+        out.append(("residual", args.residual, args.at[3] + residual_at, 1))
     return out
 
 
@@ -234,6 +237,13 @@ def emit_gemv(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilo
 # --- exact float32 and float64: the register-tiled kernels ----------------------------------------
 
 
+def _pairs(p: gemm_plan.Problem, args: Args, pair_bytes: int) -> bool:
+    """Whether the tiled kernels may store output elements in pairs (`pair_bytes` a pair): every
+    row's start, in every matrix, stays a multiple of pair_bytes."""
+    even = p.n % 2 == 0 and p.so[0] % 2 == 0 and (p.batch == 1 or p.bo[0] % 2 == 0)
+    return even and args.at[2] % pair_bytes == 0
+
+
 def _tiled_fields(p: gemm_plan.Problem, args: Args, epi: Epilogue, out_pairs: bool,
                   split: tuple[int, int], lower: bool) -> dict:  # fmt: skip
     """gk_gemm_args of a product but the rows of a launch (m, row0)."""
@@ -272,7 +282,7 @@ def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
     workspace = None
     if split[0] > 1:
         workspace = builder.add_scratch(split[0] * p.batch * min(step, p.m) * p.n * 4)
-    out_pairs = p.n % 2 == 0 and (p.batch == 1 or p.bo[0] % 2 == 0)
+    out_pairs = _pairs(p, args, 8)
     common = _tiled_fields(p, args, epi, out_pairs, split, lower)
     for r0, rows in _slices(p.m, step):
         plan = gemm_plan.plan_f32(rows, p.n, p.batch, a_mn, b_mn, vec, backend.sm_count,
@@ -280,9 +290,9 @@ def emit_f32(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
         fn = backend.function(plan.file, plan.defines, plan.kernel)
         res_at = r0 * epi.residual[0] * 4 if epi.residual is not None else 0
         addresses = [
-            ("a", args.a, r0 * p.sa[0] * 4, 16 if vec else 4),
-            ("b", args.b, 0, 16 if vec else 4),
-            ("out", args.out, r0 * p.so[0] * 4, 8 if out_pairs else 4),
+            ("a", args.a, args.at[0] + r0 * p.sa[0] * 4, 16 if vec else 4),
+            ("b", args.b, args.at[1], 16 if vec else 4),
+            ("out", args.out, args.at[2] + r0 * p.so[0] * 4, 8 if out_pairs else 4),
             *_epilogue_addresses(args, epi, res_at),
         ]
         if workspace is not None:
@@ -309,7 +319,7 @@ def emit_f64(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
     step = _row_step(p, row_block, 2 if vec and a_mn else 1)
     bias, _, residual = epi.flags(args)
     whole = gemm_plan.plan_f64(p.m, p.n, p.batch, layout, backend.sm_count, bias, residual)
-    out_pairs = p.n % 2 == 0 and p.so[0] % 2 == 0 and (p.batch == 1 or p.bo[0] % 2 == 0)
+    out_pairs = _pairs(p, args, 16)
     common = _tiled_fields(p, args, epi, out_pairs, (1, p.k), lower)
     for r0, rows in _slices(p.m, step):
         plan = gemm_plan.plan_f64(rows, p.n, p.batch, layout, backend.sm_count, bias, residual,
@@ -318,9 +328,9 @@ def emit_f64(builder: PlanBuilder, p: gemm_plan.Problem, args: Args, epi: Epilog
         backend.allow_shared(fn, plan.shared_bytes)
         res_at = r0 * epi.residual[0] * 8 if epi.residual is not None else 0
         addresses = [
-            ("a", args.a, r0 * p.sa[0] * 8, 16 if vec else 8),
-            ("b", args.b, 0, 16 if vec else 8),
-            ("out", args.out, r0 * p.so[0] * 8, 16 if out_pairs else 8),
+            ("a", args.a, args.at[0] + r0 * p.sa[0] * 8, 16 if vec else 8),
+            ("b", args.b, args.at[1], 16 if vec else 8),
+            ("out", args.out, args.at[2] + r0 * p.so[0] * 8, 16 if out_pairs else 8),
             *_epilogue_addresses(args, epi, res_at),
         ]
         fields = {**common, "m": rows, "row0": r0}

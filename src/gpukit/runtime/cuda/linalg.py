@@ -1,9 +1,10 @@
 """Linear algebra on CUDA: stacks of float32 / float64 matrices, one block per matrix in
 shared memory (kernels/linalg_small.cu): cholesky, and LU with partial pivoting for solve, inv,
 det and slogdet, up to GK_LA_MAX_N rows; eigh by cyclic Jacobi up to GK_LA_JACOBI_N rows.
-Larger matrices are factored by the front end in blocks over the GEMM: cholesky over the
-one-block kernel, the LU over the blocked LU's kernels ("lu_*" ops, linalg_lu.py,
-kernels/linalg_lu.cu; linalg_max_n("lu_panel") is its panel width). qr is the front end's
+Larger matrices are factored in blocks over the GEMM: cholesky by one plan of all its steps
+("cholesky_blocked", linalg_chol.py), the LU by the front end over the blocked LU's kernels
+("lu_*" ops, linalg_lu.py, kernels/linalg_lu.cu; linalg_max_n("lu_panel") is its panel
+width). qr is the front end's
 blocked Householder QR over "qr_panel" (linalg_qr.py; linalg_max_n("qr_panel") is the panel
 width); svd and larger eigh are the front end's one-sided Jacobi over "svj" (linalg_svj.py;
 linalg_max_n("svj") is the longest row it takes, "svj_whole" the most rows one launch sweeps).
@@ -17,7 +18,7 @@ import numpy as np
 from ...base import shapes, strides
 from .. import kernels
 from ..args import CONSTANTS
-from . import linalg_lu, linalg_qr, linalg_svj
+from . import linalg_chol, linalg_lu, linalg_qr, linalg_svj
 from .plans import PlanBuilder
 
 _C = CONSTANTS
@@ -28,6 +29,7 @@ _MODES = {
     "slogdet": _C["GK_LA_SLOGDET"],
 }
 _REAL = (np.dtype("float32"), np.dtype("float64"))
+_ANY_N = 2**31 - 1  # linalg_max_n of an op with no limit of its own
 
 
 def _refuse(backend, op: str, why: str):
@@ -59,6 +61,8 @@ def linalg_max_n(backend, op: str, dtype) -> int:
         return linalg_svj.max_len(backend, np.dtype(dtype))
     if np.dtype(dtype) in _REAL and op == "svj_whole":
         return linalg_svj.whole_rows(backend, np.dtype(dtype))
+    if op == "cholesky_blocked":
+        return _ANY_N if linalg_chol.supported(backend, dtype) else 0
     return _max_n(op, dtype)
 
 
@@ -73,15 +77,6 @@ def _matrix_strides(a, n: int) -> dict:
     return {"ld": ld, "stride": stride}
 
 
-def _threads(op: str, n: int) -> int:
-    """Threads a block: gk_chol_small works on warp 0 alone up to GK_LANES rows (one warp a
-    block: its registers, sized for the 32 + 32 case, then limit no stack's occupancy), on warps
-    0 to 2 past that."""
-    if op == "cholesky" and n <= _C["GK_LANES"]:
-        return _C["GK_LANES"]
-    return _C["GK_LA_THREADS"]
-
-
 def plan_linalg(backend, op: str, inputs, outputs, options):
     """gpukit.runtime.backend.Backend.plan_linalg on CUDA (see the module's docstring)."""
     if op in linalg_lu.OPS:
@@ -91,6 +86,8 @@ def plan_linalg(backend, op: str, inputs, outputs, options):
         raise _refuse(backend, op, f"for {a.dtype} yet")
     if op == "qr_panel":
         return linalg_qr.plan_panel(backend, inputs, outputs, options)
+    if op == "cholesky_blocked":
+        return linalg_chol.plan_blocked(backend, a, outputs)
     if op == "svj":
         return linalg_svj.plan_svj(backend, inputs, outputs, options)
     if op != "cholesky" and op != "eigh" and op not in _MODES:
@@ -108,7 +105,8 @@ def plan_linalg(backend, op: str, inputs, outputs, options):
     if op == "cholesky":
         name = "gk_chol_small"
         opts = dict(options)
-        fields.update(upper=int(opts["upper"]), mode=int(opts.get("neg_inv_h", False)))
+        inverse = _C["GK_LA_CHOL_INVERSE"] if opts.get("neg_inv_h", False) else 0
+        fields.update(upper=int(opts["upper"]), mode=inverse, out_ld=n, out_stride=n * n)
         fields.update(_matrix_strides(a, n))
         if opts.get("neg_inv_h", False):
             addresses.append(("out2", b.output(1), 0, 1))
@@ -133,5 +131,6 @@ def plan_linalg(backend, op: str, inputs, outputs, options):
         if op == "slogdet":
             addresses.append(("out2", b.output(1), 0, 1))
     fn = backend.function(file, defines, name)
-    b.launch(fn, count, _threads(op, n), "gk_linalg_args", fields, addresses=addresses)
+    threads = linalg_chol.leaf_threads(n) if op == "cholesky" else _C["GK_LA_THREADS"]
+    b.launch(fn, count, threads, "gk_linalg_args", fields, addresses=addresses)
     return b.build()

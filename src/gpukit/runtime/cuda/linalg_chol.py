@@ -1,0 +1,100 @@
+"""The blocked Cholesky (lower) of a contiguous stack of n x n matrices past gk_chol_small's
+GK_LA_MAX_N rows, all of it one plan: no Python between its steps. The trailing matrix T lives
+in scratch negated (T = -A), so that both products per step add:
+
+    L11, -L11^-T = gk_chol_small(-T11)      (L11 into the result, info merged over the steps)
+    L21 = T21 (-L11^-T)                     (into the result, beside L11)
+    T22 = T22 + L21 L21^T                   (its lower triangle, in place)
+
+with the exact float32 GEMM or the float64 tensor-core GEMM reading and writing rows of stride
+n inside the plan's buffers (MAGMA's trsm by inverted diagonal blocks; LAPACK potrf's order of
+operations). The result starts zeroed: its upper triangle is never written."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import kernels
+from ..args import CONSTANTS
+from ..backend import Layout
+from . import gemm, gemm_plan
+from .elementwise import emit, emit_fill_zero
+from .plans import PlanBuilder
+
+_C = CONSTANTS
+
+
+def supported(backend, dtype) -> bool:
+    """Whether the plan's products have kernels that take rows inside its buffers."""
+    dtype = np.dtype(dtype)
+    if dtype == np.float32:
+        return True
+    return dtype == np.float64 and backend.device.compute_capability >= (8, 0)
+
+
+def leaf_threads(n: int) -> int:
+    """gk_chol_small's block: warp 0 alone up to GK_LANES rows (one warp a block: its registers,
+    sized for the 32 + 32 case, then limit no stack's occupancy), warps 0 to 2 past that."""
+    return _C["GK_LANES"] if n <= _C["GK_LANES"] else _C["GK_LA_THREADS"]
+
+
+def _product(builder, dtype, count, n, m, cols, k, a_at, b_at, out_at, b_rows_t, args, lower):
+    """out (m x cols, rows of stride n) (+)= a (m x k, stride n) @ b: b is k x cols of stride
+    `cols` (the inverse), or with `b_rows_t` the transpose of a's m x k rows (L21^T)."""
+    batch = (count,) if count > 1 else ()
+    sb = (1, n) if b_rows_t else (cols, 1)
+    p = gemm_plan.Problem(
+        dtype=dtype.name,
+        m=m,
+        n=cols,
+        k=k,
+        bshape=batch,
+        sa=(n, 1),
+        sb=sb,
+        so=(n, 1),
+        ba=(n * n,) if batch else (),
+        bb=((n * n,) if b_rows_t else (k * cols,)) if batch else (),
+        bo=(n * n,) if batch else (),
+        aligned=(a_at % 16 == 0, b_at % 16 == 0, out_at % 16 == 0),
+    )
+    args = args._replace(at=(a_at, b_at, out_at, out_at))
+    epi = gemm.Epilogue(0, None, (n, n * n) if args.residual is not None else None)
+    emit = gemm.emit_f32 if dtype == np.float32 else gemm.emit_f64
+    emit(builder, p, args, epi, None, lower)
+
+
+def plan_blocked(backend, a: Layout, outputs) -> object:
+    """Args: a. Returns (L, info): info[i] = 1 where matrix i is not positive definite (its L is
+    then NaN from the failed block on)."""
+    dtype, n = a.dtype, a.shape[-1]
+    count = a.size // (n * n)
+    item, nb = dtype.itemsize, _C["GK_LA_MAX_N"]
+    factor = outputs[0]
+    b = PlanBuilder(backend, "a", outputs=[factor.size * item, count * 4])
+    out, flags = b.output(0), b.output(1)
+    t = b.add_scratch(a.size * item)
+    inv = b.add_scratch(count * nb * nb * item)
+    emit_fill_zero(b, factor, out)
+    emit(b, "negative", dtype, [(a, 0)], (factor, t))  # (factor: T's layout too)
+    file, defines = kernels.linalg_small(dtype)
+    leaf = backend.function(file, defines, "gk_chol_small")
+    for k in range(0, n, nb):
+        w, rest = min(nb, n - k), n - k - min(nb, n - k)
+        mode = _C["GK_LA_CHOL_NEGATED"] | (_C["GK_LA_CHOL_INVERSE"] if rest else 0)
+        mode |= _C["GK_LA_CHOL_MERGE_INFO"] if k else 0
+        diag = (k * n + k) * item
+        fields = {"n": w, "mode": mode, "ld": n, "stride": n * n, "out_ld": n}
+        fields["out_stride"] = n * n
+        addresses = [("a", t, diag, 1), ("out", out, diag, 1), ("info", flags, 0, 1)]
+        if rest:
+            addresses.append(("out2", inv, 0, 1))
+        b.launch(leaf, count, leaf_threads(w), "gk_linalg_args", fields, addresses=addresses)
+        if not rest:
+            break
+        below = ((k + w) * n + k) * item  # L21, T21
+        trailing = ((k + w) * n + k + w) * item  # T22
+        panel = gemm.Args(t, inv, out, None, None)
+        _product(b, dtype, count, n, rest, w, w, below, 0, below, False, panel, False)
+        update = gemm.Args(out, out, t, None, t)
+        _product(b, dtype, count, n, rest, rest, w, below, below, trailing, True, update, True)
+    return b.build()
