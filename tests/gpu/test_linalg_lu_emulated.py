@@ -90,12 +90,15 @@ def test_cooperative_panel(hybrid, rng, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_blocked_cholesky(hybrid, rng, dtype):
-    """cholesky past the one-block kernel (its diagonal blocks by gk_chol_small, emulated; the
-    products on the CPU), lower and upper, the triangle not read poisoned with NaN."""
+@pytest.mark.parametrize("panel", [64, 128, 256])
+def test_blocked_cholesky(hybrid, rng, dtype, panel):
+    """cholesky past the one-block kernel: CUDA's plan of every step (its diagonal blocks by
+    gk_chol_small, emulated; its products on the host), trailing updates per panel of 1, 2 and
+    4 diagonal blocks, lower and upper, the triangle not read poisoned with NaN."""
     from linalg_cases import hermitian, positive_definite
 
-    for n, upper in ((100, False), (130, True)):
+    hybrid.options["cholesky_blocked"] = (("panel", panel),)
+    for n, upper in ((100, False), (130, True), (200, False)):
         a = positive_definite(rng, n, 1e3, dtype, batch=(2,))
         poisoned = a.copy()
         rows, cols = np.tril_indices(n, -1) if upper else np.triu_indices(n, 1)

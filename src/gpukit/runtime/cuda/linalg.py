@@ -87,7 +87,7 @@ def plan_linalg(backend, op: str, inputs, outputs, options):
     if op == "qr_panel":
         return linalg_qr.plan_panel(backend, inputs, outputs, options)
     if op == "cholesky_blocked":
-        return linalg_chol.plan_blocked(backend, a, outputs)
+        return linalg_chol.plan_blocked(backend, a, outputs, **dict(options))
     if op == "svj":
         return linalg_svj.plan_svj(backend, inputs, outputs, options)
     if op != "cholesky" and op != "eigh" and op not in _MODES:

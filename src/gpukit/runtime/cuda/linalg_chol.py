@@ -1,14 +1,17 @@
 """The blocked Cholesky (lower) of a contiguous stack of n x n matrices past gk_chol_small's
 GK_LA_MAX_N rows, all of it one plan: no Python between its steps. The trailing matrix T lives
-in scratch negated (T = -A), so that both products per step add:
+in scratch negated (T = -A), so that every product adds. Per panel of PANEL columns, per
+diagonal block of GK_LA_MAX_N columns in it (left-looking within the panel):
 
-    L11, -L11^-T = gk_chol_small(-T11)      (L11 into the result, info merged over the steps)
-    L21 = T21 (-L11^-T)                     (into the result, beside L11)
-    T22 = T22 + L21 L21^T                   (its lower triangle, in place)
+    T[k:, k:k+w] += L[k:, k0:k] L[k:k+w, k0:k]^T   (the panel's earlier columns; none first)
+    L11, -L11^-T = gk_chol_small(-T11)             (L11 into the result, info merged)
+    L21 = T21 (-L11^-T)                            (into the result, below L11)
 
-with the exact float32 GEMM or the float64 tensor-core GEMM reading and writing rows of stride
-n inside the plan's buffers (MAGMA's trsm by inverted diagonal blocks; LAPACK potrf's order of
-operations). The result starts zeroed: its upper triangle is never written."""
+then once per panel T22 += L21 L21^T with the panel's L21 (its lower triangle, in place): T22
+is read and written once per panel, at K = PANEL. The products are the exact float32 GEMM or
+the float64 tensor-core GEMM, reading and writing rows of stride n inside the plan's buffers
+(MAGMA's trsm by inverted diagonal blocks). The result starts zeroed: its upper triangle is
+never written."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from .elementwise import emit, emit_fill_zero
 from .plans import PlanBuilder
 
 _C = CONSTANTS
+PANEL = 256  # columns per trailing update (plan_blocked)
 
 
 def supported(backend, dtype) -> bool:
@@ -63,12 +67,17 @@ def _product(builder, dtype, count, n, m, cols, k, a_at, b_at, out_at, b_rows_t,
     emit(builder, p, args, epi, None, lower)
 
 
-def plan_blocked(backend, a: Layout, outputs) -> object:
+def plan_blocked(backend, a: Layout, outputs, panel: int = PANEL) -> object:
     """Args: a. Returns (L, info): info[i] = 1 where matrix i is not positive definite (its L is
-    then NaN from the failed block on)."""
+    then NaN from the failed block on). `panel`: columns per trailing update (a multiple of
+    GK_LA_MAX_N): within a panel each diagonal block's columns are first brought up to date
+    by the panel's earlier columns (left-looking), so that T22 is read and written once per
+    panel, not once per diagonal block."""
     dtype, n = a.dtype, a.shape[-1]
     count = a.size // (n * n)
     item, nb = dtype.itemsize, _C["GK_LA_MAX_N"]
+    if panel < nb or panel % nb:
+        raise ValueError(f"cholesky: panel {panel} is not a positive multiple of {nb}")
     factor = outputs[0]
     b = PlanBuilder(backend, "a", outputs=[factor.size * item, count * 4])
     out, flags = b.output(0), b.output(1)
@@ -78,23 +87,32 @@ def plan_blocked(backend, a: Layout, outputs) -> object:
     emit(b, "negative", dtype, [(a, 0)], (factor, t))  # (factor: T's layout too)
     file, defines = kernels.linalg_small(dtype)
     leaf = backend.function(file, defines, "gk_chol_small")
-    for k in range(0, n, nb):
-        w, rest = min(nb, n - k), n - k - min(nb, n - k)
-        mode = _C["GK_LA_CHOL_NEGATED"] | (_C["GK_LA_CHOL_INVERSE"] if rest else 0)
-        mode |= _C["GK_LA_CHOL_MERGE_INFO"] if k else 0
-        diag = (k * n + k) * item
-        fields = {"n": w, "mode": mode, "ld": n, "stride": n * n, "out_ld": n}
-        fields["out_stride"] = n * n
-        addresses = [("a", t, diag, 1), ("out", out, diag, 1), ("info", flags, 0, 1)]
-        if rest:
-            addresses.append(("out2", inv, 0, 1))
-        b.launch(leaf, count, leaf_threads(w), "gk_linalg_args", fields, addresses=addresses)
-        if not rest:
-            break
-        below = ((k + w) * n + k) * item  # L21, T21
-        trailing = ((k + w) * n + k + w) * item  # T22
-        panel = gemm.Args(t, inv, out, None, None)
-        _product(b, dtype, count, n, rest, w, w, below, 0, below, False, panel, False)
-        update = gemm.Args(out, out, t, None, t)
-        _product(b, dtype, count, n, rest, rest, w, below, below, trailing, True, update, True)
+
+    def at(row: int, col: int) -> int:
+        return (row * n + col) * item
+
+    def product(m, cols, k, a_at, b_at, out_at, transposed, args, lower=False):
+        _product(b, dtype, count, n, m, cols, k, a_at, b_at, out_at, transposed, args, lower)
+
+    update = gemm.Args(out, out, t, None, t)  # T += L L^T (rows of L, transposed)
+    solve = gemm.Args(t, inv, out, None, None)  # L21 = T21 (-L11^-T)
+    for k0 in range(0, n, panel):
+        end = min(k0 + panel, n)
+        for k in range(k0, end, nb):
+            w, rest = min(nb, end - k), n - k - min(nb, end - k)
+            if k > k0:
+                product(n - k, w, k - k0, at(k, k0), at(k, k0), at(k, k), True, update)
+            mode = _C["GK_LA_CHOL_NEGATED"] | (_C["GK_LA_CHOL_INVERSE"] if rest else 0)
+            mode |= _C["GK_LA_CHOL_MERGE_INFO"] if k else 0
+            fields = {"n": w, "mode": mode, "ld": n, "stride": n * n, "out_ld": n}
+            fields["out_stride"] = n * n
+            addresses = [("a", t, at(k, k), 1), ("out", out, at(k, k), 1), ("info", flags, 0, 1)]
+            if rest:
+                addresses.append(("out2", inv, 0, 1))
+            b.launch(leaf, count, leaf_threads(w), "gk_linalg_args", fields, addresses=addresses)
+            if rest:
+                product(rest, w, w, at(k + w, k), 0, at(k + w, k), False, solve)
+        if end < n:
+            rest = n - end
+            product(rest, rest, end - k0, at(end, k0), at(end, k0), at(end, end), True, update, True)
     return b.build()
