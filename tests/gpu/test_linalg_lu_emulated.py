@@ -116,6 +116,14 @@ def test_blocked_cholesky(hybrid, rng, dtype, panel):
         gk.linalg.cholesky(gk.asarray(bad))
 
 
+def test_blocked_cholesky_refuses_a_panel_not_of_whole_blocks(hybrid, rng):
+    from linalg_cases import positive_definite
+
+    hybrid.options["cholesky_blocked"] = (("panel", 100),)
+    with pytest.raises(ValueError, match="panel 100 is not a positive multiple of 64"):
+        gk.linalg.cholesky(gk.asarray(positive_definite(rng, 70, 10.0, "float32")))
+
+
 @pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
 def test_kernels_compile_without_local_memory(arch):
     emulation.compile_without_local_memory(
