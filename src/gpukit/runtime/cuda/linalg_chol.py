@@ -113,6 +113,6 @@ def plan_blocked(backend, a: Layout, outputs, panel: int = PANEL) -> object:
             if rest:
                 product(rest, w, w, at(k + w, k), 0, at(k + w, k), False, solve)
         if end < n:
-            rest = n - end
-            product(rest, rest, end - k0, at(end, k0), at(end, k0), at(end, end), True, update, True)
+            below = at(end, k0)
+            product(n - end, n - end, end - k0, below, below, at(end, end), True, update, True)
     return b.build()
