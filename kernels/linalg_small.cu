@@ -38,61 +38,92 @@ __device__ inline float la_rsqrt(float x) {
 }
 __device__ inline double la_rsqrt(double x) { return rsqrt(x); }
 
+// The column loops below run in chunks of LA_CHUNK columns: a chunk's columns unrolled (every
+// register index a constant), the chunks a loop whose registers shift by LA_CHUNK between
+// rounds. Unrolled whole, the 64-row path was ~9 K instructions run once a launch, fetched from
+// L2 as it ran; a chunk's body stays in the instruction cache.
+#define LA_CHUNK 8
+
 // Factors the NB x NB diagonal block at S[r0][r0] in place (L, but the pivot d_j where L_jj =
-// sqrt(d_j) belongs), lane i holding row r0 + i (lanes
-// past NB idle); with `TWO` also L21 = A21 L^-T for the 32 rows below it (r0 = 0, NB = 32),
-// lane i holding row 32 + i. Per column j: l_ij = a_ij / sqrt(d_j), l_j broadcast by shuffles,
-// a_ic -= l_ij l_cj. rinv[r0 + j] = 1 / L_jj; *bad set where a pivot is not > 0 (or NaN).
+// sqrt(d_j) belongs), lane i holding row r0 + i (lanes past NB idle); with `TWO` also L21 =
+// A21 L^-T for the 32 rows below it (r0 = 0, NB = 32), lane i holding row 32 + i. Per column j:
+// l_ij = a_ij / sqrt(d_j), l_j broadcast by shuffles, a_ic -= l_ij l_cj. rinv[r0 + j] = 1 / L_jj;
+// *bad set where a pivot is not > 0 (or NaN). In round q, a[c] holds column q + c: those past
+// NB are scratch (their shuffles read other lanes' scratch, never a finished value).
 template <int NB, bool TWO>
 __device__ inline void la_chol_rows(la_t* S, int r0, la_t* rinv, int* bad) {
+    static_assert(NB % LA_CHUNK == 0, "whole chunks");
     const int lane = threadIdx.x % GK_LANES;
     const bool row = lane < NB;
     la_t a[NB], b[NB];  // b: unused (and dropped) without TWO
-    const la_t* src = S + (r0 + lane) * LA_LD + r0;
+    la_t* mine = S + (r0 + lane) * LA_LD + r0;
+    la_t* below = S + (GK_LANES + lane) * LA_LD;  // (TWO: r0 = 0)
 #pragma unroll
-    for (int c = 0; c < NB; ++c) a[c] = row && c <= lane ? src[c] : (la_t)0;
+    for (int c = 0; c < NB; ++c) a[c] = row && c <= lane ? mine[c] : (la_t)0;
     if (TWO)
 #pragma unroll
-        for (int c = 0; c < NB; ++c) b[c] = S[(GK_LANES + lane) * LA_LD + c];
+        for (int c = 0; c < NB; ++c) b[c] = below[c];
     bool fail = false;
     la_t d = gk_shfl(a[0], 0);
+#pragma unroll 1
+    for (int q = 0; q < NB; q += LA_CHUNK) {
 #pragma unroll
-    for (int j = 0; j < NB; ++j) {
-        fail |= !(d > (la_t)0);  // d is the same in every lane
-        const la_t rs = la_rsqrt(d), li = a[j] * rs;
-        if (lane == j) rinv[r0 + j] = rs;
-        a[j] = lane == j ? d : li;  // sqrt(d), off the chain, is taken when L is written out
-        la_t bi = 0;
-        if (TWO) b[j] = bi = b[j] * rs;
-        // The next pivot first (lane j + 1's own l_{j+1,j}): the chain does not wait for its
-        // shuffle; a[j + 1] below gets the same value in that lane.
-        if (j + 1 < NB) d = gk_shfl(a[j + 1] - li * li, j + 1);
+        for (int t = 0; t < LA_CHUNK; ++t) {
+            const int j = q + t;
+            fail |= !(d > (la_t)0);  // d is the same in every lane
+            const la_t rs = la_rsqrt(d), li = a[t] * rs;
+            if (lane == j) rinv[r0 + j] = rs;
+            a[t] = lane == j ? d : li;  // sqrt(d), off the chain, is taken when L is written out
+            la_t bi = 0;
+            if (TWO) b[t] = bi = b[t] * rs;
+            // The next pivot first (lane j + 1's own l_{j+1,j}): the chain does not wait for
+            // its shuffle; a[t + 1] below gets the same value in that lane.
+            if (t + 1 < NB) d = gk_shfl(a[t + 1] - li * li, j + 1);
 #pragma unroll
-        for (int c = j + 1; c < NB; ++c) {
-            const la_t lc = gk_shfl(li, c);
-            a[c] -= li * lc;
-            if (TWO) b[c] -= bi * lc;
+            for (int c = t + 1; c < NB; ++c) {
+                const la_t lc = gk_shfl(li, q + c);
+                a[c] -= li * lc;
+                if (TWO) b[c] -= bi * lc;
+            }
+        }
+#pragma unroll
+        for (int t = 0; t < LA_CHUNK; ++t) {
+            if (row && q + t <= lane) mine[q + t] = a[t];
+            if (TWO) below[q + t] = b[t];
+        }
+#pragma unroll
+        for (int c = 0; c + LA_CHUNK < NB; ++c) {
+            a[c] = a[c + LA_CHUNK];
+            if (TWO) b[c] = b[c + LA_CHUNK];
         }
     }
-    la_t* dst = S + (r0 + lane) * LA_LD + r0;
-#pragma unroll
-    for (int c = 0; c < NB; ++c)
-        if (row && c <= lane) dst[c] = a[c];
-    if (TWO)
-#pragma unroll
-        for (int c = 0; c < NB; ++c) S[(GK_LANES + lane) * LA_LD + c] = b[c];
     if (lane == 0 && fail) *bad = 1;
 }
 
 // x <- L^-1 x, L the NB x NB diagonal block at S[r0][r0] (unit-free, 1 / L_ii in rinv), every
-// lane its own vector: forward substitution by columns, L's values broadcast from S.
+// lane its own vector: forward substitution by columns, L's values broadcast from S. In round
+// q, x[c] holds row q + c for c < NB - q and the rows finished before q after them; each round
+// rotates its finished rows to the end, so that x is in order again after the last.
 template <int NB>
 __device__ inline void la_forward(la_t (&x)[GK_LANES], const la_t* S, int r0, const la_t* rinv) {
+    static_assert(NB % LA_CHUNK == 0, "whole chunks");
+#pragma unroll 1
+    for (int q = 0; q < NB; q += LA_CHUNK) {
+        const la_t* l = S + (r0 + q) * LA_LD + r0 + q;  // L[r0 + q + r][r0 + q + t]: l[r LD + t]
 #pragma unroll
-    for (int i = 0; i < NB; ++i) {
-        x[i] *= rinv[r0 + i];
+        for (int t = 0; t < LA_CHUNK; ++t) {
+            x[t] *= rinv[r0 + q + t];
 #pragma unroll
-        for (int r = i + 1; r < NB; ++r) x[r] -= S[(r0 + r) * LA_LD + r0 + i] * x[i];
+            for (int r = t + 1; r < NB; ++r)
+                if (r < NB - q) x[r] -= l[r * LA_LD + t] * x[t];
+        }
+        la_t done[LA_CHUNK];
+#pragma unroll
+        for (int t = 0; t < LA_CHUNK; ++t) done[t] = x[t];
+#pragma unroll
+        for (int c = 0; c + LA_CHUNK < NB; ++c) x[c] = x[c + LA_CHUNK];
+#pragma unroll
+        for (int t = 0; t < LA_CHUNK; ++t) x[NB - LA_CHUNK + t] = done[t];
     }
 }
 
@@ -171,7 +202,7 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
         }
         __syncthreads();
         // Warps 0 and 1: column `lane` of X11 (the same bits in both), then rows 16 w .. 16 w + 15
-        // of -L21 X11 (warp 1's half left in X21's place in S, warp 0's in x).
+        // of -L21 X11, into X21's place in S.
         la_t x[GK_LANES];
         if (warp < 2 && inverse) {
 #pragma unroll
@@ -183,28 +214,21 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
                 for (int i = 0; i < GK_LANES; ++i)
                     if (i >= lane) dst[i] = x[i];
             const int h = GK_LANES / 2, r0 = h * warp;
-            la_t y[GK_LANES / 2];
-#pragma unroll
-            for (int r = 0; r < h; ++r) {
-                const la_t* l21 = S + (GK_LANES + r0 + r) * LA_LD;
+#pragma unroll 1
+            for (int r = r0; r < r0 + h; ++r) {
+                const la_t* l21 = S + (GK_LANES + r) * LA_LD;
                 la_t acc = 0;
 #pragma unroll
                 for (int k = 0; k < GK_LANES; ++k) acc += l21[k] * x[k];
-                y[r] = -acc;
+                dst[GK_LANES + r] = -acc;
             }
-            if (warp == 1)
-#pragma unroll
-                for (int r = 0; r < h; ++r) dst[GK_LANES + r0 + r] = y[r];
-#pragma unroll
-            for (int r = 0; r < h; ++r) x[r] = y[r];
         }
         if (warp == LA_W2) la_chol_rows<GK_LANES, false>(S, GK_LANES, rinv, &bad);
         if (inverse) {
             __syncthreads();
             if (warp == 0) {
 #pragma unroll
-                for (int r = GK_LANES / 2; r < GK_LANES; ++r)
-                    x[r] = S[lane * LA_LD + GK_LANES + 1 + r];
+                for (int r = 0; r < GK_LANES; ++r) x[r] = S[lane * LA_LD + GK_LANES + 1 + r];
                 la_forward<GK_LANES>(x, S, GK_LANES, rinv);
                 la_t* dst = S + lane * LA_LD + GK_LANES + 1;  // X21[r][lane]
 #pragma unroll

@@ -1,0 +1,58 @@
+"""gk_chol_small against another source of kernels/linalg_small.cu (VARIANT=path; none: the
+installed one), each in its own process: per-launch device time of the 64 x 64 and 32 x 32
+factors with -L^-T (graphs of 10 launches), the blocked Cholesky of 4096 (graph and eager),
+and a digest of every output, so that two runs' bits can be compared. Run from the repository
+root after scripts/gpu_machine.sh installed gpukit:
+PYTHONPATH=/tmp/gpukit-site VARIANT=old.cu python3 notes/chol_leaf_ab.py"""
+
+import hashlib
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from probe_timing import eager_ms, graph_ms
+
+import gpukit as gk
+from gpukit import decompositions as dec
+from gpukit.runtime import jit
+
+variant = os.environ.get("VARIANT")
+if variant:
+    sources = dict(jit.builtin_sources())
+    with open(variant) as f:
+        sources["linalg_small.cu"] = f.read()
+    jit._SOURCES = sources
+
+
+def digest(*arrays) -> str:
+    h = hashlib.sha1()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a.to_numpy()).tobytes())
+    return h.hexdigest()[:12]
+
+
+rng = np.random.default_rng(0)
+n = 4096
+g = rng.standard_normal((n, n))
+spd = g @ g.T / n + np.eye(n)
+print(f"variant {variant or 'installed'}")
+for dt in ("float32", "float64"):
+    a = gk.asarray(spd.astype(dt))
+    for m in (64, 32):
+        blk = gk.ascontiguousarray(a[:m, :m].reshape(1, m, m))
+        us = graph_ms(lambda blk=blk: [dec._cholesky(blk, False, True, False) for _ in range(10)])
+        l11, neg, _ = dec._cholesky(blk, False, True, False)
+        print(f"  {dt} leaf {m} + inverse: {us * 100:.1f} us a launch, bits {digest(l11, neg)}")
+    saved = dec._check
+    dec._check = lambda *a, **k: None  # the final read of info back: no capture past it
+    try:
+        gm = graph_ms(lambda a=a: gk.linalg.cholesky(a), 5)
+    finally:
+        dec._check = saved
+    dev, wall = eager_ms(lambda a=a: gk.linalg.cholesky(a), 5)
+    lo = gk.linalg.cholesky(a)
+    err = float(np.abs(lo.to_numpy() - np.linalg.cholesky(spd)).max())
+    print(f"  {dt} cholesky {n}: graph {gm:.3f} ms, eager {dev:.3f} (wall {wall:.3f}), "
+          f"max err {err:.1e}, bits {digest(lo)}", flush=True)  # fmt: skip
