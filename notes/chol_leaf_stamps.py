@@ -29,7 +29,7 @@ def patched(text: str) -> str:
     body = after(body, "__syncthreads();\n        // A22 -= L21 L21^T", 2)
     body = after(body, "__syncthreads();\n        // Warps 0 and 1", 3)
     body = after(body, "la_forward<GK_LANES>(x, S, 0, rinv);", 4)
-    body = after(body, "for (int r = 0; r < h; ++r) x[r] = y[r];", 5)
+    body = after(body, "dst[GK_LANES + r] = -acc;\n            }", 5)
     body = after(body, "la_chol_rows<GK_LANES, false>(S, GK_LANES, rinv, &bad);", 6)
     body = after(body, "if (inverse) {\n            __syncthreads();", 7)
     body = after(body, "for (int r = 0; r < GK_LANES; ++r) dst[r] = x[r];", 8)
