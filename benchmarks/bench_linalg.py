@@ -11,7 +11,8 @@ eigh with vectors 9n^3, svd with vectors 21n^3); inputs are built so that each o
 for cholesky, well-conditioned for solve). An op that gpukit does not run on this backend
 prints "n/a" with the reason. Prints a table and writes the figures as JSON to
 $OUT/bench_linalg.json when OUT is set, else bench_linalg.json (`--json PATH` overrides);
-`--scale 0.25` shrinks every n (a quick run on the CPU backend).
+`--scale 0.25` shrinks every n (a quick run on the CPU backend); `--only cholesky solve` runs
+those ops only.
 """
 
 import argparse
@@ -50,6 +51,9 @@ def workloads(rng, scale: float):
     return out, big
 
 
+OPS = ("cholesky", "solve", "qr", "eigh", "svd")
+
+
 def _op(linalg, op):
     """`op` of a library's linalg namespace (gpukit's, torch's and CuPy's take the same call)."""
     return {
@@ -86,10 +90,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default=json_path("bench_linalg"))
     ap.add_argument("--scale", type=float, default=1.0, help="multiplies every n (1: the issue's)")
+    ap.add_argument("--only", nargs="+", choices=OPS, help="these ops only (default: all)")
     args = ap.parse_args()
     print(gk.info())
     rng = np.random.default_rng(0)
     work, big = workloads(rng, args.scale)
+    if args.only:
+        work = {name: w for name, w in work.items() if w[3] in args.only}
     limits = {}
     for dt in ("float32", "float64"):
         x = gk.asarray(rng.standard_normal((big, big)).astype(dt))

@@ -40,9 +40,12 @@ __device__ inline double la_rsqrt(double x) { return rsqrt(x); }
 
 // The column loops below run in chunks of LA_CHUNK columns: a chunk's columns unrolled (every
 // register index a constant), the chunks a loop whose registers shift by LA_CHUNK between
-// rounds. Unrolled whole, the 64-row path was ~9 K instructions run once a launch, fetched from
-// L2 as it ran; a chunk's body stays in the instruction cache.
-#define LA_CHUNK 8
+// rounds. float64 takes chunks of 8: unrolled whole, its 64-row path was ~18 K instructions run
+// once a launch, fetched from L2 as they ran (37.4 -> 34.9 us a 64-row factor with -L^-T on an
+// H100). float32 stays unrolled whole (a chunk of 32): a chunk's rounds shuffle every column
+// across the full width where the unrolled triangle shuffles half as much, and its 64-row
+// factor took 31.0 us chunked against 26.7 unrolled.
+#define LA_CHUNK (sizeof(la_t) == 8 ? 8 : GK_LANES)
 
 // Factors the NB x NB diagonal block at S[r0][r0] in place (L, but the pivot d_j where L_jj =
 // sqrt(d_j) belongs), lane i holding row r0 + i (lanes past NB idle); with `TWO` also L21 =
@@ -52,7 +55,8 @@ __device__ inline double la_rsqrt(double x) { return rsqrt(x); }
 // NB are scratch (their shuffles read other lanes' scratch, never a finished value).
 template <int NB, bool TWO>
 __device__ inline void la_chol_rows(la_t* S, int r0, la_t* rinv, int* bad) {
-    static_assert(NB % LA_CHUNK == 0, "whole chunks");
+    constexpr int kChunk = NB < LA_CHUNK ? NB : LA_CHUNK;
+    static_assert(NB % kChunk == 0, "whole chunks");
     const int lane = threadIdx.x % GK_LANES;
     const bool row = lane < NB;
     la_t a[NB], b[NB];  // b: unused (and dropped) without TWO
@@ -66,9 +70,9 @@ __device__ inline void la_chol_rows(la_t* S, int r0, la_t* rinv, int* bad) {
     bool fail = false;
     la_t d = gk_shfl(a[0], 0);
 #pragma unroll 1
-    for (int q = 0; q < NB; q += LA_CHUNK) {
+    for (int q = 0; q < NB; q += kChunk) {
 #pragma unroll
-        for (int t = 0; t < LA_CHUNK; ++t) {
+        for (int t = 0; t < kChunk; ++t) {
             const int j = q + t;
             fail |= !(d > (la_t)0);  // d is the same in every lane
             const la_t rs = la_rsqrt(d), li = a[t] * rs;
@@ -87,14 +91,14 @@ __device__ inline void la_chol_rows(la_t* S, int r0, la_t* rinv, int* bad) {
             }
         }
 #pragma unroll
-        for (int t = 0; t < LA_CHUNK; ++t) {
+        for (int t = 0; t < kChunk; ++t) {
             if (row && q + t <= lane) mine[q + t] = a[t];
             if (TWO) below[q + t] = b[t];
         }
 #pragma unroll
-        for (int c = 0; c + LA_CHUNK < NB; ++c) {
-            a[c] = a[c + LA_CHUNK];
-            if (TWO) b[c] = b[c + LA_CHUNK];
+        for (int c = 0; c + kChunk < NB; ++c) {
+            a[c] = a[c + kChunk];
+            if (TWO) b[c] = b[c + kChunk];
         }
     }
     if (lane == 0 && fail) *bad = 1;
@@ -106,24 +110,25 @@ __device__ inline void la_chol_rows(la_t* S, int r0, la_t* rinv, int* bad) {
 // rotates its finished rows to the end, so that x is in order again after the last.
 template <int NB>
 __device__ inline void la_forward(la_t (&x)[GK_LANES], const la_t* S, int r0, const la_t* rinv) {
-    static_assert(NB % LA_CHUNK == 0, "whole chunks");
+    constexpr int kChunk = NB < LA_CHUNK ? NB : LA_CHUNK;
+    static_assert(NB % kChunk == 0, "whole chunks");
 #pragma unroll 1
-    for (int q = 0; q < NB; q += LA_CHUNK) {
+    for (int q = 0; q < NB; q += kChunk) {
         const la_t* l = S + (r0 + q) * LA_LD + r0 + q;  // L[r0 + q + r][r0 + q + t]: l[r LD + t]
 #pragma unroll
-        for (int t = 0; t < LA_CHUNK; ++t) {
+        for (int t = 0; t < kChunk; ++t) {
             x[t] *= rinv[r0 + q + t];
 #pragma unroll
             for (int r = t + 1; r < NB; ++r)
                 if (r < NB - q) x[r] -= l[r * LA_LD + t] * x[t];
         }
-        la_t done[LA_CHUNK];
+        la_t done[kChunk];
 #pragma unroll
-        for (int t = 0; t < LA_CHUNK; ++t) done[t] = x[t];
+        for (int t = 0; t < kChunk; ++t) done[t] = x[t];
 #pragma unroll
-        for (int c = 0; c + LA_CHUNK < NB; ++c) x[c] = x[c + LA_CHUNK];
+        for (int c = 0; c + kChunk < NB; ++c) x[c] = x[c + kChunk];
 #pragma unroll
-        for (int t = 0; t < LA_CHUNK; ++t) x[NB - LA_CHUNK + t] = done[t];
+        for (int t = 0; t < kChunk; ++t) x[NB - kChunk + t] = done[t];
     }
 }
 
