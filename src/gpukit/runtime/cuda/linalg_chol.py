@@ -42,31 +42,6 @@ def leaf_threads(n: int) -> int:
     return _C["GK_LANES"] if n <= _C["GK_LANES"] else _C["GK_LA_THREADS"]
 
 
-def _product(builder, dtype, count, n, m, cols, k, a_at, b_at, out_at, b_rows_t, args, lower):
-    """out (m x cols, rows of stride n) (+)= a (m x k, stride n) @ b: b is k x cols of stride
-    `cols` (the inverse), or with `b_rows_t` the transpose of a's m x k rows (L21^T)."""
-    batch = (count,) if count > 1 else ()
-    sb = (1, n) if b_rows_t else (cols, 1)
-    p = gemm_plan.Problem(
-        dtype=dtype.name,
-        m=m,
-        n=cols,
-        k=k,
-        bshape=batch,
-        sa=(n, 1),
-        sb=sb,
-        so=(n, 1),
-        ba=(n * n,) if batch else (),
-        bb=((n * n,) if b_rows_t else (k * cols,)) if batch else (),
-        bo=(n * n,) if batch else (),
-        aligned=(a_at % 16 == 0, b_at % 16 == 0, out_at % 16 == 0),
-    )
-    args = args._replace(at=(a_at, b_at, out_at, out_at))
-    epi = gemm.Epilogue(0, None, (n, n * n) if args.residual is not None else None)
-    emit = gemm.emit_f32 if dtype == np.float32 else gemm.emit_f64
-    emit(builder, p, args, epi, None, lower)
-
-
 def plan_blocked(backend, a: Layout, outputs, panel: int = PANEL) -> object:
     """Args: a. Returns (L, info): info[i] = 1 where matrix i is not positive definite (its L is
     then NaN from the failed block on). `panel`: columns per trailing update (a multiple of
@@ -91,28 +66,52 @@ def plan_blocked(backend, a: Layout, outputs, panel: int = PANEL) -> object:
     def at(row: int, col: int) -> int:
         return (row * n + col) * item
 
-    def product(m, cols, k, a_at, b_at, out_at, transposed, args, lower=False):
-        _product(b, dtype, count, n, m, cols, k, a_at, b_at, out_at, transposed, args, lower)
+    batch = (count,) if count > 1 else ()
 
-    update = gemm.Args(out, out, t, None, t)  # T += L L^T (rows of L, transposed)
+    def product(m, cols, k, a_at, b_at, b_strides, out_at, args, lower=False):
+        """out (m x cols at out_at, rows of stride n) = a (m x k at a_at, rows of stride n) @ b
+        (+ the residual, at out_at too, where args has one); b_strides: b's (k, column, matrix)
+        element strides."""
+        p = gemm_plan.Problem(
+            dtype=dtype.name,
+            m=m,
+            n=cols,
+            k=k,
+            bshape=batch,
+            sa=(n, 1),
+            sb=b_strides[:2],
+            so=(n, 1),
+            ba=(n * n,) if batch else (),
+            bb=b_strides[2:] if batch else (),
+            bo=(n * n,) if batch else (),
+            aligned=(a_at % 16 == 0, b_at % 16 == 0, out_at % 16 == 0),
+        )
+        args = args._replace(at=(a_at, b_at, out_at, out_at))
+        epi = gemm.Epilogue(0, None, (n, n * n) if args.residual is not None else None)
+        emit_product = gemm.emit_f32 if dtype == np.float32 else gemm.emit_f64
+        emit_product(b, p, args, epi, None, lower)
+
+    update = gemm.Args(out, out, t, None, t)  # T += L L^T
+    rows_t = (1, n, n * n)  # L's rows read as columns: L^T
     solve = gemm.Args(t, inv, out, None, None)  # L21 = T21 (-L11^-T)
+    inverse = (nb, 1, nb * nb)
+    in_place = {"ld": n, "stride": n * n, "out_ld": n, "out_stride": n * n}  # the leaf's blocks
     for k0 in range(0, n, panel):
         end = min(k0 + panel, n)
         for k in range(k0, end, nb):
             w, rest = min(nb, end - k), n - k - min(nb, end - k)
             if k > k0:
-                product(n - k, w, k - k0, at(k, k0), at(k, k0), at(k, k), True, update)
+                product(n - k, w, k - k0, at(k, k0), at(k, k0), rows_t, at(k, k), update)
             mode = _C["GK_LA_CHOL_NEGATED"] | (_C["GK_LA_CHOL_INVERSE"] if rest else 0)
             mode |= _C["GK_LA_CHOL_MERGE_INFO"] if k else 0
-            fields = {"n": w, "mode": mode, "ld": n, "stride": n * n, "out_ld": n}
-            fields["out_stride"] = n * n
+            fields = {"n": w, "mode": mode, **in_place}
             addresses = [("a", t, at(k, k), 1), ("out", out, at(k, k), 1), ("info", flags, 0, 1)]
             if rest:
                 addresses.append(("out2", inv, 0, 1))
             b.launch(leaf, count, leaf_threads(w), "gk_linalg_args", fields, addresses=addresses)
-            if rest:
-                product(rest, w, w, at(k + w, k), 0, at(k + w, k), False, solve)
+            if rest:  # (then w = nb: a panel's blocks but the matrix's last are whole)
+                product(rest, w, w, at(k + w, k), 0, inverse, at(k + w, k), solve)
         if end < n:
             below = at(end, k0)
-            product(n - end, n - end, end - k0, below, below, at(end, end), True, update, True)
+            product(n - end, n - end, end - k0, below, below, rows_t, at(end, end), update, True)
     return b.build()
