@@ -24,10 +24,15 @@ def patched(text: str) -> str:
         at = s.index(anchor) + len(anchor)
         return s[:at] + f" GK_STAMP({stamp});" + s[at:]
 
-    body = after(body, "__syncthreads();\n    if (!two) {", 0)
+    def behind_barrier(s, next_line, stamp):  # the stamp after the barrier that precedes it
+        return s.replace(
+            f"__syncthreads();\n{next_line}", f"__syncthreads(); GK_STAMP({stamp});\n{next_line}", 1
+        )
+
+    body = behind_barrier(body, "    if (!two) {", 0)
     body = after(body, "la_chol_rows<GK_LANES, true>(S, 0, rinv, &bad);", 1)
-    body = after(body, "__syncthreads();\n        // A22 -= L21 L21^T", 2)
-    body = after(body, "__syncthreads();\n        // Warps 0 and 1", 3)
+    body = behind_barrier(body, "        // A22 -= L21 L21^T", 2)
+    body = behind_barrier(body, "        // Warps 0 and 1", 3)
     body = after(body, "la_forward<GK_LANES>(x, S, 0, rinv);", 4)
     body = after(body, "dst[GK_LANES + r] = -acc;\n            }", 5)
     body = after(body, "la_chol_rows<GK_LANES, false>(S, GK_LANES, rinv, &bad);", 6)
