@@ -108,7 +108,7 @@ def plan_linalg(backend, op: str, inputs, outputs, options):
         inverse = _C["GK_LA_CHOL_INVERSE"] if opts.get("neg_inv_h", False) else 0
         fields.update(upper=int(opts["upper"]), mode=inverse, out_ld=n, out_stride=n * n)
         fields.update(_matrix_strides(a, n))
-        if opts.get("neg_inv_h", False):
+        if inverse:
             addresses.append(("out2", b.output(1), 0, 1))
         addresses.append(("info", b.output(len(outputs) - 1), 0, 1))
     elif op == "eigh":

@@ -99,7 +99,8 @@ def plan_blocked(backend, a: Layout, outputs, panel: int = PANEL) -> object:
     for k0 in range(0, n, panel):
         end = min(k0 + panel, n)
         for k in range(k0, end, nb):
-            w, rest = min(nb, end - k), n - k - min(nb, end - k)
+            w = min(nb, end - k)
+            rest = n - k - w
             if k > k0:
                 product(n - k, w, k - k0, at(k, k0), at(k, k0), rows_t, at(k, k), update)
             mode = _C["GK_LA_CHOL_NEGATED"] | (_C["GK_LA_CHOL_INVERSE"] if rest else 0)
