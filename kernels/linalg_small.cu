@@ -47,6 +47,12 @@ __device__ inline double la_rsqrt(double x) { return rsqrt(x); }
 // factor took 31.0 us chunked against 26.7 unrolled.
 #define LA_CHUNK (sizeof(la_t) == 8 ? 8 : GK_LANES)
 
+// 16 bytes of la_t: la_chol_rows's broadcast loads.
+#define LA_VEC (int)(16 / sizeof(la_t))
+struct alignas(16) la_vec {
+    la_t v[LA_VEC];
+};
+
 // Factors the NB x NB diagonal block at S[r0][r0] in place (L, but the pivot d_j where L_jj =
 // sqrt(d_j) belongs), lane i holding row r0 + i (lanes past NB idle); with `TWO` also L21 =
 // A21 L^-T for the 32 rows below it (r0 = 0, NB = 32), lane i holding row 32 + i. Per column j:
@@ -54,7 +60,7 @@ __device__ inline double la_rsqrt(double x) { return rsqrt(x); }
 // *bad set where a pivot is not > 0 (or NaN). In round q, a[c] holds column q + c: those past
 // NB are scratch (their shuffles read other lanes' scratch, never a finished value).
 template <int NB, bool TWO>
-__device__ inline void la_chol_rows(la_t* S, int r0, la_t* rinv, int* bad) {
+__device__ inline void la_chol_rows(la_t* S, int r0, la_t* rinv, int* bad, la_t* col) {
     constexpr int kChunk = NB < LA_CHUNK ? NB : LA_CHUNK;
     static_assert(NB % kChunk == 0, "whole chunks");
     const int lane = threadIdx.x % GK_LANES;
@@ -83,11 +89,24 @@ __device__ inline void la_chol_rows(la_t* S, int r0, la_t* rinv, int* bad) {
             // The next pivot first (lane j + 1's own l_{j+1,j}): the chain does not wait for
             // its shuffle; a[t + 1] below gets the same value in that lane.
             if (t + 1 < NB) d = gk_shfl(a[t + 1] - li * li, j + 1);
+            // The column's l values to every lane through `col` (two buffers, alternating: a
+            // lane stores column j + 2's only after the barrier of column j + 1, which every
+            // lane passes after its reads of column j), read LA_VEC at a time: one 16-byte
+            // broadcast load where a shuffle moved one value. Column q + c wraps to buffer
+            // slot (q + c) % 32, as a shuffle's lane would: past NB only scratch reads it.
+            la_t* buf = col + (t % 2) * GK_LANES;
+            buf[lane] = li;
+            gk_syncwarp();
 #pragma unroll
-            for (int c = t + 1; c < NB; ++c) {
-                const la_t lc = gk_shfl(li, q + c);
-                a[c] -= li * lc;
-                if (TWO) b[c] -= bi * lc;
+            for (int g = (t + 1) / LA_VEC * LA_VEC; g < NB; g += LA_VEC) {
+                const la_vec v = *reinterpret_cast<const la_vec*>(buf + ((q + g) & (GK_LANES - 1)));
+#pragma unroll
+                for (int e = 0; e < LA_VEC; ++e) {
+                    const int c = g + e;
+                    if (c <= t || c >= NB) continue;
+                    a[c] -= li * v.v[e];
+                    if (TWO) b[c] -= bi * v.v[e];
+                }
             }
         }
 #pragma unroll
@@ -149,8 +168,8 @@ __device__ inline void la_invert_cols(la_t* S, int r0, const la_t* rinv) {
 
 // n <= 32: the factor of the p x p block and, with `inverse`, its inverse, by warp 0.
 template <int NB>
-__device__ inline void la_chol_leaf(la_t* S, la_t* rinv, int* bad, bool inverse) {
-    la_chol_rows<NB, false>(S, 0, rinv, bad);
+__device__ inline void la_chol_leaf(la_t* S, la_t* rinv, int* bad, la_t* col, bool inverse) {
+    la_chol_rows<NB, false>(S, 0, rinv, bad, col);
     if (!inverse) return;
     gk_syncwarp();
     la_invert_cols<NB>(S, 0, rinv);
@@ -161,7 +180,9 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
     static_assert(GK_LA_THREADS >= (LA_W2 + 1) * GK_LANES, "warps 0 and LA_W2");
     __shared__ la_t S[GK_LA_MAX_N * LA_LD];
     __shared__ la_t rinv[GK_LA_MAX_N];
+    __shared__ la_vec col_vec[2 * GK_LANES / LA_VEC];  // la_chol_rows's column broadcasts
     __shared__ int bad;
+    la_t* col = col_vec[0].v;
     const int n = args.n, tid = threadIdx.x, warp = tid / GK_LANES, lane = tid % GK_LANES;
     const bool upper = args.upper != 0, two = n > GK_LANES;
     const bool inverse = (args.mode & GK_LA_CHOL_INVERSE) != 0;
@@ -187,14 +208,14 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
     if (!two) {
         if (warp == 0) {
             if (p == 8)
-                la_chol_leaf<8>(S, rinv, &bad, inverse);
+                la_chol_leaf<8>(S, rinv, &bad, col, inverse);
             else if (p == 16)
-                la_chol_leaf<16>(S, rinv, &bad, inverse);
+                la_chol_leaf<16>(S, rinv, &bad, col, inverse);
             else
-                la_chol_leaf<GK_LANES>(S, rinv, &bad, inverse);
+                la_chol_leaf<GK_LANES>(S, rinv, &bad, col, inverse);
         }
     } else {
-        if (warp == 0) la_chol_rows<GK_LANES, true>(S, 0, rinv, &bad);
+        if (warp == 0) la_chol_rows<GK_LANES, true>(S, 0, rinv, &bad, col);
         __syncthreads();
         // A22 -= L21 L21^T, the whole square (its upper half is scratch until X22 lands there),
         // each sum in k order.
@@ -228,7 +249,7 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
                 dst[GK_LANES + r] = -acc;
             }
         }
-        if (warp == LA_W2) la_chol_rows<GK_LANES, false>(S, GK_LANES, rinv, &bad);
+        if (warp == LA_W2) la_chol_rows<GK_LANES, false>(S, GK_LANES, rinv, &bad, col);
         if (inverse) {
             __syncthreads();
             if (warp == 0) {
