@@ -76,11 +76,11 @@ struct gk_pad_step {
 
 // Pass P (radix R, Ns = the product of the radices before it): butterfly j reads elements
 // j + r * N / R, twiddled by exp(-2 pi i (j % Ns) r / (Ns R)), and writes its outputs to
-// (j / Ns) * Ns * R + j % Ns + r * Ns. The first pass reads through `load` when kDirectIn (else
-// from the row in shared memory) and then calls `ready` (every thread, active or not: the
-// twiddle table's fill, overlapping the loads in flight); the last writes through `store` when
-// kDirectOut. A barrier stands between a pass's reads of the row and its writes, and after its
-// writes.
+// (j / Ns) * Ns * R + j % Ns + r * Ns. The first pass reads through `load` (element j + r N / R
+// as load(j, r N / R)) when kDirectIn, else from the row in shared memory, and then calls `ready`
+// (every thread, active or not: the twiddle table's fill, overlapping the loads in flight); the
+// last writes through `store` (store(base, r Ns, value)) when kDirectOut. A barrier stands
+// between a pass's reads of the row and its writes, and after its writes.
 template <int P, class Load, class Store, class Ready>
 GK_DEV void gk_fft_passes(gk_cpx* row, const gk_cpx* table, int lane, bool active, Load load,
                           Store store, Ready ready) {
@@ -104,7 +104,7 @@ GK_DEV void gk_fft_passes(gk_cpx* row, const gk_cpx* table, int lane, bool activ
                     for (int r = 0; r < R; ++r) {
                         gk_cpx x;
                         if constexpr (from_global) {
-                            x = load(j + r * B);
+                            x = load(j, r * B);
                         } else if constexpr (gk_pad_step<B, R>::folds) {
                             x = src[r * gk_pad_step<B, R>::value];
                         } else {
@@ -135,7 +135,7 @@ GK_DEV void gk_fft_passes(gk_cpx* row, const gk_cpx* table, int lane, bool activ
 #pragma unroll
                     for (int r = 0; r < R; ++r) {
                         if constexpr (to_global) {
-                            store(base + r * Ns, v[i][r]);
+                            store(base, r * Ns, v[i][r]);
                         } else if constexpr (gk_pad_step<Ns, R>::folds) {
                             dst[r * gk_pad_step<Ns, R>::value] = v[i][r];
                         } else {
@@ -245,9 +245,14 @@ GK_FFT_KERNEL void __launch_bounds__(kThreads) gk_fft_rows(const gk_fft_args a) 
     if (kDirectIn || kDirectOut) at = gk_fft_locate(a, row0 + (active ? mine : 0));
     const gk_cpx* src = in + at.in;
     gk_cpx* dst = out + at.out;
-    auto load = [&](int k) { return kConjIn ? gk_conj(src[k]) : src[k]; };
-    auto store = [&](int k, gk_cpx x) {
-        if (!kCropped || k < a.out_len) dst[k] = finish(at.b0, k, x);
+    // Element j + d of this thread's row (d a compile-time offset after unrolling: one address
+    // register per j, the offsets immediate).
+    auto load = [&](int j, int d) {
+        const gk_cpx x = (src + j)[d];
+        return kConjIn ? gk_conj(x) : x;
+    };
+    auto store = [&](int j, int d, gk_cpx x) {
+        if (!kCropped || j + d < a.out_len) (dst + j)[d] = finish(at.b0, j + d, x);
     };
     gk_fft_passes<0>(data + mine * kPitch, table, lane, active, load, store, [&] {
         if (kDirectIn) fill_table();
