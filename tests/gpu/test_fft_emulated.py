@@ -175,6 +175,39 @@ def test_real_paths(lib_dir, rng):
     _run(lib_dir, rng, np.float64, "r2c", 3 * 32, batch=(2,), limit=8)
 
 
+def _flows(lib_dir, dtype, n, batch, inverse=False, scale=1.0, limit=None):
+    """{define: value} of each gk_fft_rows instance a plan of c2c over (batch..., n) asks for."""
+    cuda = EmulatedCuda(lib_dir, 0)
+    x = np.zeros((*batch, n), dtype)
+    src = Layout(x.dtype, x.shape, x.strides, 16)
+    cuda_fft.plan_fft(cuda, src, "c2c", n, inverse, scale, limit=limit)
+    return [dict(d.split("=", 1) for d in defines) for file, defines, _ in cuda.functions
+            if file == "fft.cu"]  # fmt: skip
+
+
+def test_flows_compiled_in(lib_dir):
+    """What the plan knows of each launch (fft_plan.Flow) reaches its instance's defines."""
+    keys = ("DIRECT_IN", "DIRECT_OUT", "CONJ_IN", "CONJ_OUT", "SCALED", "TWIDDLED", "CROPPED",
+            "NDIM")  # fmt: skip
+
+    def flags(f):
+        return tuple(int(f[f"GK_FFT_{k}"]) for k in keys)
+
+    (one,) = _flows(lib_dir, np.complex64, 4096, (8,))
+    assert flags(one) == (1, 1, 0, 0, 0, 0, 0, 1)
+    (inv,) = _flows(lib_dir, np.complex64, 60, (2, 5), inverse=True, scale=1 / 60)
+    assert flags(inv) == (1, 1, 1, 1, 1, 0, 0, 1)  # the batch dimensions merge
+    columns, rows = _flows(lib_dir, np.complex128, 16 * 12, (3,), limit=16, inverse=True)
+    assert flags(columns) == (0, 0, 1, 0, 0, 1, 0, 2)
+    assert flags(rows) == (1, 0, 0, 1, 0, 0, 0, 2)
+    with pytest.raises(ValueError, match="batch dimensions"):
+        fft_plan.Flow(ndim=5)
+    emitter = cuda_fft._Emitter(EmulatedCuda(lib_dir, 0), None, np.dtype(np.complex64), None)
+    view = cuda_fft.View(0, 1, (16,))
+    with pytest.raises(ValueError, match="cut to 17"):
+        emitter.rows(16, (1,), view, view, False, False, 1.0, out_len=17)
+
+
 def test_geometry():
     assert fft_plan.radices(4096) == (16, 16, 16)
     assert fft_plan.radices(1000) == (8, 5, 5, 5)

@@ -121,9 +121,34 @@ def table_length(n: int) -> int:
     return lo + -(-n // lo)
 
 
-def defines(blk: Block, real: str) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class Flow:
+    """What one gk_fft_rows launch does around the transform, known when it is planned and
+    compiled into its instance (kernels/fft.cu), so that the common case (contiguous rows, no
+    conjugation, scale 1) tests and multiplies nothing per element: rows read / written
+    contiguously (step 1) or through shared memory, conjugated input / output, a scale other than
+    1, the four-step twiddle, outputs cut short of the length, and the batch dimensions."""
+
+    direct_in: bool = True
+    direct_out: bool = True
+    conj_in: bool = False
+    conj_out: bool = False
+    scaled: bool = False
+    twiddled: bool = False
+    cropped: bool = False
+    ndim: int = 1
+
+    def __post_init__(self):
+        if not 0 <= self.ndim <= CONSTANTS["GK_FFT_BATCH_DIMS"]:
+            raise ValueError(f"FFT rows with {self.ndim} batch dimensions (at most "
+                             f"{CONSTANTS['GK_FFT_BATCH_DIMS']})")  # fmt: skip
+
+
+def defines(blk: Block, real: str, flow: Flow | None = None) -> tuple[str, ...]:
     """The compile-time parameters of kernels/fft.cu's instance for `blk` over `real` ("float" or
-    "double")."""
+    "double") and `flow` (default: contiguous rows in and out, forward, unscaled, one batch
+    dimension)."""
+    flow = flow or Flow()
     return (
         f"GK_FFT_REAL={real}",
         f"GK_FFT_N={blk.n}",
@@ -131,6 +156,14 @@ def defines(blk: Block, real: str) -> tuple[str, ...]:
         f"GK_FFT_TPR={blk.tpr}",
         f"GK_FFT_ROWS={blk.rows}",
         f"GK_FFT_THREADS={blk.threads}",
+        f"GK_FFT_DIRECT_IN={int(flow.direct_in)}",
+        f"GK_FFT_DIRECT_OUT={int(flow.direct_out)}",
+        f"GK_FFT_CONJ_IN={int(flow.conj_in)}",
+        f"GK_FFT_CONJ_OUT={int(flow.conj_out)}",
+        f"GK_FFT_SCALED={int(flow.scaled)}",
+        f"GK_FFT_TWIDDLED={int(flow.twiddled)}",
+        f"GK_FFT_CROPPED={int(flow.cropped)}",
+        f"GK_FFT_NDIM={flow.ndim}",
     )
 
 

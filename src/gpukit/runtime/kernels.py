@@ -915,14 +915,19 @@ def _complex_and_newer_instances() -> list[tuple[str, tuple]]:
 def _fft_instances() -> list[tuple[str, tuple]]:
     """FFT instances: the longest one-block rows of each precision (radix 16), columns of a
     four-step pass, every odd radix, short rows several to a block; the auxiliary kernels."""
+    flow = fft_plan.Flow
+    inverse = flow(conj_in=True, conj_out=True, scaled=True)
+    column = flow(direct_in=False, direct_out=False, twiddled=True, ndim=2)
     blocks = [
-        (fft_plan.block(8192, 8, False, 1), "float"),
-        (fft_plan.block(4096, 16, False, 1), "double"),
-        (fft_plan.block(4096, 8, True, 4096), "float"),
-        (fft_plan.block(5 * 7 * 11 * 13, 8, False, 1), "float"),
-        (fft_plan.block(12, 16, False, 64), "double"),
+        (fft_plan.block(8192, 8, False, 1), "float", flow()),
+        (fft_plan.block(4096, 8, False, 1), "float", flow(direct_out=False, ndim=2)),
+        (fft_plan.block(4096, 16, False, 1), "double", inverse),
+        (fft_plan.block(4096, 8, True, 4096), "float", column),
+        (fft_plan.block(4096, 16, True, 4096), "double", flow(direct_in=False, ndim=3)),
+        (fft_plan.block(5 * 7 * 11 * 13, 8, False, 1), "float", flow(cropped=True)),
+        (fft_plan.block(12, 16, False, 64), "double", flow(ndim=4)),
     ]
-    return [("fft.cu", fft_plan.defines(b, real)) for b, real in blocks] + [
+    return [("fft.cu", fft_plan.defines(b, real, f)) for b, real, f in blocks] + [
         ("fft_aux.cu", fft_plan.aux_defines(real)) for real in ("float", "double")
     ]
 

@@ -48,7 +48,20 @@ class _Emitter:
         """One gk_fft_rows launch: rows of n (batch `shape`) from src to dst."""
         columns = src.step != 1 or dst.step != 1
         blk = fft_plan.block(n, self.item, columns, shape[0] if shape else 1, self.shared_limit)
-        fn = self.backend.function("fft.cu", fft_plan.defines(blk, self.real), "gk_fft_rows")
+        out_len = n if out_len is None else out_len
+        if not 0 < out_len <= n:
+            raise ValueError(f"FFT rows of {n} cut to {out_len} outputs")
+        flow = fft_plan.Flow(
+            direct_in=src.step == 1,
+            direct_out=dst.step == 1,
+            conj_in=bool(conj_in),
+            conj_out=bool(conj_out),
+            scaled=float(scale) != 1.0,
+            twiddled=tw_n != 0,
+            cropped=out_len != n,
+            ndim=len(shape),
+        )
+        fn = self.backend.function("fft.cu", fft_plan.defines(blk, self.real, flow), "gk_fft_rows")
         if blk.shared > _STATIC_SHARED:
             self.backend.allow_shared(fn, blk.shared)
         rows = math.prod(shape)
@@ -56,7 +69,7 @@ class _Emitter:
             "rows": rows,
             "in_step": src.step,
             "out_step": dst.step,
-            "out_len": n if out_len is None else out_len,
+            "out_len": out_len,
             "tw_n": tw_n,
             "batch_shape": list(shape),
             "in_batch": list(src.strides),

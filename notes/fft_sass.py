@@ -1,0 +1,81 @@
+"""gk_fft_rows compiled here (no GPU) from a checkout's kernels/ with NVRTC for sm_90: registers,
+stack, local memory (LDL / STL), the SASS instruction count in all and by kind, for the instances
+the planner launches for complex64 4096 x 4096 along the last axis and the two passes of 2^24.
+
+    .venv/bin/python notes/fft_sass.py [--kernels DIR] [--old] [--dump LABEL]
+
+--kernels: another checkout's kernels/ (default this one's); --old: that checkout's fft.cu takes
+only the six geometry defines (the kernel before fft_plan.Flow, e.g. main's: git worktree or
+`git show main:kernels/fft.cu` beside the other files).
+"""
+
+import argparse
+import collections
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from gpukit.runtime import fft_plan, jit
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tool(name):
+    return next(p for root in sys.path for p in glob.glob(f"{root}/nvidia/*/bin/{name}"))
+
+
+def cases(old: bool):
+    """(label, defines) of gk_fft_rows for the three timed cases."""
+
+    def d(n, item, columns, batch, flow):
+        blk = fft_plan.block(n, item, columns, batch)
+        real = "float" if item == 8 else "double"
+        return fft_plan.defines(blk, real, flow)[:6] if old else fft_plan.defines(blk, real, flow)
+
+    f = fft_plan.Flow
+    return [
+        ("c64 4096 rows (one pass)", d(4096, 8, False, 4096, f())),
+        ("c64 2^24 columns (pass 1)",
+         d(4096, 8, True, 4096, f(direct_in=False, direct_out=False, twiddled=True, ndim=2))),
+        ("c64 2^24 rows (pass 2)", d(4096, 8, True, 4096, f(direct_out=False, ndim=2))),
+        ("c64 8192 rows (rfft 2^26's half)", d(8192, 8, False, 1, f())),
+        ("c128 4096 inverse", d(4096, 16, False, 64, f(conj_in=True, conj_out=True, scaled=True))),
+    ]  # fmt: skip
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernels", default=str(ROOT / "kernels"))
+    ap.add_argument("--old", action="store_true")
+    ap.add_argument("--dump")
+    args = ap.parse_args()
+    jit._SOURCES = {os.path.basename(p): Path(p).read_text()
+                    for p in glob.glob(os.path.join(args.kernels, "*"))}  # fmt: skip
+    j = jit.Jit(jit.open_compiler("nvrtc")[0], ["--gpu-architecture=sm_90"])
+    objdump = tool("cuobjdump")
+    for label, defines in cases(args.old):
+        image = j.build_builtin("fft.cu", defines)
+        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+            f.write(image)
+            f.flush()
+            res = subprocess.run([objdump, "-res-usage", f.name], capture_output=True, text=True,
+                                 check=True).stdout  # fmt: skip
+            sass = subprocess.run([objdump, "-sass", f.name], capture_output=True, text=True,
+                                  check=True).stdout  # fmt: skip
+        usage = re.search(r"REG:(\d+) STACK:(\d+)", res)
+        ops = re.findall(r"/\*[0-9a-f]{4}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", sass)
+        kinds = collections.Counter(op for _, op in ops)
+        local = kinds["LDL"] + kinds["STL"]
+        top = ", ".join(f"{k} {v}" for k, v in kinds.most_common(12))
+        print(f"{label:34s} REG {usage[1]} STACK {usage[2]} instr {len(ops)}"
+              f"{' LOCAL MEMORY' if local else ''}\n    {top}")  # fmt: skip
+        if args.dump and args.dump in label:
+            print(sass)
+
+
+if __name__ == "__main__":
+    main()
