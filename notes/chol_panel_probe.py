@@ -1,8 +1,9 @@
-"""The CUDA plan of the blocked Cholesky (runtime/cuda/linalg_chol.py) at each panel width, n =
-4096 in float32 and float64: eager (device and wall ms) and a graph's replay, beside
-torch.linalg.cholesky in the same process, each factor checked against NumPy's in float64 and
-the bits of every width's factor compared with the default's. Run from notes/ after
-scripts/gpu_machine.sh installed gpukit: PYTHONPATH=/tmp/gpukit-site python3 chol_panel_probe.py"""
+"""The CUDA plan of the blocked Cholesky (runtime/cuda/linalg_chol.py) at each panel width, with
+and without lookahead, n = 4096 in float32 and float64: eager (device and wall ms) and a
+graph's replay, beside torch.linalg.cholesky in the same process, each factor checked against
+NumPy's in float64 and the bits of every width's factor compared with the default's. Run from
+notes/ after scripts/gpu_machine.sh installed gpukit:
+PYTHONPATH=/tmp/gpukit-site python3 chol_panel_probe.py"""
 
 import os
 
@@ -14,13 +15,13 @@ import gpukit as gk
 from gpukit.linalg_steps import I32, run
 from gpukit.runtime.cuda import linalg_chol
 
-PANELS = (64, 128, 256, 512)
+PANELS = (128, 256, 512)
 
 
-def factor(x, panel):
+def factor(x, panel, lookahead):
     n = x.shape[-1]
     out, _ = run("cholesky_blocked", [x.reshape(1, n, n)], [((1, n, n), x.dtype), ((1,), I32)],
-                 (("panel", panel),))  # fmt: skip
+                 (("panel", panel), ("lookahead", lookahead)))  # fmt: skip
     return out
 
 
@@ -35,14 +36,15 @@ def main():
         x = gk.asarray(host)
         default = gk.linalg.cholesky(x).to_numpy()
         print(f"{dt}: torch {torch_ms(host):.2f} ms; default panel {linalg_chol.PANEL}")
-        for panel in PANELS:
-            got = factor(x, panel).to_numpy().reshape(n, n)
+        for panel, ahead in [(p, a) for p in PANELS for a in (True, False)]:
+            got = factor(x, panel, ahead).to_numpy().reshape(n, n)
             err = float(np.abs(got - ref).max())
-            dev, wall = eager_ms(lambda x=x, panel=panel: factor(x, panel), 5)
-            gm = graph_ms(lambda x=x, panel=panel: factor(x, panel), 5)
+            dev, wall = eager_ms(lambda x=x, p=panel, a=ahead: factor(x, p, a), 5)
+            gm = graph_ms(lambda x=x, p=panel, a=ahead: factor(x, p, a), 5)
             same = np.array_equal(got, default)
             print(
-                f"  panel {panel:4d}: eager {dev:.2f} ms (wall {wall:.2f}), graph {gm:.2f}, "
+                f"  panel {panel:4d} lookahead {ahead:d}: eager {dev:.2f} ms (wall {wall:.2f}), "
+                f"graph {gm:.2f}, "
                 f"max |L - L64| {err:.1e}, same bits as gk.linalg.cholesky: {same}",
                 flush=True,
             )

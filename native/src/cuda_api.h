@@ -88,6 +88,7 @@ struct Api {
     Result (*cuMemcpyDtoDAsync)(DevicePtr, DevicePtr, size_t, Stream);    // _v2
     Result (*cuStreamCreateWithPriority)(Stream*, unsigned, int);
     Result (*cuStreamDestroy)(Stream);  // _v2
+    Result (*cuStreamGetPriority)(Stream, int*);
     Result (*cuStreamSynchronize)(Stream);
     Result (*cuStreamQuery)(Stream);
     Result (*cuStreamWaitEvent)(Stream, Event, unsigned);

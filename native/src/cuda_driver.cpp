@@ -46,6 +46,7 @@ CudaDriver::CudaDriver(const std::string& library) : lib_(library) {
     lib_.bind(a.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
     lib_.bind(a.cuStreamCreateWithPriority, "cuStreamCreateWithPriority");
     lib_.bind(a.cuStreamDestroy, "cuStreamDestroy_v2");
+    lib_.bind(a.cuStreamGetPriority, "cuStreamGetPriority");
     lib_.bind(a.cuStreamSynchronize, "cuStreamSynchronize");
     lib_.bind(a.cuStreamQuery, "cuStreamQuery");
     lib_.bind(a.cuStreamWaitEvent, "cuStreamWaitEvent");
@@ -189,6 +190,16 @@ int32_t t_launch(void* ctx, uint64_t f, const uint32_t* grid, const uint32_t* bl
     });
     return failed != 0 ? failed : code;
 }
+int32_t t_fork(void* ctx, uint64_t stream, uint64_t* side) {
+    return guarded([&] {
+        *side = reinterpret_cast<uint64_t>(dev(ctx).fork(reinterpret_cast<cu::Stream>(stream)));
+    });
+}
+int32_t t_join(void* ctx, uint64_t stream, uint64_t side) {
+    return guarded([&] {
+        dev(ctx).join(reinterpret_cast<cu::Stream>(stream), reinterpret_cast<cu::Stream>(side));
+    });
+}
 int32_t t_encode_tensor_map(void* ctx, void* out, const gk_tensor_map_desc* desc,
                             uint64_t address) {
     int32_t code = 0;
@@ -257,7 +268,7 @@ CudaDevice::CudaDevice(CudaDriver& driver, int ordinal)
         cu::ERROR_OUT_OF_MEMORY,
     };
     launch_table_ = gk_launch_table{
-        GK_LAUNCH_TABLE_VERSION, this, t_launch, t_encode_tensor_map, t_error_name,
+        GK_LAUNCH_TABLE_VERSION, this, t_launch, t_encode_tensor_map, t_error_name, t_fork, t_join,
     };
 }
 
@@ -334,7 +345,52 @@ cu::Stream CudaDevice::create_stream(int priority) const {
 
 void CudaDevice::destroy_stream(cu::Stream s) const {
     make_current();
+    Lane lane{};
+    {
+        std::lock_guard<std::mutex> lock(lanes_mutex_);
+        auto it = lanes_.find(s);
+        if (it != lanes_.end()) {
+            lane = it->second;
+            lanes_.erase(it);
+        }
+    }
     check(api_.cuStreamDestroy(s), "cuStreamDestroy");
+    if (lane.side != nullptr) {
+        check(api_.cuStreamDestroy(lane.side), "cuStreamDestroy");
+        destroy_event(lane.forked);
+        destroy_event(lane.joined);
+    }
+}
+
+CudaDevice::Lane CudaDevice::lane(cu::Stream s) const {
+    std::lock_guard<std::mutex> lock(lanes_mutex_);
+    auto it = lanes_.find(s);
+    if (it == lanes_.end()) {
+        Lane made{};
+        if (green_streams_.count(s) == 0) {
+            const CaptureRelaxed relaxed(api_);  // (a plan being captured may fork first)
+            int priority = 0;
+            check(api_.cuStreamGetPriority(s, &priority), "cuStreamGetPriority");
+            made = Lane{create_stream(priority), create_event(false), create_event(false)};
+        }
+        it = lanes_.emplace(s, made).first;
+    }
+    return it->second;
+}
+
+cu::Stream CudaDevice::fork(cu::Stream s) const {
+    const Lane l = lane(s);
+    if (l.side == nullptr) return s;
+    record_event(l.forked, s);
+    wait_event(l.side, l.forked);
+    return l.side;
+}
+
+void CudaDevice::join(cu::Stream s, cu::Stream side) const {
+    if (side == s) return;
+    const Lane l = lane(s);
+    record_event(l.joined, side);
+    wait_event(s, l.joined);
 }
 
 void CudaDevice::synchronize(cu::Stream s) const {

@@ -2,8 +2,10 @@
 // modules and launches. Every failure throws DriverError naming the call and the error.
 #pragma once
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -80,7 +82,13 @@ class CudaDevice {
     void copy_device(cu::DevicePtr dst, cu::DevicePtr src, size_t n, cu::Stream s) const;
 
     cu::Stream create_stream(int priority) const;
-    void destroy_stream(cu::Stream s) const;
+    void destroy_stream(cu::Stream s) const;  // and its second lane, if it has one
+    // A plan's second lane beside stream `s` (launch_table.h's fork and join): a stream of s's
+    // priority, made on first use, on which what follows waits for everything queued on s so
+    // far; join: s waits for everything queued on `side` so far. A green context's stream is
+    // its own second lane (its work stays on the context's SMs): the lanes then run in turn.
+    cu::Stream fork(cu::Stream s) const;
+    void join(cu::Stream s, cu::Stream side) const;
     void synchronize(cu::Stream s) const;
     bool stream_done(cu::Stream s) const;
 
@@ -158,6 +166,11 @@ class CudaDevice {
    private:
     CudaDevice(CudaDriver& driver, int ordinal);
     void check(cu::Result r, const char* call) const { driver_.check(r, call); }
+    struct Lane {
+        cu::Stream side = nullptr;  // null: the stream is its own second lane
+        cu::Event forked = nullptr, joined = nullptr;
+    };
+    Lane lane(cu::Stream s) const;
 
     CudaDriver& driver_;
     const cu::Api& api_;
@@ -173,6 +186,9 @@ class CudaDevice {
     gk_launch_table launch_table_{};
     std::mutex preempt_mutex_;
     std::atomic<cu::DevicePtr> preempt_flags_{0};
+    mutable std::mutex lanes_mutex_;
+    mutable std::map<cu::Stream, Lane> lanes_;
+    mutable std::set<cu::Stream> green_streams_;  // (under lanes_mutex_)
 };
 
 }  // namespace gpukit

@@ -110,6 +110,10 @@ std::pair<cu::Stream, int> CudaDevice::green_stream(int sm_count, int priority) 
     cu::Stream s = nullptr;
     check(g.api.cuGreenCtxStreamCreate(&s, ctx, cu::STREAM_NON_BLOCKING, priority),
           "cuGreenCtxStreamCreate");
+    {
+        std::lock_guard<std::mutex> lock(lanes_mutex_);
+        green_streams_.insert(s);
+    }
     return {s, static_cast<int>(part.sm_count)};
 }
 

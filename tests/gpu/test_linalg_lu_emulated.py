@@ -91,13 +91,15 @@ def test_cooperative_panel(hybrid, rng, dtype):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("panel", [64, 128, 256])
-def test_blocked_cholesky(hybrid, rng, dtype, panel):
+@pytest.mark.parametrize("lookahead", [True, False])
+def test_blocked_cholesky(hybrid, rng, dtype, panel, lookahead):
     """cholesky past the one-block kernel: CUDA's plan of every step (its diagonal blocks by
     gk_chol_small, emulated; its products on the host), trailing updates per panel of 1, 2 and
-    4 diagonal blocks, lower and upper, the triangle not read poisoned with NaN."""
+    4 diagonal blocks, with and without the lookahead's second lane, lower and upper, the
+    triangle not read poisoned with NaN."""
     from linalg_cases import hermitian, positive_definite
 
-    hybrid.options["cholesky_blocked"] = (("panel", panel),)
+    hybrid.options["cholesky_blocked"] = (("panel", panel), ("lookahead", lookahead))
     for n, upper in ((100, False), (130, True), (200, False)):
         a = positive_definite(rng, n, 1e3, dtype, batch=(2,))
         poisoned = a.copy()

@@ -1,7 +1,8 @@
 """Cooperative launches in plans (PlanBuilder.launch's `cooperative`): the flag travels to the
 launch table in the function handle (native launch_table.h's GK_LAUNCH_COOPERATIVE), plain
 launches keep their handle, and a backend without cooperative launch refuses the plan with a
-clear error (the LU planner asks first and keeps the launch per column then)."""
+clear error (the LU planner asks first and keeps the launch per column then). And the second
+lane (PlanBuilder.lane): launches on the table's fork of the call's stream, joined back."""
 
 from types import SimpleNamespace
 
@@ -39,3 +40,29 @@ def test_a_backend_without_cooperative_launch_refuses():
     with pytest.raises(CooperativeLaunchError, match="cannot launch a kernel cooperatively"):
         b.launch(FN, 4, 256, "gk_lu_args", {}, cooperative=True)
     b.launch(FN, 4, 256, "gk_lu_args", {})  # a plain launch still goes
+
+
+def test_the_second_lane_forks_and_joins():
+    be, rec = _backend(True)
+    b = PlanBuilder(be, "")
+    b.launch(FN, 1, 32, "gk_lu_args", {"m": 1})
+    with b.lane(1):
+        b.launch(FN, 1, 32, "gk_lu_args", {"m": 2})
+        b.launch(FN, 1, 32, "gk_lu_args", {"m": 3})
+    b.launch(FN, 1, 32, "gk_lu_args", {"m": 4})  # alongside lane 1
+    with b.lane(0, wait=True):
+        b.launch(FN, 1, 32, "gk_lu_args", {"m": 5})
+    with b.lane(1):
+        b.launch(FN, 1, 32, "gk_lu_args", {"m": 6})
+    b.build()(7, None)
+    assert rec.streams == [7, 1007, 1007, 7, 7, 1007]
+    assert rec.lane_calls == [("fork", 7), ("join", 7, 1007), ("fork", 7), ("join", 7, 1007)]
+
+
+def test_bad_lanes_are_refused():
+    be, _ = _backend(True)
+    b = PlanBuilder(be, "")
+    with pytest.raises(ValueError, match="lane 2 is not 0 or 1"), b.lane(2):
+        pass
+    with pytest.raises(ValueError, match="first launch on lane 1 must wait"), b.lane(1, False):
+        pass

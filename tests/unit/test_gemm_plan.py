@@ -556,6 +556,10 @@ ENCODE = ctypes.CFUNCTYPE(
     ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(TensorMapDesc), ctypes.c_uint64
 )
 ERROR_NAME = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int32)
+FORK = ctypes.CFUNCTYPE(
+    ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)
+)
+JOIN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64)
 
 
 class LaunchTable(ctypes.Structure):
@@ -565,6 +569,8 @@ class LaunchTable(ctypes.Structure):
         ("launch", LAUNCH),
         ("encode_tensor_map", ENCODE),
         ("error_name", ERROR_NAME),
+        ("fork", FORK),
+        ("join", JOIN),
     ]
 
 
@@ -574,9 +580,11 @@ class Recorder:
 
     def __init__(self):
         self.launches, self.encoded = [], []
+        self.streams, self.lane_calls = [], []  # per launch its stream; fork / join calls
 
         def launch(ctx, fn, grid, block, shared, stream, args, size):
             self.launches.append((fn, grid[0], block[0], shared, ctypes.string_at(args, size)))
+            self.streams.append(stream)
             return 0
 
         def encode(ctx, out, desc, address):
@@ -590,8 +598,20 @@ class Recorder:
             ctypes.memmove(out, tag * 8, 128)
             return 0
 
-        self._callbacks = (LAUNCH(launch), ENCODE(encode), ERROR_NAME(lambda ctx, code: b"E"))
-        self.table = LaunchTable(1, None, *self._callbacks)
+        def fork(ctx, stream, side):  # stream S's second lane is S + 1000
+            side[0] = stream + 1000
+            self.lane_calls.append(("fork", stream))
+            return 0
+
+        def join(ctx, stream, side):
+            self.lane_calls.append(("join", stream, side))
+            return 0
+
+        self._callbacks = (
+            LAUNCH(launch), ENCODE(encode), ERROR_NAME(lambda ctx, code: b"E"), FORK(fork),
+            JOIN(join),
+        )  # fmt: skip
+        self.table = LaunchTable(2, None, *self._callbacks)
         new_capsule = ctypes.pythonapi.PyCapsule_New
         new_capsule.restype = ctypes.py_object
         new_capsule.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)

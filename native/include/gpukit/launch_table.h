@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#define GK_LAUNCH_TABLE_VERSION 1
+#define GK_LAUNCH_TABLE_VERSION 2
 #define GK_LAUNCH_TABLE_CAPSULE "gpukit.launch_table"
 #define GK_TENSOR_MAP_BYTES 128
 // Set in a launch's function handle (handles are aligned pointers: bit 0 is otherwise clear): the
@@ -42,4 +42,10 @@ typedef struct gk_launch_table {
                                  uint64_t address);
     // Static string naming an error code, e.g. "CUDA_ERROR_INVALID_VALUE". Never NULL.
     const char* (*error_name)(void* ctx, int32_t code);
+    // A plan's second lane beside `stream`, written to *side: a stream on which work queued next
+    // waits for everything queued on `stream` so far (`stream` itself where it has no second
+    // lane: the lanes then run in turn).
+    int32_t (*fork)(void* ctx, uint64_t stream, uint64_t* side);
+    // `stream` waits for everything queued on `side` so far (nothing where side == stream).
+    int32_t (*join)(void* ctx, uint64_t stream, uint64_t side);
 } gk_launch_table;

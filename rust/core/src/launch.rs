@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_void, CStr};
 
 use crate::table::BackendError;
 
-pub const LAUNCH_TABLE_VERSION: u32 = 1;
+pub const LAUNCH_TABLE_VERSION: u32 = 2;
 pub const TENSOR_MAP_BYTES: usize = 128;
 
 /// `gk_tensor_map_desc`: cuTensorMapEncodeTiled's arguments but the global address.
@@ -41,6 +41,8 @@ pub struct RawLaunchTable {
     pub encode_tensor_map:
         unsafe extern "C" fn(*mut c_void, *mut c_void, *const TensorMapDesc, u64) -> i32,
     pub error_name: unsafe extern "C" fn(*mut c_void, i32) -> *const c_char,
+    pub fork: unsafe extern "C" fn(*mut c_void, u64, *mut u64) -> i32,
+    pub join: unsafe extern "C" fn(*mut c_void, u64, u64) -> i32,
 }
 
 /// One kernel launch's shape.
@@ -113,6 +115,23 @@ impl LaunchTable {
             )
         };
         self.check("cuLaunchKernel", code)
+    }
+
+    /// The second lane beside `stream`, on which what is queued next waits for everything
+    /// queued on `stream` so far (`stream` itself where it has none).
+    pub fn fork(&self, stream: u64) -> Result<u64, BackendError> {
+        let mut side = 0u64;
+        // SAFETY: side is a valid u64 to write.
+        let code = unsafe { (self.raw.fork)(self.raw.ctx, stream, &mut side) };
+        self.check("fork (cuEventRecord, cuStreamWaitEvent)", code)
+            .map(|_| side)
+    }
+
+    /// `stream` waits for everything queued on `side` so far.
+    pub fn join(&self, stream: u64, side: u64) -> Result<(), BackendError> {
+        // SAFETY: plain values.
+        let code = unsafe { (self.raw.join)(self.raw.ctx, stream, side) };
+        self.check("join (cuEventRecord, cuStreamWaitEvent)", code)
     }
 
     /// The bytes of a tensor map over memory at `address`.

@@ -67,6 +67,12 @@ pub struct Launch {
     /// The kernel's parameter bytes with every slot still to be written.
     pub blob: Vec<u8>,
     pub slots: Vec<Slot>,
+    /// 0: the call's stream; 1: the second lane beside it (the launch table's fork), which runs
+    /// alongside the first between a fork and a join.
+    pub lane: u8,
+    /// Wait first for everything queued so far on the other lane (on lane 1: a fork; on lane 0:
+    /// a join). A lane-1 launch after lane-0 work it reads must wait; the plan's end joins.
+    pub wait: bool,
 }
 
 /// An argument of one call: a device address, or a scalar in both forms (and the imaginary
@@ -130,7 +136,18 @@ thread_local! {
 impl Plan {
     /// Checks that every slot lies inside its blob and names one of `n_args` arguments.
     pub fn new(launches: Vec<Launch>, n_args: usize) -> Result<Self, String> {
+        let mut forked = false;
         for (i, launch) in launches.iter().enumerate() {
+            match (launch.lane, launch.wait) {
+                (0, _) => {}
+                (1, wait) if wait || forked => forked = true,
+                (1, _) => {
+                    return Err(format!(
+                        "launch {i}: the second lane's first launch must wait for the first lane"
+                    ))
+                }
+                (lane, _) => return Err(format!("launch {i}: lane {lane} is not 0 or 1")),
+            }
             for s in &launch.slots {
                 if s.offset + s.kind.bytes() > launch.blob.len() {
                     return Err(format!(
@@ -178,13 +195,32 @@ impl Plan {
         for slot in self.launches.iter().flat_map(|l| &l.slots) {
             check_slot(slot, values)?;
         }
-        SCRATCH.with(|scratch| {
+        // The second lane: its stream once forked, and whether it was forked since the last
+        // join (a capture must not end with a fork not joined, even one with no work).
+        let mut side = None;
+        let mut unjoined = false;
+        let launched = SCRATCH.with(|scratch| {
             let mut blob = scratch.borrow_mut();
             for launch in &self.launches {
                 blob.clear();
                 blob.extend_from_slice(&launch.blob);
                 for slot in &launch.slots {
                     write_slot(&mut blob, slot, values, table)?;
+                }
+                if launch.lane == 1 {
+                    if launch.wait {
+                        side = Some(table.fork(stream)?);
+                        unjoined = true;
+                    }
+                    let on = side.expect("Plan::new checked that lane 1 forks first");
+                    // Unpaced: the pacer counts the call's stream, which the join brings this
+                    // work back into before the plan's next paced launch that waits for it.
+                    table.launch(launch.function, &launch.geometry, on, &blob)?;
+                    continue;
+                }
+                if launch.wait && unjoined {
+                    table.join(stream, side.expect("work on lane 1 forked it"))?;
+                    unjoined = false;
                 }
                 if pacer::before_launch(stream) != 0 {
                     wait(stream);
@@ -193,7 +229,13 @@ impl Plan {
                 table.check("cuEventRecord (launch pacing)", pacer::after_launch(stream))?;
             }
             Ok(())
-        })
+        });
+        // Joined even after a failure: a capture in progress must not end with a lane apart.
+        let joined = match (unjoined, side) {
+            (true, Some(side)) => table.join(stream, side).map_err(PlanError::from),
+            _ => Ok(()),
+        };
+        launched.and(joined)
     }
 }
 

@@ -14,6 +14,8 @@ struct Recorder {
     launches: Mutex<Vec<Recorded>>,
     encodes: Mutex<u32>,
     fail_with: Mutex<i32>,
+    /// "fork S -> side" and "join S <- side", in order.
+    lanes: Mutex<Vec<String>>,
 }
 
 fn recorder(ctx: *mut c_void) -> &'static Recorder {
@@ -67,6 +69,20 @@ unsafe extern "C" fn encode(
     0
 }
 
+// Stream S's second lane is S + 1000.
+unsafe extern "C" fn fork(ctx: *mut c_void, stream: u64, side: *mut u64) -> i32 {
+    *side = stream + 1000;
+    let mut lanes = recorder(ctx).lanes.lock().unwrap();
+    lanes.push(format!("fork {stream} -> {}", *side));
+    0
+}
+
+unsafe extern "C" fn join(ctx: *mut c_void, stream: u64, side: u64) -> i32 {
+    let mut lanes = recorder(ctx).lanes.lock().unwrap();
+    lanes.push(format!("join {stream} <- {side}"));
+    0
+}
+
 unsafe extern "C" fn error_name(_: *mut c_void, _: i32) -> *const c_char {
     c"CUDA_ERROR_INVALID_VALUE".as_ptr()
 }
@@ -79,6 +95,8 @@ fn table() -> (LaunchTable, &'static Recorder) {
         launch,
         encode_tensor_map: encode,
         error_name,
+        fork,
+        join,
     }));
     // SAFETY: the raw table and its recorder are leaked, so they outlive the handle.
     (unsafe { LaunchTable::from_raw(raw) }.unwrap(), rec)
@@ -113,6 +131,8 @@ fn slots_are_filled_in_a_copy_of_each_blob() {
     blob[32..40].copy_from_slice(&1234u64.to_le_bytes()); // a fixed field stays as packed
     let plan = Plan::new(
         vec![Launch {
+            lane: 0,
+            wait: false,
             function: 7,
             geometry: GEOMETRY,
             blob,
@@ -160,6 +180,8 @@ fn a_complex_scalar_fills_its_real_and_imaginary_slots() {
     let (table, rec) = table();
     let plan = Plan::new(
         vec![Launch {
+            lane: 0,
+            wait: false,
             function: 3,
             geometry: GEOMETRY,
             blob: vec![0u8; 24],
@@ -200,12 +222,16 @@ fn launches_run_in_order_with_their_own_geometry() {
     let plan = Plan::new(
         vec![
             Launch {
+                lane: 0,
+                wait: false,
                 function: 1,
                 geometry: GEOMETRY,
                 blob: vec![0; 8],
                 slots: vec![slot(0, 0, 0, SlotKind::Address { align: 16 })],
             },
             Launch {
+                lane: 0,
+                wait: false,
                 function: 2,
                 geometry: second,
                 blob: vec![0; 8],
@@ -228,6 +254,8 @@ fn a_misaligned_operand_is_refused_before_anything_launches() {
     let (table, rec) = table();
     let plan = Plan::new(
         vec![Launch {
+            lane: 0,
+            wait: false,
             function: 1,
             geometry: GEOMETRY,
             blob: vec![0; 8],
@@ -259,6 +287,8 @@ fn tensor_maps_are_encoded_once_per_address() {
     };
     let plan = Plan::new(
         vec![Launch {
+            lane: 0,
+            wait: false,
             function: 1,
             geometry: GEOMETRY,
             blob: vec![0; 136],
@@ -295,6 +325,8 @@ fn a_tensor_map_over_a_misaligned_address_is_refused() {
     let (table, rec) = table();
     let plan = Plan::new(
         vec![Launch {
+            lane: 0,
+            wait: false,
             function: 1,
             geometry: GEOMETRY,
             blob: vec![0; 128],
@@ -332,6 +364,8 @@ fn launch_errors_carry_the_backend_name() {
     *rec.fail_with.lock().unwrap() = 1;
     let plan = Plan::new(
         vec![Launch {
+            lane: 0,
+            wait: false,
             function: 1,
             geometry: GEOMETRY,
             blob: vec![],
@@ -354,6 +388,8 @@ fn bad_slots_are_refused_when_the_plan_is_made() {
     let make = |offset, arg, kind| {
         Plan::new(
             vec![Launch {
+                lane: 0,
+                wait: false,
                 function: 1,
                 geometry: GEOMETRY,
                 blob: vec![0; 16],
@@ -373,6 +409,8 @@ fn a_scalar_where_an_array_belongs_is_an_error() {
     let (table, _) = table();
     let plan = Plan::new(
         vec![Launch {
+            lane: 0,
+            wait: false,
             function: 1,
             geometry: GEOMETRY,
             blob: vec![0; 8],
@@ -394,4 +432,82 @@ fn a_scalar_where_an_array_belongs_is_an_error() {
         )
         .unwrap_err();
     assert!(matches!(err, PlanError::WrongValue { arg: 0, .. }));
+}
+
+fn on_lane(function: u64, lane: u8, wait: bool) -> Launch {
+    Launch {
+        function,
+        geometry: GEOMETRY,
+        blob: vec![0u8; 8],
+        slots: vec![],
+        lane,
+        wait,
+    }
+}
+
+#[test]
+fn the_second_lane_forks_before_its_work_and_joins_where_lane_0_waits_and_at_the_end() {
+    let (table, rec) = table();
+    let plan = Plan::new(
+        vec![
+            on_lane(1, 0, false),
+            on_lane(2, 1, true),  // fork
+            on_lane(3, 0, false), // alongside 2
+            on_lane(4, 1, false), // after 2, alongside 3
+            on_lane(5, 0, true),  // join
+            on_lane(6, 1, true),  // fork again
+        ],
+        0,
+    )
+    .unwrap();
+    plan.run(&[], 7, &table, &NO_WAIT).unwrap();
+    let streams: Vec<(u64, u64)> = rec
+        .launches
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(f, _, s, _)| (*f, *s))
+        .collect();
+    assert_eq!(
+        streams,
+        [(1, 7), (2, 1007), (3, 7), (4, 1007), (5, 7), (6, 1007)]
+    );
+    assert_eq!(
+        *rec.lanes.lock().unwrap(),
+        [
+            "fork 7 -> 1007",
+            "join 7 <- 1007",
+            "fork 7 -> 1007",
+            "join 7 <- 1007"
+        ]
+    );
+}
+
+#[test]
+fn a_join_with_nothing_on_the_second_lane_is_skipped() {
+    let (table, rec) = table();
+    let plan = Plan::new(vec![on_lane(1, 0, false), on_lane(2, 0, true)], 0).unwrap();
+    plan.run(&[], 7, &table, &NO_WAIT).unwrap();
+    assert!(rec.lanes.lock().unwrap().is_empty());
+    assert_eq!(rec.launches.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn a_failed_launch_still_joins_the_second_lane() {
+    let (table, rec) = table();
+    let plan = Plan::new(vec![on_lane(1, 1, true), on_lane(2, 0, false)], 0).unwrap();
+    *rec.fail_with.lock().unwrap() = 1;
+    assert!(plan.run(&[], 7, &table, &NO_WAIT).is_err());
+    assert_eq!(
+        *rec.lanes.lock().unwrap(),
+        ["fork 7 -> 1007", "join 7 <- 1007"]
+    );
+}
+
+#[test]
+fn lanes_are_checked() {
+    let err = Plan::new(vec![on_lane(1, 1, false)], 0).err().unwrap();
+    assert!(err.contains("must wait for the first lane"), "{err}");
+    let err = Plan::new(vec![on_lane(1, 2, true)], 0).err().unwrap();
+    assert!(err.contains("lane 2 is not 0 or 1"), "{err}");
 }

@@ -233,8 +233,12 @@ impl Plan {
 
 #[pymethods]
 impl Plan {
+    /// `lanes`: per launch, (lane, wait) as gpukit_core's Launch takes them (none: every
+    /// launch on lane 0).
     #[new]
-    #[pyo3(signature = (pool, launch_table, arguments, launches, outputs=vec![], scratch=vec![]))]
+    #[pyo3(signature = (pool, launch_table, arguments, launches, outputs=vec![], scratch=vec![],
+                        lanes=vec![]))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         pool: &Pool,
         launch_table: Option<Bound<'_, PyCapsule>>,
@@ -242,6 +246,7 @@ impl Plan {
         launches: Vec<LaunchSpec<'_>>,
         outputs: Vec<u64>,
         scratch: Vec<u64>,
+        lanes: Vec<(u8, bool)>,
     ) -> PyResult<Self> {
         let kinds = arguments
             .chars()
@@ -269,8 +274,16 @@ impl Plan {
                 "a plan with launches needs a launch table",
             ));
         }
+        if !lanes.is_empty() && lanes.len() != launches.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} lanes for {} launches",
+                lanes.len(),
+                launches.len()
+            )));
+        }
         let mut core_launches = Vec::with_capacity(launches.len());
-        for (function, grid, block, shared, blob, slots) in launches {
+        for (i, (function, grid, block, shared, blob, slots)) in launches.into_iter().enumerate() {
+            let (lane, wait) = lanes.get(i).copied().unwrap_or((0, false));
             core_launches.push(Launch {
                 function,
                 geometry: Geometry {
@@ -280,6 +293,8 @@ impl Plan {
                 },
                 blob,
                 slots: slots.into_iter().map(slot_of).collect::<PyResult<_>>()?,
+                lane,
+                wait,
             });
         }
         let n_args = kinds.len() + outputs.len() + scratch.len();

@@ -131,6 +131,10 @@ _ENCODE = ctypes.CFUNCTYPE(
     ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64
 )
 _ERROR_NAME = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32)
+_FORK = ctypes.CFUNCTYPE(
+    ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)
+)
+_JOIN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64)
 
 
 class _RawTable(ctypes.Structure):
@@ -140,6 +144,8 @@ class _RawTable(ctypes.Structure):
         ("launch", _LAUNCH),
         ("encode_tensor_map", _ENCODE),
         ("error_name", _ERROR_NAME),
+        ("fork", _FORK),
+        ("join", _JOIN),
     ]
 
 
@@ -149,7 +155,8 @@ _FAILED = ctypes.create_string_buffer(b"GK_EMULATOR_LAUNCH_FAILED")
 
 class LaunchTable:
     """A launch table whose launches call launch(function, grid, block, shared, args address,
-    args bytes) in Python; a raised exception fails the launch (kept in `.error`)."""
+    args bytes) in Python; a raised exception fails the launch (kept in `.error`). Launches run
+    one by one as they come: a plan's second lane is its stream itself."""
 
     def __init__(self, launch):
         self.error = None
@@ -166,12 +173,19 @@ class LaunchTable:
             _LAUNCH(on_launch),
             _ENCODE(lambda *_: 1),
             _ERROR_NAME(lambda *_: ctypes.addressof(_FAILED)),
+            _FORK(_own_lane),
+            _JOIN(lambda *_: 0),
         )
-        self._raw = _RawTable(1, None, *self._callbacks)
+        self._raw = _RawTable(2, None, *self._callbacks)
         new = ctypes.pythonapi.PyCapsule_New
         new.restype = ctypes.py_object
         new.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
         self.capsule = new(ctypes.addressof(self._raw), _CAPSULE_NAME, None)
+
+
+def _own_lane(ctx, stream, side) -> int:
+    side[0] = stream
+    return 0
 
 
 CLUSTER_KERNELS = {"gk_lu_panel_regs", "gk_lu_panel_cluster", "gk_qr_panel_cluster"}

@@ -8,10 +8,12 @@ diagonal block of GK_LA_MAX_N columns in it (left-looking within the panel):
     L21 = T21 (-L11^-T)                            (into the result, below L11)
 
 then once per panel T22 += L21 L21^T with the panel's L21 (its lower triangle, in place): T22
-is read and written once per panel, at K = PANEL. The products are the exact float32 GEMM or
-the float64 tensor-core GEMM, reading and writing rows of stride n inside the plan's buffers
-(MAGMA's trsm by inverted diagonal blocks). The result starts zeroed: its upper triangle is
-never written."""
+is read and written once per panel, at K = PANEL. With lookahead, the next panel's columns of
+T22 are updated first and the rest on the plan's second lane, alongside the next panel's
+factorization, which is otherwise one SM's chain of small launches. The products are the
+exact float32 GEMM or the float64 tensor-core GEMM, reading and writing rows of stride n inside
+the plan's buffers (MAGMA's trsm by inverted diagonal blocks). The result starts zeroed: its
+upper triangle is never written."""
 
 from __future__ import annotations
 
@@ -42,12 +44,14 @@ def leaf_threads(n: int) -> int:
     return _C["GK_LANES"] if n <= _C["GK_LANES"] else _C["GK_LA_THREADS"]
 
 
-def plan_blocked(backend, a: Layout, outputs, panel: int = PANEL) -> object:
+def plan_blocked(backend, a: Layout, outputs, panel: int = PANEL, lookahead: bool = True) -> object:
     """Args: a. Returns (L, info): info[i] = 1 where matrix i is not positive definite (its L is
     then NaN from the failed block on). `panel`: columns per trailing update (a multiple of
     GK_LA_MAX_N): within a panel each diagonal block's columns are first brought up to date
     by the panel's earlier columns (left-looking), so that T22 is read and written once per
-    panel, not once per diagonal block."""
+    panel, not once per diagonal block. `lookahead`: the trailing update past the next panel
+    runs on a second lane, alongside the next panel's factorization (which needs only its own
+    columns updated first)."""
     dtype, n = a.dtype, a.shape[-1]
     count = a.size // (n * n)
     item, nb = dtype.itemsize, _C["GK_LA_MAX_N"]
@@ -113,6 +117,18 @@ def plan_blocked(backend, a: Layout, outputs, panel: int = PANEL) -> object:
             if rest:  # (then w = nb: a panel's blocks but the matrix's last are whole)
                 product(rest, w, w, at(k + w, k), 0, inverse, at(k + w, k), solve)
         if end < n:
-            below = at(end, k0)
-            product(n - end, n - end, end - k0, below, below, rows_t, at(end, end), update, True)
+            below, k = at(end, k0), end - k0
+            if not lookahead:
+                product(n - end, n - end, k, below, below, rows_t, at(end, end), update, True)
+                continue
+            # The next panel's columns first, on lane 0 (after the rest's update of the panel
+            # before, which wrote them too); the rest on lane 1, alongside the next panel.
+            nxt = min(end + panel, n)
+            with b.lane(0, wait=True):
+                product(n - end, nxt - end, k, below, below, rows_t, at(end, end), update, True)
+            if nxt < n:
+                with b.lane(1):
+                    rest_at = at(nxt, k0)
+                    product(n - nxt, n - nxt, k, rest_at, rest_at, rows_t, at(nxt, nxt), update,
+                            True)  # fmt: skip
     return b.build()

@@ -3,6 +3,7 @@ launches whose argument blocks are packed once, with slots for what changes per 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from dataclasses import dataclass
 
@@ -32,6 +33,8 @@ class PlanBuilder:
         self.outputs = [int(n) for n in outputs]
         self.scratch = [int(n) for n in scratch]
         self.launches: list = []
+        self.lanes: list[tuple[int, bool]] = []  # per launch: (lane, wait), as `lane` set them
+        self._lane, self._wait = 0, False
 
     def output(self, i: int) -> int:
         return len(self.arguments) + i
@@ -59,7 +62,8 @@ class PlanBuilder:
         `cooperative`: every block resident at once, so that they may wait for each other (a
         grid-wide barrier); the caller sizes the grid (backend.cooperative_blocks) and this
         raises CooperativeLaunchError where the backend cannot launch cooperatively. The flag
-        travels in the launch's function handle (native launch_table.h's GK_LAUNCH_COOPERATIVE)."""
+        travels in the launch's function handle (native launch_table.h's GK_LAUNCH_COOPERATIVE).
+        The launch goes to the lane that `lane` chose (0 outside it)."""
         if cooperative:
             if not getattr(self.backend, "cooperative_launch", False):
                 raise CooperativeLaunchError(
@@ -84,12 +88,33 @@ class PlanBuilder:
         _check_disjoint(slots, at, len(packed))
         grid, block = _dim3(grid), _dim3(block)
         self.launches.append((fn, grid, block, int(shared), bytes(blob), slots))
+        self.lanes.append((self._lane, self._wait))
+        self._wait = False
+
+    @contextlib.contextmanager
+    def lane(self, lane: int, wait: bool = True):
+        """The launches inside go to `lane`: 0, the call's stream, or 1, a second stream beside
+        it (one per call) whose work runs alongside lane 0's. With `wait`, the first of them
+        first waits for everything launched so far on the other lane. Lane 1's first launch
+        must wait (its inputs come from lane 0); a call ends with lane 1 joined back."""
+        if lane not in (0, 1):
+            raise ValueError(f"lane {lane!r} is not 0 or 1")
+        if lane == 1 and not wait and all(on == 0 for on, _ in self.lanes):
+            raise ValueError("the first launch on lane 1 must wait for lane 0")
+        saved = self._lane, self._wait
+        self._lane, self._wait = lane, wait
+        try:
+            yield
+        finally:
+            self._lane, self._wait = saved
 
     def build(self):
         b = self.backend
+        lanes = self.lanes if any(lane for lane, _ in self.lanes) else []
         return _core.Plan(
-            b.pool, b.launch_table, self.arguments, self.launches, self.outputs, self.scratch
-        )
+            b.pool, b.launch_table, self.arguments, self.launches, self.outputs, self.scratch,
+            lanes,
+        )  # fmt: skip
 
 
 def _offset(struct, field) -> int:
