@@ -15,7 +15,7 @@ import gpukit as gk
 from gpukit.linalg_steps import I32, run
 from gpukit.runtime.cuda import linalg_chol
 
-PANELS = (128, 256, 512)
+PANELS = [int(p) for p in os.environ.get("PANELS", "128 256 512").split()]
 
 
 def factor(x, panel, lookahead):
