@@ -6,6 +6,7 @@ when Bluestein's chirp-z transform takes over (a prime factor above 13)."""
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 from .args import CONSTANTS
@@ -171,15 +172,42 @@ def aux_defines(real: str) -> tuple[str, ...]:
     return (f"GK_FFT_REAL={real}",)
 
 
-def split(n: int, limit: int) -> tuple[int, int]:
-    """(n1, n2), n = n1 * n2 with n1 <= limit: the first pass transforms columns of n1, the rest
-    rows of n2. Two passes when both fit a block, as balanced as the divisors allow: both passes
-    have a strided side (columns read, or outputs written, n1 apart), where a block of a shorter
-    row takes more adjacent columns and so wider segments of memory. Else n1 is the longest
-    divisor within the limit and more passes follow for n2."""
+# How a length past one block splits into passes (split): "short" (the default) keeps every pass's
+# rows within SHORT_BYTES, as few passes as that allows (2^24 complex64: 256 x 256 x 256, three
+# passes whose column blocks take 16 adjacent columns in 35 KB, several blocks an SM, 128-byte
+# segments), "balanced" two passes as long as both fit a block (2^24: 4096 x 4096, a column block
+# of 4 columns in 140 KB, one an SM, 32-byte segments). GK_FFT_SPLIT in the environment picks
+# one at import; plans made after SPLIT changes follow it (notes/fft_lean_ab.py compares them).
+SPLITS = ("short", "balanced")
+SPLIT = os.environ.get("GK_FFT_SPLIT", "short")
+SHORT_BYTES = 8 * 1024
+
+
+def split(n: int, limit: int, itemsize: int = 8, policy: str | None = None) -> tuple[int, int]:
+    """(n1, n2), n = n1 * n2 with n1 <= limit: the first pass transforms columns of n1 (strided
+    by n2, a block taking adjacent ones), the rest rows of n2, recursively while n2 > limit.
+
+    Balanced (and short where two passes of at most SHORT_BYTES a row suffice): two passes when
+    both fit a block, as balanced as the divisors allow (both passes have a strided side, where
+    a block of shorter rows takes more adjacent columns and so wider segments); else n1 the
+    longest divisor within the limit. Short, past two such passes: p = the fewest passes of rows
+    within SHORT_BYTES, n1 the divisor within them nearest n^(1/p)."""
+    policy = SPLIT if policy is None else policy
+    if policy not in SPLITS:
+        raise ValueError(f"FFT split policy {policy!r} (GK_FFT_SPLIT): one of {SPLITS}")
     divisors = [d for d in range(2, limit + 1) if n % d == 0]
     if not divisors:
         raise ValueError(f"no FFT split of {n} within {limit}")
+    if policy == "short":
+        short = max(2, min(limit, SHORT_BYTES // itemsize))
+        p = 1
+        while short**p < n:
+            p += 1
+        within = [d for d in divisors if d <= short]
+        if p > 2 and within:
+            target = math.log(n) / p
+            n1 = min(within, key=lambda d: (abs(math.log(d) - target), d))
+            return n1, n // n1
     fits = [d for d in divisors if n // d <= limit]
     n1 = min(fits, key=lambda d: (max(d, n // d), d)) if fits else max(divisors)
     return n1, n // n1
@@ -190,11 +218,11 @@ def bluestein_length(n: int) -> int:
     return 1 << (2 * n - 2).bit_length() if n > 1 else 1
 
 
-def passes(n: int, limit: int) -> int:
+def passes(n: int, limit: int, itemsize: int = 8, policy: str | None = None) -> int:
     """Transform passes over memory for a smooth length n."""
     if n <= limit:
         return 1
-    return 1 + passes(split(n, limit)[1], limit)
+    return 1 + passes(split(n, limit, itemsize, policy)[1], limit, itemsize, policy)
 
 
 def memory_bytes(n: int, batch: int, itemsize: int) -> int:
