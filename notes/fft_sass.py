@@ -2,7 +2,7 @@
 stack, local memory (LDL / STL), the SASS instruction count in all and by kind, for the instances
 the planner launches for complex64 4096 x 4096 along the last axis and the two passes of 2^24.
 
-    .venv/bin/python notes/fft_sass.py [--kernels DIR] [--old] [--dump LABEL]
+    .venv/bin/python notes/fft_sass.py [--kernels DIR] [--old] [--dump LABEL] [--arch sm_90]
 
 --kernels: another checkout's kernels/ (default this one's); --old: that checkout's fft.cu takes
 only the six geometry defines (the kernel before fft_plan.Flow, e.g. main's: git worktree or
@@ -29,7 +29,9 @@ def tool(name):
 
 
 def cases(old: bool):
-    """(label, defines) of gk_fft_rows for the three timed cases."""
+    """(label, defines) of gk_fft_rows for the three timed cases: the balanced split's passes
+    (2^24 = 4096 x 4096) and the short split's (2^24 = 256 x 256 x 256, 2^25 = 256 x 256 x
+    512)."""
 
     def d(n, item, columns, batch, flow):
         blk = fft_plan.block(n, item, columns, batch)
@@ -44,6 +46,14 @@ def cases(old: bool):
         ("c64 2^24 rows (pass 2)", d(4096, 8, True, 4096, f(direct_out=False, ndim=2))),
         ("c64 8192 rows (rfft 2^26's half)", d(8192, 8, False, 1, f())),
         ("c128 4096 inverse", d(4096, 16, False, 64, f(conj_in=True, conj_out=True, scaled=True))),
+        ("short: c64 256 columns (2^24 pass 1)",
+         d(256, 8, True, 65536, f(direct_in=False, direct_out=False, twiddled=True, ndim=2))),
+        ("short: c64 256 columns (2^24 pass 2)",
+         d(256, 8, True, 256, f(direct_in=False, direct_out=False, twiddled=True, ndim=3))),
+        ("short: c64 256 rows (2^24 pass 3)", d(256, 8, True, 256, f(direct_out=False, ndim=3))),
+        ("short: c64 512 rows (2^25 pass 3)", d(512, 8, True, 256, f(direct_out=False, ndim=3))),
+        ("short: c128 256 columns (pass 1)",
+         d(256, 16, True, 65536, f(direct_in=False, direct_out=False, twiddled=True, ndim=2))),
     ]  # fmt: skip
 
 
@@ -52,10 +62,11 @@ def main():
     ap.add_argument("--kernels", default=str(ROOT / "kernels"))
     ap.add_argument("--old", action="store_true")
     ap.add_argument("--dump")
+    ap.add_argument("--arch", default="sm_90", help="sm_80, sm_89, sm_90, ...")
     args = ap.parse_args()
     jit._SOURCES = {os.path.basename(p): Path(p).read_text()
                     for p in glob.glob(os.path.join(args.kernels, "*"))}  # fmt: skip
-    j = jit.Jit(jit.open_compiler("nvrtc")[0], ["--gpu-architecture=sm_90"])
+    j = jit.Jit(jit.open_compiler("nvrtc")[0], [f"--gpu-architecture={args.arch}"])
     objdump = tool("cuobjdump")
     for label, defines in cases(args.old):
         image = j.build_builtin("fft.cu", defines)
@@ -71,7 +82,9 @@ def main():
         kinds = collections.Counter(op for _, op in ops)
         local = kinds["LDL"] + kinds["STL"]
         top = ", ".join(f"{k} {v}" for k, v in kinds.most_common(12))
-        print(f"{label:34s} REG {usage[1]} STACK {usage[2]} instr {len(ops)}"
+        blk = dict(x.split("=", 1) for x in defines)
+        print(f"{label:38s} REG {usage[1]} STACK {usage[2]} instr {len(ops)} threads "
+              f"{blk['GK_FFT_THREADS']} rows {blk['GK_FFT_ROWS']}"
               f"{' LOCAL MEMORY' if local else ''}\n    {top}")  # fmt: skip
         if args.dump and args.dump in label:
             print(sass)
