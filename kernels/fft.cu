@@ -12,9 +12,15 @@
 // GK_FFT_CROPPED (out_len < N) and GK_FFT_NDIM (batch_ndim); the arguments must agree with them.
 // Twiddles: exp(-2 pi i k / N) = lo[k mod L] hi[k / L], L the power of two at or above sqrt(N),
 // both tables filled by each block in shared memory with sincospi of exact rational angles.
+// The four-step twiddle of a staged (column) pass: the output k = k0 + c S that thread t copies
+// (k0 = t / ROWS, S = THREADS / ROWS) of the row whose index along dimension 0 is b is twiddled
+// by exp(-2 pi i b k0 / tw_n), the thread's own, times exp(-2 pi i b S c / tw_n) from a table of
+// ROWS x ceil(N / S) entries the block fills (one sincospi a thread where 256 threads take 16
+// rows of 256, instead of one an element).
 // Dynamic shared memory: GK_FFT_ROWS * (pitch * sizeof(gk_cpx) + GK_FFT_ROW_EXTRA_BYTES), the
 // pitch N + N / 2^GK_FFT_PAD_SHIFT + 1, plus the tables' L + ceil(N / L) values when there is
-// more than one pass (runtime/fft_plan.py: table_length).
+// more than one pass (runtime/fft_plan.py: table_length), plus the twiddle steps' ROWS x
+// ceil(N / S) values for a twiddled column pass (fft_plan.block reserves ROWS x ceil(N / TPR)).
 #include "fft.cuh"
 
 constexpr int kN = GK_FFT_N;
@@ -180,10 +186,19 @@ GK_DEV gk_fft_place gk_fft_locate(const gk_fft_args& a, long long row) {
     return p;
 }
 
+// The copies of strided rows (kRows side by side): thread t always takes row t % kRows, its
+// elements t / kRows + c kCopyStride.
+constexpr int kCopyStride = kThreads / kRows;
+constexpr int kCopies = (kN + kCopyStride - 1) / kCopyStride;
+// The four-step twiddle by steps (a column pass, staged both ways): kRows x kCopies values.
+constexpr bool kSteps = kTwiddled && !kDirectIn && !kDirectOut;
+constexpr int kStepValues = kSteps ? kRows * kCopies : 0;
+
 GK_FFT_KERNEL void __launch_bounds__(kThreads) gk_fft_rows(const gk_fft_args a) {
     unsigned char* smem = gk_fft_smem();
     gk_cpx* table = (gk_cpx*)smem;
-    gk_cpx* data = table + (kTable ? kLo + kHi : 0);
+    gk_cpx* steps = table + (kTable ? kLo + kHi : 0);
+    gk_cpx* data = steps + kStepValues;
     long long* in_off = (long long*)(data + kRows * kPitch);
     long long* out_off = in_off + kRows;
     long long* batch0 = out_off + kRows;
@@ -208,9 +223,6 @@ GK_FFT_KERNEL void __launch_bounds__(kThreads) gk_fft_rows(const gk_fft_args a) 
         if constexpr (kConjOut) x = gk_conj(x);
         return kScaled ? gk_scale(x, scale) : x;
     };
-    // The copies of strided rows (kRows side by side): thread t always takes row t % kRows.
-    constexpr int kCopyStride = kThreads / kRows;
-    constexpr int kCopies = (kN + kCopyStride - 1) / kCopyStride;
     const int copy_row = t % kRows, copy_k = t / kRows;
     if (!kDirectIn || !kDirectOut) {
         if (t < kRows && row0 + t < a.rows) {
@@ -223,6 +235,14 @@ GK_FFT_KERNEL void __launch_bounds__(kThreads) gk_fft_rows(const gk_fft_args a) 
     if constexpr (!kDirectIn) {
         fill_table();
         gk_fft_sync();
+        if constexpr (kSteps) {  // b S c < tw_n: b < tw_n / N, S c < N
+            for (int e = t; e < kStepValues; e += kThreads) {
+                const int r = e / kCopies, c = e % kCopies;
+                if (row0 + r < a.rows) {
+                    steps[e] = gk_twiddle_inv(batch0[r] * kCopyStride * c, tw_inv);
+                }
+            }
+        }
         if (copy_row < live) {
             const long long step = a.in_step;
             const gk_cpx* src = in + in_off[copy_row] + copy_k * step;
@@ -263,11 +283,21 @@ GK_FFT_KERNEL void __launch_bounds__(kThreads) gk_fft_rows(const gk_fft_args a) 
             const int len = kCropped ? (int)a.out_len : kN;
             gk_cpx* to = out + out_off[copy_row] + copy_k * step;
             const gk_cpx* from = data + copy_row * kPitch;
+            // kSteps: exp(-2 pi i b copy_k / tw_n) here, the steps in c from the table.
+            const gk_cpx base = kSteps ? gk_twiddle_inv(b * copy_k, tw_inv) : gk_cx(1, 0);
+            const gk_cpx* step_c = steps + copy_row * kCopies;
 #pragma unroll 8
             for (int c = 0; c < kCopies; ++c) {
                 const int k = copy_k + c * kCopyStride;
                 if ((!kCropped && kCopies * kCopyStride == kN) || k < len) {
-                    to[c * kCopyStride * step] = finish(b, k, from[gk_pad(k)]);
+                    gk_cpx x = from[gk_pad(k)];
+                    if constexpr (kSteps) {
+                        x = x * (base * step_c[c]);
+                        if constexpr (kConjOut) x = gk_conj(x);
+                        to[c * kCopyStride * step] = kScaled ? gk_scale(x, scale) : x;
+                    } else {
+                        to[c * kCopyStride * step] = finish(b, k, x);
+                    }
                 }
             }
         }

@@ -57,6 +57,26 @@ def cases(old: bool):
     ]  # fmt: skip
 
 
+def executed(sass: str, defines) -> int:
+    """About the instructions a thread runs: the static count plus, for each loop that copies
+    strided rows (a backward branch over LDG or STG: kernels/fft.cu's copies, unrolled by 8),
+    its body once more per further trip (ceil(kCopies / 8) trips). The table fills' loops run
+    about once a thread and count once."""
+    d = dict(x.split("=", 1) for x in defines)
+    rows, threads = int(d["GK_FFT_ROWS"]), int(d["GK_FFT_THREADS"])
+    copies = -(-int(d["GK_FFT_N"]) // (threads // rows))
+    lines = re.findall(r"/\*([0-9a-f]{4})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*)", sass)
+    at = [(int(a, 16), op, rest) for a, _, op, rest in lines]
+    total = len(at)
+    for addr, op, rest in at:
+        m = re.match(r"\s*(0x[0-9a-f]+)", rest)
+        if op == "BRA" and m and int(m[1], 16) < addr:
+            body = [o for a, o, _ in at if int(m[1], 16) <= a <= addr]
+            if any(o.startswith(("LDG", "STG")) for o in body):
+                total += len(body) * (-(-copies // 8) - 1)
+    return total
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", default=str(ROOT / "kernels"))
@@ -79,12 +99,15 @@ def main():
                                   check=True).stdout  # fmt: skip
         usage = re.search(r"REG:(\d+) STACK:(\d+)", res)
         ops = re.findall(r"/\*[0-9a-f]{4}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", sass)
+        run = executed(sass, defines)
         kinds = collections.Counter(op for _, op in ops)
         local = kinds["LDL"] + kinds["STL"]
         top = ", ".join(f"{k} {v}" for k, v in kinds.most_common(12))
         blk = dict(x.split("=", 1) for x in defines)
-        print(f"{label:38s} REG {usage[1]} STACK {usage[2]} instr {len(ops)} threads "
-              f"{blk['GK_FFT_THREADS']} rows {blk['GK_FFT_ROWS']}"
+        per = int(blk["GK_FFT_N"]) * int(blk["GK_FFT_ROWS"]) / int(blk["GK_FFT_THREADS"])
+        print(f"{label:38s} REG {usage[1]} STACK {usage[2]} instr {len(ops)} (~{run} run, "
+              f"{run / per:.0f} an element) threads {blk['GK_FFT_THREADS']} rows "
+              f"{blk['GK_FFT_ROWS']}"
               f"{' LOCAL MEMORY' if local else ''}\n    {top}")  # fmt: skip
         if args.dump and args.dump in label:
             print(sass)

@@ -103,6 +103,8 @@ def block(n: int, itemsize: int, columns: bool, batch: int, shared_limit=227 * 1
     rs = radices(n)
     tpr = max(1, min(n // max(rs), max_threads(rs, itemsize)))  # a thread may take several
     row_bytes = pitch(n) * itemsize + ROW_EXTRA
+    if columns:  # the four-step twiddle's steps (kernels/fft.cu): at most ceil(n / tpr) a row
+        row_bytes += -(-n // tpr) * itemsize
     table = table_length(n) * itemsize if len(rs) > 1 else 0
     if columns:
         budget = min(COLUMNS_SHARED, shared_limit) - table
