@@ -41,10 +41,13 @@ def cases(old: bool):
     f = fft_plan.Flow
     return [
         ("c64 4096 rows (one pass)", d(4096, 8, False, 4096, f())),
-        ("c64 2^24 columns (pass 1)",
+        ("balanced: c64 4096 columns (2^24 pass 1)",
          d(4096, 8, True, 4096, f(direct_in=False, direct_out=False, twiddled=True, ndim=2))),
-        ("c64 2^24 rows (pass 2)", d(4096, 8, True, 4096, f(direct_out=False, ndim=2))),
-        ("c64 8192 rows (rfft 2^26's half)", d(8192, 8, False, 1, f())),
+        ("balanced: c64 4096 rows (2^24 pass 2)",
+         d(4096, 8, True, 4096, f(direct_out=False, ndim=2))),
+        ("balanced: c64 8192 rows (2^25 pass 2)",
+         d(8192, 8, True, 4096, f(direct_out=False, ndim=2))),
+        ("c64 8192 rows (one pass)", d(8192, 8, False, 1, f())),
         ("c128 4096 inverse", d(4096, 16, False, 64, f(conj_in=True, conj_out=True, scaled=True))),
         ("short: c64 256 columns (2^24 pass 1)",
          d(256, 8, True, 65536, f(direct_in=False, direct_out=False, twiddled=True, ndim=2))),
