@@ -10,6 +10,24 @@
     for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < (total); \
          idx += (long long)gridDim.x * blockDim.x)
 
+// idx / w (the row) and idx % w (the element), in 32 bits where both fit (the common case: a
+// 64-bit division is a long subroutine, run per element here).
+struct gk_aux_at {
+    long long row, k;
+};
+GK_DEV gk_aux_at gk_aux_split(long long idx, long long w) {
+    const long long row = (((unsigned long long)idx | (unsigned long long)w) >> 32) == 0
+                              ? (long long)((unsigned)idx / (unsigned)w)
+                              : idx / w;
+    return {row, idx - row * w};
+}
+
+// exp(-2 pi i k / n) for 0 <= k < n, inv = 1 / n: where n is a power of two, k inv is exact and
+// the product gives gk_twiddle's bits without its double division; else gk_twiddle itself.
+GK_DEV gk_cpx gk_aux_twiddle(long long k, long long n, double inv) {
+    return (n & (n - 1)) == 0 ? gk_twiddle_inv(k, inv) : gk_twiddle(k, n);
+}
+
 GK_DEV long long gk_aux_in(const gk_fft_aux_args& a, long long row, long long j) {
     return gk_fft_row_offset(row, a.batch_ndim, a.batch_shape, a.in_batch) + j * a.in_step;
 }
@@ -26,7 +44,8 @@ GK_FFT_KERNEL void gk_fft_expand_real(const gk_fft_aux_args a) {
     const gk_real* in = (const gk_real*)a.in;
     gk_cpx* out = (gk_cpx*)a.out;
     GK_FFT_GRID_LOOP(idx, a.rows * a.n) {
-        const long long row = idx / a.n, j = idx % a.n;
+        const gk_aux_at at = gk_aux_split(idx, a.n);
+        const long long row = at.row, j = at.k;
         out[idx] = gk_cx(in[gk_aux_in(a, row, j)], (gk_real)0);
     }
 }
@@ -37,7 +56,8 @@ GK_FFT_KERNEL void gk_fft_expand_herm(const gk_fft_aux_args a) {
     gk_cpx* out = (gk_cpx*)a.out;
     const long long half = a.n / 2 + 1;
     GK_FFT_GRID_LOOP(idx, a.rows * a.n) {
-        const long long row = idx / a.n, j = idx % a.n;
+        const gk_aux_at at = gk_aux_split(idx, a.n);
+        const long long row = at.row, j = at.k;
         out[idx] = j < half ? in[gk_aux_in(a, row, j)] : gk_conj(in[gk_aux_in(a, row, a.n - j)]);
     }
 }
@@ -58,12 +78,14 @@ GK_FFT_KERNEL void gk_fft_r2c_post(const gk_fft_aux_args a) {
     gk_cpx* out = (gk_cpx*)a.out;
     const long long h = a.n / 2;
     const gk_real half = (gk_real)0.5 * (gk_real)a.scale;
+    const double inv = 1.0 / (double)a.n;
     GK_FFT_GRID_LOOP(idx, a.rows * (h + 1)) {
-        const long long row = idx / (h + 1), k = idx % (h + 1);
+        const gk_aux_at at = gk_aux_split(idx, h + 1);
+        const long long row = at.row, k = at.k;
         const gk_cpx* z = in + row * h;
         const gk_cpx zk = z[k == h ? 0 : k], zc = gk_conj(z[k == 0 ? 0 : h - k]);
         const gk_cpx e = zk + zc, o = gk_mul_neg_i(zk - zc);
-        out[idx] = gk_scale(e + gk_twiddle(k, a.n) * o, half);
+        out[idx] = gk_scale(e + gk_aux_twiddle(k, a.n, inv) * o, half);
     }
 }
 
@@ -74,12 +96,14 @@ GK_FFT_KERNEL void gk_fft_c2r_pre(const gk_fft_aux_args a) {
     const gk_cpx* in = (const gk_cpx*)a.in;
     gk_cpx* out = (gk_cpx*)a.out;
     const long long h = a.n / 2;
+    const double inv = 1.0 / (double)a.n;
     GK_FFT_GRID_LOOP(idx, a.rows * h) {
-        const long long row = idx / h, k = idx % h;
+        const gk_aux_at at = gk_aux_split(idx, h);
+        const long long row = at.row, k = at.k;
         gk_cpx xk = in[gk_aux_in(a, row, k)];
         gk_cpx xc = gk_conj(in[gk_aux_in(a, row, h - k)]);
         if (k == 0) xk.im = 0, xc.im = 0;
-        const gk_cpx e = xk + xc, o = gk_conj(gk_twiddle(k, a.n)) * (xk - xc);
+        const gk_cpx e = xk + xc, o = gk_conj(gk_aux_twiddle(k, a.n, inv)) * (xk - xc);
         out[idx] = gk_cx(e.re - o.im, e.im + o.re);  // e + i o
     }
 }
@@ -90,7 +114,8 @@ GK_FFT_KERNEL void gk_fft_chirp_pre(const gk_fft_aux_args a) {
     const gk_cpx* in = (const gk_cpx*)a.in;
     gk_cpx* out = (gk_cpx*)a.out;
     GK_FFT_GRID_LOOP(idx, a.rows * a.m) {
-        const long long row = idx / a.m, j = idx % a.m;
+        const gk_aux_at at = gk_aux_split(idx, a.m);
+        const long long row = at.row, j = at.k;
         gk_cpx v = gk_cx((gk_real)0, (gk_real)0);
         if (j < a.n) {
             const gk_cpx x = in[gk_aux_in(a, row, j)];
@@ -119,7 +144,9 @@ GK_FFT_KERNEL void gk_fft_chirp_mul(const gk_fft_aux_args a) {
     const gk_cpx* in = (const gk_cpx*)a.in;
     const gk_cpx* filter = (const gk_cpx*)a.filter;
     gk_cpx* out = (gk_cpx*)a.out;
-    GK_FFT_GRID_LOOP(idx, a.rows * a.m) { out[idx] = gk_conj(in[idx] * filter[idx % a.m]); }
+    GK_FFT_GRID_LOOP(idx, a.rows * a.m) {
+        out[idx] = gk_conj(in[idx] * filter[gk_aux_split(idx, a.m).k]);
+    }
 }
 
 // Step 4: out (rows, n) = w[k] conj(in[k]) * scale (scale includes 1 / m), conjugated when a.conj.
@@ -127,7 +154,8 @@ GK_FFT_KERNEL void gk_fft_chirp_post(const gk_fft_aux_args a) {
     const gk_cpx* in = (const gk_cpx*)a.in;
     gk_cpx* out = (gk_cpx*)a.out;
     GK_FFT_GRID_LOOP(idx, a.rows * a.n) {
-        const long long row = idx / a.n, k = idx % a.n;
+        const gk_aux_at at = gk_aux_split(idx, a.n);
+        const long long row = at.row, k = at.k;
         const gk_cpx v = gk_chirp(k, a.n) * gk_conj(in[row * a.m + k]);
         out[idx] = gk_scale(a.conj ? gk_conj(v) : v, (gk_real)a.scale);
     }

@@ -1,19 +1,25 @@
-"""gk.fft against another source of kernels/fft.cu (VARIANT=path; none: the installed one), each in
-its own process: device time per call of fft complex64 4096 x 4096 along the last axis, fft
-complex64 2^24 and rfft float32 2^26 (a CUDA graph of 10 calls, and eager calls between events),
-the error against numpy in float64, and a digest of every output so that two runs' bits can be
-compared; torch.fft on the same inputs where torch imports with CUDA. Run from the repository
-root after scripts/gpu_machine.sh installed gpukit:
+"""gk.fft's long transforms under each plan configuration, switched in this process (CONFIGS, by
+default short,short+gather,balanced: fft_plan.SPLIT, and +gather for fft_plan.GATHER, the column
+passes' first pass reading global memory itself) and against another source of kernels/fft.cu
+(VARIANT=path; none: the installed one): device time per call of fft complex64 4096 x 4096 along
+the last axis, fft complex64 2^24 and rfft float32 2^26 (and 2^21, 2^22, whose pass count the
+short split also changes), a CUDA graph of 10 calls and eager calls between events, the error
+against numpy in float64, and a digest of every output so that two runs' bits can be compared;
+torch.fft on the same inputs where torch imports with CUDA. Run from the repository root after
+scripts/gpu_machine.sh installed gpukit:
 
-    git show main:kernels/fft.cu > /tmp/fft_main.cu
     PYTHONPATH=/tmp/gpukit-site python3 notes/fft_lean_ab.py
-    PYTHONPATH=/tmp/gpukit-site VARIANT=/tmp/fft_main.cu python3 notes/fft_lean_ab.py
+    PYTHONPATH=/tmp/gpukit-site VARIANT=notes/fft_variants/fftlean python3 notes/fft_lean_ab.py
 
 VARIANT may also name a directory: each of its files replaces the built-in of that name (for a
 variant that changes fft.cuh too). A variant of fft.cu from before fft_plan.Flow ignores the
-Flow defines the installed planner passes."""
+Flow defines the installed planner passes. CASES=2^24,rfft (substrings of the labels) narrows
+the cases.
+
+"""
 
 import hashlib
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -24,7 +30,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from probe_timing import eager_ms, graph_ms
 
 import gpukit as gk
-from gpukit.runtime import jit
+from gpukit.runtime import fft_plan, jit
+
+CONFIGS = os.environ.get("CONFIGS", "short,short+gather,balanced").split(",")
+for name in CONFIGS:
+    if name.split("+")[0] not in fft_plan.SPLITS or name.split("+")[1:] not in ([], ["gather"]):
+        raise SystemExit(f"CONFIGS: {name!r} is not one of {fft_plan.SPLITS}, optionally +gather")
+_plans = importlib.import_module("gpukit.array")._PLANS  # gpukit.array is also a function
 
 variant = os.environ.get("VARIANT")
 sources = dict(jit.builtin_sources())
@@ -57,6 +69,12 @@ x = (rng.standard_normal(1 << 24) + 1j * rng.standard_normal(1 << 24)).astype("c
 cases.append(("fft c64 2^24", x, "fft", np.fft.fft, lambda o: o))
 x = rng.standard_normal(1 << 26).astype("f4")
 cases.append(("rfft f32 2^26", x, "rfft", np.fft.rfft, lambda o: o))
+for e in (21, 22):
+    x = (rng.standard_normal(1 << e) + 1j * rng.standard_normal(1 << e)).astype("c8")
+    cases.append((f"fft c64 2^{e}", x, "fft", np.fft.fft, lambda o: o))
+wanted = [w for w in os.environ.get("CASES", "").split(",") if w]
+if wanted:
+    cases = [c for c in cases if any(w in c[0] for w in wanted)]
 
 try:
     import torch
@@ -81,26 +99,44 @@ def torch_ms(fn, reps=10) -> float:
     return best
 
 
-print(f"variant {variant or 'installed'} (fft.cu {source_id}), backend {gk.backend()}")
+def passes(fn, n) -> str:
+    """The plan's pass lengths for a length-n transform (rfft: its half-length complex one)."""
+    m = n // 2 if fn == "rfft" else n
+    out = []
+    while m > 8192:
+        n1, m = fft_plan.split(m, 8192, 8)
+        out.append(n1)
+    return " x ".join(map(str, [*out, m]))
+
+
+print(f"variant {variant or 'installed'} (fft.cu {source_id}), backend {gk.backend()}, "
+      f"configs {CONFIGS}")  # fmt: skip
 for label, host, fn, reference, part in cases:
     ga = gk.asarray(host)
     call = getattr(gk.fft, fn)
-    out = call(ga).to_numpy()
-    g = float("nan")  # the CPU backend (a check of this script) has no graphs
-    if gk.backend() == "cuda":
-        try:
-            g = min(graph_ms(lambda ga=ga, call=call: [call(ga) for _ in range(10)]) / 10
-                    for _ in range(3))  # fmt: skip
-        except Exception as e:  # the eager time still stands
-            print(f"  ({label}: no graph: {type(e).__name__}: {e})")
-    dev, _ = eager_ms(lambda ga=ga, call=call: call(ga), 10)
-    err = rel_err(part(out).astype("c16"), reference(host.astype("f8" if fn == "rfft" else "c16")))
-    line = (f"  {label}: graph {g:.4f} ms, eager {dev:.4f} ms, rel err {err:.2e}, "
-            f"bits {digest(out)}")  # fmt: skip
+    want = reference(host.astype("f8" if fn == "rfft" else "c16"))
+    print(f"{label}:", flush=True)
+    for config in CONFIGS:
+        fft_plan.SPLIT = config.split("+")[0]
+        fft_plan.GATHER = config.endswith("+gather")
+        _plans.clear()  # plans made under another configuration
+        out = call(ga).to_numpy()
+        g = float("nan")  # the CPU backend (a check of this script) has no graphs
+        if gk.backend() == "cuda":
+            try:
+                g = min(graph_ms(lambda ga=ga, call=call: [call(ga) for _ in range(10)]) / 10
+                        for _ in range(3))  # fmt: skip
+            except Exception as e:  # the eager time still stands
+                print(f"  ({label}: no graph: {type(e).__name__}: {e})")
+        dev, _ = eager_ms(lambda ga=ga, call=call: call(ga), 10)
+        err = rel_err(part(out).astype("c16"), want)
+        n = host.shape[-1]
+        print(f"  {config:14s} ({passes(fn, n)}): graph {g:.4f} ms, eager {dev:.4f} ms, "
+              f"rel err {err:.2e}, bits {digest(out)}", flush=True)  # fmt: skip
+        del out
     if torch_ok:
         th = torch.from_numpy(host).cuda()
         tfn = getattr(torch.fft, fn)
-        line += f"; torch {torch_ms(lambda th=th, tfn=tfn: tfn(th)):.4f} ms"
+        print(f"  torch: {torch_ms(lambda th=th, tfn=tfn: tfn(th)):.4f} ms", flush=True)
         del th
-    print(line, flush=True)
     del ga

@@ -104,6 +104,10 @@ def _run(lib_dir, rng, dtype, kind, n, batch=(), inverse=False, scale=1.0, limit
     norm = np.linalg.norm(ref.reshape(-1, ref.shape[-1]), axis=-1).max() * np.sqrt(n) * abs(scale)
     bound = 8 * eps * max(np.log2(max(n, 2)), 1) * norm
     assert np.abs(got - want).max() <= bound, (np.abs(got - want).max(), bound)
+    # Norm-wise over the whole output, tighter: a twiddle off by one step in a few outputs stays
+    # within the bound above (a row's norm, sqrt(n) times any one output) but not this one.
+    err = np.linalg.norm(got - want) / max(np.linalg.norm(want), np.finfo(np.float64).tiny)
+    assert err <= 2 * eps * max(np.log2(max(n, 2)), 1), err
     return cuda.launched
 
 
@@ -136,6 +140,61 @@ def test_four_step(lib_dir, rng):
                     inverse=True, scale=0.25)  # fmt: skip
     assert launched == ["gk_fft_rows"] * 3
     _run(lib_dir, rng, np.complex128, "c2c", 4 * 9, batch=(5,), limit=9, strided=True)
+    # the blocks of 2^24's passes under the short split: 16 columns of 256 (twiddled), 16 rows
+    launched = _run(lib_dir, rng, np.complex64, "c2c", 256 * 256, batch=(1,), limit=256)
+    assert launched == ["gk_fft_rows"] * 2
+
+
+def _record_launches(monkeypatch):
+    """The fields of every gk_fft_rows launch the plans made after this build."""
+    launches = []
+    launch = cuda_fft.PlanBuilder.launch
+
+    def record(self, fn, grid, block, struct, fields, **kw):
+        if struct == "gk_fft_args":
+            launches.append(dict(fields, grid=grid, block=block))
+        return launch(self, fn, grid, block, struct, fields, **kw)
+
+    monkeypatch.setattr(cuda_fft.PlanBuilder, "launch", record)
+    return launches
+
+
+@pytest.mark.parametrize("policy", fft_plan.SPLITS)
+def test_split_policies(lib_dir, rng, monkeypatch, policy):
+    """Both ways of splitting a long length (a short SHORT_BYTES brings the short split's three
+    passes within the emulator's reach): 4096 as 16 x 16 x 16 or 64 x 64. The last of three
+    passes writes rows strided by 256 whose block takes rows adjacent in the output."""
+    monkeypatch.setattr(fft_plan, "SPLIT", policy)
+    monkeypatch.setattr(fft_plan, "SHORT_BYTES", 128)
+    launches = _record_launches(monkeypatch)
+    want = 3 if policy == "short" else 2
+    launched = _run(lib_dir, rng, np.complex64, "c2c", 4096, batch=(2,), limit=64)
+    assert launched == ["gk_fft_rows"] * want
+    last = launches[-1]
+    assert last["out_step"] == (256 if policy == "short" else 64)
+    assert last["out_batch"][0] == 1  # rows adjacent in the output along dimension 0
+    assert len(launches) == want
+    _run(lib_dir, rng, np.complex128, "c2c", 16 * 8 * 8, batch=(3,), limit=16, inverse=True,
+         scale=1 / 3, strided=True)  # fmt: skip
+    _run(lib_dir, rng, np.float32, "r2c", 2 * 4096, batch=(1,), limit=64)
+    _run(lib_dir, rng, np.complex64, "c2r", 2 * 2048, batch=(2,), limit=64, scale=0.5)
+
+
+def test_gathered_columns(lib_dir, rng, monkeypatch):
+    """Column passes whose first pass reads its strided rows itself (fft_plan.GATHER), threads
+    across the block's rows: four-step (twiddled, 16 columns of 256 as 2^24's passes), partial
+    last blocks, several butterflies a thread, conjugated and strided input."""
+    monkeypatch.setattr(fft_plan, "GATHER", True)
+    (columns, rows) = _flows(lib_dir, np.complex64, 256 * 256, (1,), limit=256)
+    assert (columns["GK_FFT_GATHER_IN"], rows["GK_FFT_GATHER_IN"]) == ("1", "0")
+    _run(lib_dir, rng, np.complex64, "c2c", 256 * 256, batch=(1,), limit=256)
+    _run(lib_dir, rng, np.complex128, "c2c", 16 * 12, batch=(3,), limit=16, inverse=True)
+    _run(lib_dir, rng, np.complex64, "c2c", 8 * 8 * 6, batch=(2,), limit=8, scale=0.25)
+    _run(lib_dir, rng, np.complex128, "c2c", 24, batch=(9,), strided=True)
+    _run(lib_dir, rng, np.complex64, "c2c", 6561, batch=(3,), strided=True, inverse=True)
+    _run(lib_dir, rng, np.float32, "r2c", 2 * 4096, batch=(1,), limit=64)
+    with pytest.raises(ValueError, match="gathered"):
+        fft_plan.Flow(direct_in=True, gather_in=True)
 
 
 def test_bluestein(lib_dir, rng):
@@ -212,8 +271,20 @@ def test_geometry():
     assert fft_plan.radices(4096) == (16, 16, 16)
     assert fft_plan.radices(1000) == (8, 5, 5, 5)
     assert fft_plan.radices(1) == (1,)
-    assert fft_plan.split(1 << 24, 4096) == (4096, 4096)
-    assert fft_plan.split(1 << 25, 8192) == (4096, 8192)
+    assert fft_plan.split(1 << 24, 4096, policy="balanced") == (4096, 4096)
+    assert fft_plan.split(1 << 25, 8192, policy="balanced") == (4096, 8192)
+    # short: rows of at most 8 KiB a pass, as few passes as that allows, balanced
+    assert fft_plan.split(1 << 24, 8192, policy="short") == (256, 1 << 16)
+    assert fft_plan.split(1 << 16, 8192, policy="short") == (256, 256)
+    assert fft_plan.split(1 << 25, 8192, policy="short") == (256, 1 << 17)
+    assert fft_plan.split(1 << 17, 8192, policy="short") == (256, 512)
+    assert fft_plan.split(1 << 24, 4096, 16, policy="short") == (256, 1 << 16)
+    assert fft_plan.split(1 << 20, 8192, policy="short") == (1024, 1024)  # two passes suffice
+    assert fft_plan.passes(1 << 24, 8192, policy="short") == 3
+    assert fft_plan.passes(1 << 24, 8192, policy="balanced") == 2
+    assert fft_plan.passes(13**7, 8192, policy="short") == 3
+    with pytest.raises(ValueError, match="GK_FFT_SPLIT"):
+        fft_plan.split(1 << 24, 8192, policy="square")
     assert fft_plan.bluestein_length(1009) == 2048
     assert not fft_plan.is_smooth(17 * 4) and fft_plan.is_smooth(3 * 5 * 7 * 11 * 13 * 64)
     blk = fft_plan.block(4096, 8, False, 100)

@@ -6,6 +6,7 @@ when Bluestein's chirp-z transform takes over (a prime factor above 13)."""
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 from .args import CONSTANTS
@@ -102,6 +103,8 @@ def block(n: int, itemsize: int, columns: bool, batch: int, shared_limit=227 * 1
     rs = radices(n)
     tpr = max(1, min(n // max(rs), max_threads(rs, itemsize)))  # a thread may take several
     row_bytes = pitch(n) * itemsize + ROW_EXTRA
+    if columns:  # the four-step twiddle's steps (kernels/fft.cu): at most ceil(n / tpr) a row
+        row_bytes += -(-n // tpr) * itemsize
     table = table_length(n) * itemsize if len(rs) > 1 else 0
     if columns:
         budget = min(COLUMNS_SHARED, shared_limit) - table
@@ -126,11 +129,14 @@ class Flow:
     """What one gk_fft_rows launch does around the transform, known when it is planned and
     compiled into its instance (kernels/fft.cu), so that the common case (contiguous rows, no
     conjugation, scale 1) tests and multiplies nothing per element: rows read / written
-    contiguously (step 1) or through shared memory, conjugated input / output, a scale other than
-    1, the four-step twiddle, outputs cut short of the length, and the batch dimensions."""
+    contiguously (step 1) or through shared memory, strided rows read by the first pass itself
+    (gather_in, threads across the block's rows: GATHER), conjugated input / output, a scale
+    other than 1, the four-step twiddle, outputs cut short of the length, and the batch
+    dimensions."""
 
     direct_in: bool = True
     direct_out: bool = True
+    gather_in: bool = False
     conj_in: bool = False
     conj_out: bool = False
     scaled: bool = False
@@ -139,6 +145,8 @@ class Flow:
     ndim: int = 1
 
     def __post_init__(self):
+        if self.gather_in and self.direct_in:
+            raise ValueError("FFT rows gathered (strided) and read directly (step 1) at once")
         if not 0 <= self.ndim <= CONSTANTS["GK_FFT_BATCH_DIMS"]:
             raise ValueError(f"FFT rows with {self.ndim} batch dimensions (at most "
                              f"{CONSTANTS['GK_FFT_BATCH_DIMS']})")  # fmt: skip
@@ -158,6 +166,7 @@ def defines(blk: Block, real: str, flow: Flow | None = None) -> tuple[str, ...]:
         f"GK_FFT_THREADS={blk.threads}",
         f"GK_FFT_DIRECT_IN={int(flow.direct_in)}",
         f"GK_FFT_DIRECT_OUT={int(flow.direct_out)}",
+        f"GK_FFT_GATHER_IN={int(flow.gather_in)}",
         f"GK_FFT_CONJ_IN={int(flow.conj_in)}",
         f"GK_FFT_CONJ_OUT={int(flow.conj_out)}",
         f"GK_FFT_SCALED={int(flow.scaled)}",
@@ -171,15 +180,48 @@ def aux_defines(real: str) -> tuple[str, ...]:
     return (f"GK_FFT_REAL={real}",)
 
 
-def split(n: int, limit: int) -> tuple[int, int]:
-    """(n1, n2), n = n1 * n2 with n1 <= limit: the first pass transforms columns of n1, the rest
-    rows of n2. Two passes when both fit a block, as balanced as the divisors allow: both passes
-    have a strided side (columns read, or outputs written, n1 apart), where a block of a shorter
-    row takes more adjacent columns and so wider segments of memory. Else n1 is the longest
-    divisor within the limit and more passes follow for n2."""
+# How a length past one block splits into passes (split): "short" (the default) keeps every pass's
+# rows within SHORT_BYTES, as few passes as that allows (2^24 complex64: 256 x 256 x 256, three
+# passes whose column blocks take 16 adjacent columns in 35 KB, several blocks an SM, 128-byte
+# segments), "balanced" two passes as long as both fit a block (2^24: 4096 x 4096, a column block
+# of 4 columns in 140 KB, one an SM, 32-byte segments). GK_FFT_SPLIT in the environment picks
+# one at import; plans made after SPLIT changes follow it (notes/fft_lean_ab.py compares them).
+SPLITS = ("short", "balanced")
+SPLIT = os.environ.get("GK_FFT_SPLIT", "short")
+SHORT_BYTES = 8 * 1024
+# Strided rows (column passes) read by the first Stockham pass straight from global memory into
+# its butterflies' registers, the block's threads laid across its rows (GK_FFT_GATHER=1 in the
+# environment, or GATHER = True), instead of staged through shared memory by a copy loop first.
+# Off: NVRTC 13 (sm_90) runs ~5% fewer instructions gathered but holds 58-62 registers instead of
+# 48 for 16 columns of 256 (4 blocks an SM instead of 5); notes/fft_lean_ab.py times both.
+GATHER = os.environ.get("GK_FFT_GATHER", "0") == "1"
+
+
+def split(n: int, limit: int, itemsize: int = 8, policy: str | None = None) -> tuple[int, int]:
+    """(n1, n2), n = n1 * n2 with n1 <= limit: the first pass transforms columns of n1 (strided
+    by n2, a block taking adjacent ones), the rest rows of n2, recursively while n2 > limit.
+
+    Balanced (and short where two passes of at most SHORT_BYTES a row suffice): two passes when
+    both fit a block, as balanced as the divisors allow (both passes have a strided side, where
+    a block of shorter rows takes more adjacent columns and so wider segments); else n1 the
+    longest divisor within the limit. Short, past two such passes: p = the fewest passes of rows
+    within SHORT_BYTES, n1 the divisor within them nearest n^(1/p)."""
+    policy = SPLIT if policy is None else policy
+    if policy not in SPLITS:
+        raise ValueError(f"FFT split policy {policy!r} (GK_FFT_SPLIT): one of {SPLITS}")
     divisors = [d for d in range(2, limit + 1) if n % d == 0]
     if not divisors:
         raise ValueError(f"no FFT split of {n} within {limit}")
+    if policy == "short":
+        short = max(2, min(limit, SHORT_BYTES // itemsize))
+        p = 1
+        while short**p < n:
+            p += 1
+        within = [d for d in divisors if d <= short]
+        if p > 2 and within:
+            target = math.log(n) / p
+            n1 = min(within, key=lambda d: (abs(math.log(d) - target), d))
+            return n1, n // n1
     fits = [d for d in divisors if n // d <= limit]
     n1 = min(fits, key=lambda d: (max(d, n // d), d)) if fits else max(divisors)
     return n1, n // n1
@@ -190,11 +232,11 @@ def bluestein_length(n: int) -> int:
     return 1 << (2 * n - 2).bit_length() if n > 1 else 1
 
 
-def passes(n: int, limit: int) -> int:
+def passes(n: int, limit: int, itemsize: int = 8, policy: str | None = None) -> int:
     """Transform passes over memory for a smooth length n."""
     if n <= limit:
         return 1
-    return 1 + passes(split(n, limit)[1], limit)
+    return 1 + passes(split(n, limit, itemsize, policy)[1], limit, itemsize, policy)
 
 
 def memory_bytes(n: int, batch: int, itemsize: int) -> int:

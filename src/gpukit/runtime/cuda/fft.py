@@ -47,12 +47,23 @@ class _Emitter:
     def rows(self, n, shape, src: View, dst: View, conj_in, conj_out, scale, tw_n=0, out_len=None):
         """One gk_fft_rows launch: rows of n (batch `shape`) from src to dst."""
         columns = src.step != 1 or dst.step != 1
+        if dst.step != 1 and not tw_n and len(shape) > 1:
+            # A block takes adjacent rows along batch dimension 0: for strided writes, the
+            # dimension whose rows lie nearest in the output (the last pass of three: its rows'
+            # outputs interleave along the outermost dimension, not the pass's own). The
+            # twiddled passes keep theirs (the twiddle's index is dimension 0's).
+            d = min(range(len(shape)), key=lambda i: abs(dst.strides[i]))
+            order = (d, *(i for i in range(len(shape)) if i != d))
+            shape = tuple(shape[i] for i in order)
+            src = View(src.arg, src.step, tuple(src.strides[i] for i in order))
+            dst = View(dst.arg, dst.step, tuple(dst.strides[i] for i in order))
         blk = fft_plan.block(n, self.item, columns, shape[0] if shape else 1, self.shared_limit)
         out_len = n if out_len is None else out_len
         if not 0 < out_len <= n:
             raise ValueError(f"FFT rows of {n} cut to {out_len} outputs")
         flow = fft_plan.Flow(
             direct_in=src.step == 1,
+            gather_in=src.step != 1 and fft_plan.GATHER,
             direct_out=dst.step == 1,
             conj_in=bool(conj_in),
             conj_out=bool(conj_out),
@@ -127,7 +138,7 @@ class _Emitter:
     def four_step(self, n, shape, src: View, dst: View, conj_in, conj_out, scale):
         """x[n2 + N2 n1] -> columns of n1 transformed and twiddled into y[k1][n2], then rows of
         n2 into X[k1 + N1 k2]."""
-        n1, n2 = fft_plan.split(n, self.limit)
+        n1, n2 = fft_plan.split(n, self.limit, self.item)
         rows = math.prod(shape)
         y = self.scratch(rows * n)
         outer = _contiguous(shape, n)
@@ -217,7 +228,7 @@ def plan_fft(backend, src: Layout, kind: str, n: int, inverse: bool, scale: floa
     # The transform that sees the batch dimensions (others run over flat rows) adds one for
     # each four-step pass.
     seen = n if kind == "c2c" else n // 2 if kind == "r2c" and n % 2 == 0 else 1
-    depth = fft_plan.passes(seen, e.limit) - 1 if fft_plan.is_smooth(seen) else 0
+    depth = fft_plan.passes(seen, e.limit, e.item) - 1 if fft_plan.is_smooth(seen) else 0
     if len(shape) + depth > _BATCH_DIMS or len(shape) > _BATCH_DIMS:
         # Too many batch dimensions for the kernels' indexing: a contiguous copy first.
         dense = b.add_scratch(rows * m * item)
