@@ -40,12 +40,11 @@ __device__ inline double la_rsqrt(double x) { return rsqrt(x); }
 
 // The column loops below run in chunks of LA_CHUNK columns: a chunk's columns unrolled (every
 // register index a constant), the chunks a loop whose registers shift by LA_CHUNK between
-// rounds. float64 takes chunks of 8: unrolled whole, its 64-row path was ~18 K instructions run
-// once a launch, fetched from L2 as they ran (37.4 -> 34.9 us a 64-row factor with -L^-T on an
-// H100). float32 stays unrolled whole (a chunk of 32): a chunk's rounds shuffle every column
-// across the full width where the unrolled triangle shuffles half as much, and its 64-row
-// factor took 31.0 us chunked against 26.7 unrolled.
-#define LA_CHUNK (sizeof(la_t) == 8 ? 8 : GK_LANES)
+// rounds. Unrolled whole, the 64-row path was ~9 K (float32) / ~18 K (float64) instructions run
+// once a launch, fetched from L2 as they ran. With each column's values broadcast through
+// shared memory (la_chol_rows), chunks of 8 won in both dtypes (H100, 64 rows with -L^-T:
+// float32 26.2 -> 22.7 us, float64 35.2 -> 29.4; notes/linalg.md, 2026-12-07).
+#define LA_CHUNK 8
 
 // 16 bytes of la_t: la_chol_rows's broadcast loads.
 #define LA_VEC (int)(16 / sizeof(la_t))

@@ -140,7 +140,7 @@ def test_four_step(lib_dir, rng):
                     inverse=True, scale=0.25)  # fmt: skip
     assert launched == ["gk_fft_rows"] * 3
     _run(lib_dir, rng, np.complex128, "c2c", 4 * 9, batch=(5,), limit=9, strided=True)
-    # the blocks of 2^24's passes under the short split: 16 columns of 256 (twiddled), 16 rows
+    # the blocks of 2^25's first passes under the short split: 16 columns of 256 (twiddled), 16 rows
     launched = _run(lib_dir, rng, np.complex64, "c2c", 256 * 256, batch=(1,), limit=256)
     assert launched == ["gk_fft_rows"] * 2
 
@@ -161,11 +161,13 @@ def _record_launches(monkeypatch):
 
 @pytest.mark.parametrize("policy", fft_plan.SPLITS)
 def test_split_policies(lib_dir, rng, monkeypatch, policy):
-    """Both ways of splitting a long length (a short SHORT_BYTES brings the short split's three
-    passes within the emulator's reach): 4096 as 16 x 16 x 16 or 64 x 64. The last of three
-    passes writes rows strided by 256 whose block takes rows adjacent in the output."""
+    """Both ways of splitting a long length (short SHORT_BYTES and LONG_ROW_BYTES bring the
+    short split's three passes within the emulator's reach): 4096 as 16 x 16 x 16 or 64 x 64.
+    The last of three passes writes rows strided by 256 whose block takes rows adjacent in the
+    output."""
     monkeypatch.setattr(fft_plan, "SPLIT", policy)
     monkeypatch.setattr(fft_plan, "SHORT_BYTES", 128)
+    monkeypatch.setattr(fft_plan, "LONG_ROW_BYTES", 256)
     launches = _record_launches(monkeypatch)
     want = 3 if policy == "short" else 2
     launched = _run(lib_dir, rng, np.complex64, "c2c", 4096, batch=(2,), limit=64)
@@ -273,14 +275,16 @@ def test_geometry():
     assert fft_plan.radices(1) == (1,)
     assert fft_plan.split(1 << 24, 4096, policy="balanced") == (4096, 4096)
     assert fft_plan.split(1 << 25, 8192, policy="balanced") == (4096, 8192)
-    # short: rows of at most 8 KiB a pass, as few passes as that allows, balanced
-    assert fft_plan.split(1 << 24, 8192, policy="short") == (256, 1 << 16)
+    # short: balanced while its rows are at most 32 KiB (2^24 complex64), else rows of at most
+    # 8 KiB a pass, as few passes as that allows, balanced
+    assert fft_plan.split(1 << 24, 8192, policy="short") == (4096, 4096)
     assert fft_plan.split(1 << 16, 8192, policy="short") == (256, 256)
     assert fft_plan.split(1 << 25, 8192, policy="short") == (256, 1 << 17)
     assert fft_plan.split(1 << 17, 8192, policy="short") == (256, 512)
     assert fft_plan.split(1 << 24, 4096, 16, policy="short") == (256, 1 << 16)
     assert fft_plan.split(1 << 20, 8192, policy="short") == (1024, 1024)  # two passes suffice
-    assert fft_plan.passes(1 << 24, 8192, policy="short") == 3
+    assert fft_plan.passes(1 << 24, 8192, policy="short") == 2
+    assert fft_plan.passes(1 << 25, 8192, policy="short") == 3
     assert fft_plan.passes(1 << 24, 8192, policy="balanced") == 2
     assert fft_plan.passes(13**7, 8192, policy="short") == 3
     with pytest.raises(ValueError, match="GK_FFT_SPLIT"):

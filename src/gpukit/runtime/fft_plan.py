@@ -180,15 +180,19 @@ def aux_defines(real: str) -> tuple[str, ...]:
     return (f"GK_FFT_REAL={real}",)
 
 
-# How a length past one block splits into passes (split): "short" (the default) keeps every pass's
-# rows within SHORT_BYTES, as few passes as that allows (2^24 complex64: 256 x 256 x 256, three
-# passes whose column blocks take 16 adjacent columns in 35 KB, several blocks an SM, 128-byte
-# segments), "balanced" two passes as long as both fit a block (2^24: 4096 x 4096, a column block
-# of 4 columns in 140 KB, one an SM, 32-byte segments). GK_FFT_SPLIT in the environment picks
-# one at import; plans made after SPLIT changes follow it (notes/fft_lean_ab.py compares them).
+# How a length past one block splits into passes (split): "short" (the default) takes the
+# balanced two passes unless their rows pass LONG_ROW_BYTES (a block of such rows holds fewer
+# than 4 of them: its strided side moves segments under 32 bytes), and then rows within
+# SHORT_BYTES, as few passes as that allows (2^25 complex64, rfft of 2^26: 256 x 256 x 512, column
+# blocks of 16 adjacent columns, several blocks an SM, 128-byte segments; balanced: 4096 x 8192,
+# two rows a block of the second pass). "balanced": two passes whenever both fit a block. H100,
+# 2026-12-07 (notes/fft.md): rfft of 2^26 0.87 ms short against 1.36 balanced, but complex64
+# 2^24 0.79 as 256^3 against 0.70 as 4096 x 4096, and 2^21 / 2^22 also slower in three passes.
+# GK_FFT_SPLIT in the environment picks one at import; plans made after SPLIT changes follow it.
 SPLITS = ("short", "balanced")
 SPLIT = os.environ.get("GK_FFT_SPLIT", "short")
 SHORT_BYTES = 8 * 1024
+LONG_ROW_BYTES = 32 * 1024
 # Strided rows (column passes) read by the first Stockham pass straight from global memory into
 # its butterflies' registers, the block's threads laid across its rows (GK_FFT_GATHER=1 in the
 # environment, or GATHER = True), instead of staged through shared memory by a copy loop first.
@@ -201,18 +205,21 @@ def split(n: int, limit: int, itemsize: int = 8, policy: str | None = None) -> t
     """(n1, n2), n = n1 * n2 with n1 <= limit: the first pass transforms columns of n1 (strided
     by n2, a block taking adjacent ones), the rest rows of n2, recursively while n2 > limit.
 
-    Balanced (and short where two passes of at most SHORT_BYTES a row suffice): two passes when
-    both fit a block, as balanced as the divisors allow (both passes have a strided side, where
-    a block of shorter rows takes more adjacent columns and so wider segments); else n1 the
-    longest divisor within the limit. Short, past two such passes: p = the fewest passes of rows
-    within SHORT_BYTES, n1 the divisor within them nearest n^(1/p)."""
+    Balanced: two passes when both fit a block, as balanced as the divisors allow (both passes
+    have a strided side, where a block of shorter rows takes more adjacent columns and so wider
+    segments); else n1 the longest divisor within the limit. Short: the balanced split unless it
+    has no two passes or rows past LONG_ROW_BYTES; then p = the fewest passes of rows within
+    SHORT_BYTES and n1 the divisor within them nearest n^(1/p)."""
     policy = SPLIT if policy is None else policy
     if policy not in SPLITS:
         raise ValueError(f"FFT split policy {policy!r} (GK_FFT_SPLIT): one of {SPLITS}")
     divisors = [d for d in range(2, limit + 1) if n % d == 0]
     if not divisors:
         raise ValueError(f"no FFT split of {n} within {limit}")
-    if policy == "short":
+    fits = [d for d in divisors if n // d <= limit]
+    n1 = min(fits, key=lambda d: (max(d, n // d), d)) if fits else max(divisors)
+    long_rows = not fits or max(n1, n // n1) * itemsize > LONG_ROW_BYTES
+    if policy == "short" and long_rows:
         short = max(2, min(limit, SHORT_BYTES // itemsize))
         p = 1
         while short**p < n:
@@ -221,9 +228,6 @@ def split(n: int, limit: int, itemsize: int = 8, policy: str | None = None) -> t
         if p > 2 and within:
             target = math.log(n) / p
             n1 = min(within, key=lambda d: (abs(math.log(d) - target), d))
-            return n1, n // n1
-    fits = [d for d in divisors if n // d <= limit]
-    n1 = min(fits, key=lambda d: (max(d, n // d), d)) if fits else max(divisors)
     return n1, n // n1
 
 
