@@ -9,7 +9,8 @@ torch.fft on the same inputs where torch imports with CUDA. Run from the reposit
 scripts/gpu_machine.sh installed gpukit:
 
     PYTHONPATH=/tmp/gpukit-site python3 notes/fft_lean_ab.py
-    PYTHONPATH=/tmp/gpukit-site VARIANT=notes/fft_variants/fftlean python3 notes/fft_lean_ab.py
+    mkdir -p /tmp/old && git show REV:kernels/fft.cu > /tmp/old/fft.cu  # (and fft_aux.cu)
+    PYTHONPATH=/tmp/gpukit-site VARIANT=/tmp/old python3 notes/fft_lean_ab.py
 
 VARIANT may also name a directory: each of its files replaces the built-in of that name (for a
 variant that changes fft.cuh too). A variant of fft.cu from before fft_plan.Flow ignores the
