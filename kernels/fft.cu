@@ -4,25 +4,23 @@
 // row; a block takes GK_FFT_ROWS rows; GK_FFT_THREADS (a multiple of 32) is the block. Rows
 // contiguous in memory (step 1) are read by the first pass and written by the last straight from
 // and to global memory (consecutive lanes on consecutive elements); strided rows (the columns of a
-// four-step pass) are staged in shared memory, consecutive threads on consecutive rows, or, with
-// GK_FFT_GATHER_IN, read by the first pass straight from global memory with the block's threads
-// laid across its rows (thread t on row t % ROWS: adjacent rows, adjacent lanes). Inverses
+// four-step pass) are staged in shared memory, consecutive threads on consecutive rows. Inverses
 // conjugate on the way in and out; the four-step passes twiddle their output (gk_fft_args).
 // What the plan knows of a launch is compiled in (runtime/fft_plan.py: Flow), so that the common
 // case carries no run-time tests or multiplies per element: GK_FFT_DIRECT_IN / _OUT (in_step /
-// out_step == 1), GK_FFT_GATHER_IN (in_step != 1, not staged), GK_FFT_CONJ_IN / _OUT, GK_FFT_SCALED
-// (scale != 1), GK_FFT_TWIDDLED (tw_n != 0), GK_FFT_CROPPED (out_len < N) and GK_FFT_NDIM
-// (batch_ndim); the arguments must agree with them. Twiddles: exp(-2 pi i k / N) = lo[k mod L] hi[k
-// / L], L the power of two at or above sqrt(N), both tables filled by each block in shared memory
-// with sincospi of exact rational angles. The four-step twiddle of a staged (column) pass: the
-// output k = k0 + c S that thread t copies (k0 = t / ROWS, S = THREADS / ROWS) of the row whose
-// index along dimension 0 is b is twiddled by exp(-2 pi i b k0 / tw_n), the thread's own, times
-// exp(-2 pi i b S c / tw_n) from a table of ROWS x ceil(N / S) entries the block fills (one
-// sincospi a thread where 256 threads take 16 rows of 256, instead of one an element). Dynamic
-// shared memory: GK_FFT_ROWS * (pitch * sizeof(gk_cpx) + GK_FFT_ROW_EXTRA_BYTES), the pitch N + N /
-// 2^GK_FFT_PAD_SHIFT + 1, plus the tables' L + ceil(N / L) values when there is more than one pass
-// (runtime/fft_plan.py: table_length), plus the twiddle steps' ROWS x ceil(N / S) values for a
-// twiddled column pass (fft_plan.block reserves ROWS x ceil(N / TPR)).
+// out_step == 1), GK_FFT_CONJ_IN / _OUT, GK_FFT_SCALED (scale != 1), GK_FFT_TWIDDLED (tw_n != 0),
+// GK_FFT_CROPPED (out_len < N) and GK_FFT_NDIM (batch_ndim); the arguments must agree with them.
+// Twiddles: exp(-2 pi i k / N) = lo[k mod L] hi[k / L], L the power of two at or above sqrt(N),
+// both tables filled by each block in shared memory with sincospi of exact rational angles.
+// The four-step twiddle of a staged (column) pass: the output k = k0 + c S that thread t copies
+// (k0 = t / ROWS, S = THREADS / ROWS) of the row whose index along dimension 0 is b is twiddled
+// by exp(-2 pi i b k0 / tw_n), the thread's own, times exp(-2 pi i b S c / tw_n) from a table of
+// ROWS x ceil(N / S) entries the block fills (one sincospi a thread where 256 threads take 16
+// rows of 256, instead of one an element).
+// Dynamic shared memory: GK_FFT_ROWS * (pitch * sizeof(gk_cpx) + GK_FFT_ROW_EXTRA_BYTES), the
+// pitch N + N / 2^GK_FFT_PAD_SHIFT + 1, plus the tables' L + ceil(N / L) values when there is
+// more than one pass (runtime/fft_plan.py: table_length), plus the twiddle steps' ROWS x
+// ceil(N / S) values for a twiddled column pass (fft_plan.block reserves ROWS x ceil(N / TPR)).
 #include "fft.cuh"
 
 constexpr int kN = GK_FFT_N;
@@ -34,9 +32,6 @@ constexpr int kThreads = GK_FFT_THREADS;
 static_assert(kThreads % 32 == 0 && kThreads >= kRows * kTpr, "GK_FFT_THREADS");
 static_assert(kThreads % kRows == 0, "GK_FFT_ROWS must divide GK_FFT_THREADS");
 constexpr bool kDirectIn = GK_FFT_DIRECT_IN, kDirectOut = GK_FFT_DIRECT_OUT;
-constexpr bool kGatherIn = GK_FFT_GATHER_IN;
-static_assert(!(kDirectIn && kGatherIn), "GK_FFT_GATHER_IN is for strided rows");
-constexpr bool kLoadIn = kDirectIn || kGatherIn;  // the first pass reads global memory
 constexpr bool kConjIn = GK_FFT_CONJ_IN, kConjOut = GK_FFT_CONJ_OUT;
 constexpr bool kScaled = GK_FFT_SCALED, kTwiddled = GK_FFT_TWIDDLED, kCropped = GK_FFT_CROPPED;
 constexpr int kNdim = GK_FFT_NDIM;
@@ -88,7 +83,7 @@ struct gk_pad_step {
 // Pass P (radix R, Ns = the product of the radices before it): butterfly j reads elements
 // j + r * N / R, twiddled by exp(-2 pi i (j % Ns) r / (Ns R)), and writes its outputs to
 // (j / Ns) * Ns * R + j % Ns + r * Ns. The first pass reads through `load` (element j + r N / R
-// as load(j, r N / R)) when kLoadIn, else from the row in shared memory, and then calls `ready`
+// as load(j, r N / R)) when kDirectIn, else from the row in shared memory, and then calls `ready`
 // (every thread, active or not: the twiddle table's fill, overlapping the loads in flight); the
 // last writes through `store` (store(base, r Ns, value)) when kDirectOut. A barrier stands
 // between a pass's reads of the row and its writes, and after its writes.
@@ -101,7 +96,7 @@ GK_DEV void gk_fft_passes(gk_cpx* row, const gk_cpx* table, int lane, bool activ
         constexpr int B = kN / R;
         constexpr int kPer = (B + kTpr - 1) / kTpr;
         constexpr bool kLast = P + 1 == kPasses;
-        constexpr bool from_global = P == 0 && kLoadIn, to_global = kLast && kDirectOut;
+        constexpr bool from_global = P == 0 && kDirectIn, to_global = kLast && kDirectOut;
         constexpr int kTwStep = kN / (Ns * R);  // twiddle r of j: table entry (j % Ns) r kTwStep
         gk_cpx v[kPer][R];
         if (active) {
@@ -237,22 +232,17 @@ GK_FFT_KERNEL void __launch_bounds__(kThreads) gk_fft_rows(const gk_fft_args a) 
             batch0[t] = p.b0;
         }
     }
-    // The four-step twiddle's steps (batch0 read after a barrier; else each row located again).
-    auto fill_steps = [&](bool synced) {
+    if constexpr (!kDirectIn) {
+        fill_table();
+        gk_fft_sync();
         if constexpr (kSteps) {  // b S c < tw_n: b < tw_n / N, S c < N
             for (int e = t; e < kStepValues; e += kThreads) {
                 const int r = e / kCopies, c = e % kCopies;
                 if (row0 + r < a.rows) {
-                    const long long b = synced ? batch0[r] : gk_fft_locate(a, row0 + r).b0;
-                    steps[e] = gk_twiddle_inv(b * kCopyStride * c, tw_inv);
+                    steps[e] = gk_twiddle_inv(batch0[r] * kCopyStride * c, tw_inv);
                 }
             }
         }
-    };
-    if constexpr (!kLoadIn) {
-        fill_table();
-        gk_fft_sync();
-        fill_steps(true);
         if (copy_row < live) {
             const long long step = a.in_step;
             const gk_cpx* src = in + in_off[copy_row] + copy_k * step;
@@ -268,29 +258,24 @@ GK_FFT_KERNEL void __launch_bounds__(kThreads) gk_fft_rows(const gk_fft_args a) 
         }
         gk_fft_sync();
     }
-    // This thread's row and its place in it (kGatherIn: across the rows first).
-    const int lane = kGatherIn ? t / kRows : t % kTpr;
-    const int mine = kGatherIn ? t % kRows : (t / kTpr < kRows ? t / kTpr : 0);
-    const bool active = (kGatherIn ? lane < kTpr : t / kTpr < kRows) && mine < live;
+    const int lane = t % kTpr, mine = t / kTpr < kRows ? t / kTpr : 0;
+    const bool active = t / kTpr < kRows && mine < live;
     // This thread's row where it reads or writes global memory directly.
     gk_fft_place at = {0, 0, 0};
-    if (kLoadIn || kDirectOut) at = gk_fft_locate(a, row0 + (active ? mine : 0));
+    if (kDirectIn || kDirectOut) at = gk_fft_locate(a, row0 + (active ? mine : 0));
     const gk_cpx* src = in + at.in;
     gk_cpx* dst = out + at.out;
     // Element j + d of this thread's row (d a compile-time offset after unrolling: one address
     // register per j, the offsets immediate).
-    // kGatherIn: element j + d at (j + d) in_step.
-    const long long in_step = kGatherIn ? a.in_step : 1;
     auto load = [&](int j, int d) {
-        const gk_cpx x = kGatherIn ? (src + j * in_step)[d * in_step] : (src + j)[d];
+        const gk_cpx x = (src + j)[d];
         return kConjIn ? gk_conj(x) : x;
     };
     auto store = [&](int j, int d, gk_cpx x) {
         if (!kCropped || j + d < a.out_len) (dst + j)[d] = finish(at.b0, j + d, x);
     };
     gk_fft_passes<0>(data + mine * kPitch, table, lane, active, load, store, [&] {
-        if (kLoadIn) fill_table();
-        if (kGatherIn) fill_steps(false);
+        if (kDirectIn) fill_table();
     });
     if constexpr (!kDirectOut) {
         if (copy_row < live) {

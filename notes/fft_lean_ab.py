@@ -1,6 +1,5 @@
-"""gk.fft's long transforms under each plan configuration, switched in this process (CONFIGS, by
-default short,short+gather,balanced: fft_plan.SPLIT, and +gather for fft_plan.GATHER, the column
-passes' first pass reading global memory itself) and against another source of kernels/fft.cu
+"""gk.fft's long transforms under each way of splitting them into passes (fft_plan.SPLIT, switched
+in this process: SPLITS=short,balanced by default) and against another source of kernels/fft.cu
 (VARIANT=path; none: the installed one): device time per call of fft complex64 4096 x 4096 along
 the last axis, fft complex64 2^24 and rfft float32 2^26 (and 2^21, 2^22, whose pass count the
 short split also changes), a CUDA graph of 10 calls and eager calls between events, the error
@@ -33,10 +32,10 @@ from probe_timing import eager_ms, graph_ms
 import gpukit as gk
 from gpukit.runtime import fft_plan, jit
 
-CONFIGS = os.environ.get("CONFIGS", "short,short+gather,balanced").split(",")
-for name in CONFIGS:
-    if name.split("+")[0] not in fft_plan.SPLITS or name.split("+")[1:] not in ([], ["gather"]):
-        raise SystemExit(f"CONFIGS: {name!r} is not one of {fft_plan.SPLITS}, optionally +gather")
+SPLITS = os.environ.get("SPLITS", ",".join(fft_plan.SPLITS)).split(",")
+for name in SPLITS:
+    if name not in fft_plan.SPLITS:
+        raise SystemExit(f"SPLITS: {name!r} is not one of {fft_plan.SPLITS}")
 _plans = importlib.import_module("gpukit.array")._PLANS  # gpukit.array is also a function
 
 variant = os.environ.get("VARIANT")
@@ -111,16 +110,15 @@ def passes(fn, n) -> str:
 
 
 print(f"variant {variant or 'installed'} (fft.cu {source_id}), backend {gk.backend()}, "
-      f"configs {CONFIGS}")  # fmt: skip
+      f"splits {SPLITS}")  # fmt: skip
 for label, host, fn, reference, part in cases:
     ga = gk.asarray(host)
     call = getattr(gk.fft, fn)
     want = reference(host.astype("f8" if fn == "rfft" else "c16"))
     print(f"{label}:", flush=True)
-    for config in CONFIGS:
-        fft_plan.SPLIT = config.split("+")[0]
-        fft_plan.GATHER = config.endswith("+gather")
-        _plans.clear()  # plans made under another configuration
+    for split in SPLITS:
+        fft_plan.SPLIT = split
+        _plans.clear()  # plans made under the other split
         out = call(ga).to_numpy()
         g = float("nan")  # the CPU backend (a check of this script) has no graphs
         if gk.backend() == "cuda":
@@ -132,7 +130,7 @@ for label, host, fn, reference, part in cases:
         dev, _ = eager_ms(lambda ga=ga, call=call: call(ga), 10)
         err = rel_err(part(out).astype("c16"), want)
         n = host.shape[-1]
-        print(f"  {config:14s} ({passes(fn, n)}): graph {g:.4f} ms, eager {dev:.4f} ms, "
+        print(f"  {split:8s} ({passes(fn, n)}): graph {g:.4f} ms, eager {dev:.4f} ms, "
               f"rel err {err:.2e}, bits {digest(out)}", flush=True)  # fmt: skip
         del out
     if torch_ok:

@@ -182,23 +182,6 @@ def test_split_policies(lib_dir, rng, monkeypatch, policy):
     _run(lib_dir, rng, np.complex64, "c2r", 2 * 2048, batch=(2,), limit=64, scale=0.5)
 
 
-def test_gathered_columns(lib_dir, rng, monkeypatch):
-    """Column passes whose first pass reads its strided rows itself (fft_plan.GATHER), threads
-    across the block's rows: four-step (twiddled, 16 columns of 256 as 2^24's passes), partial
-    last blocks, several butterflies a thread, conjugated and strided input."""
-    monkeypatch.setattr(fft_plan, "GATHER", True)
-    (columns, rows) = _flows(lib_dir, np.complex64, 256 * 256, (1,), limit=256)
-    assert (columns["GK_FFT_GATHER_IN"], rows["GK_FFT_GATHER_IN"]) == ("1", "0")
-    _run(lib_dir, rng, np.complex64, "c2c", 256 * 256, batch=(1,), limit=256)
-    _run(lib_dir, rng, np.complex128, "c2c", 16 * 12, batch=(3,), limit=16, inverse=True)
-    _run(lib_dir, rng, np.complex64, "c2c", 8 * 8 * 6, batch=(2,), limit=8, scale=0.25)
-    _run(lib_dir, rng, np.complex128, "c2c", 24, batch=(9,), strided=True)
-    _run(lib_dir, rng, np.complex64, "c2c", 6561, batch=(3,), strided=True, inverse=True)
-    _run(lib_dir, rng, np.float32, "r2c", 2 * 4096, batch=(1,), limit=64)
-    with pytest.raises(ValueError, match="gathered"):
-        fft_plan.Flow(direct_in=True, gather_in=True)
-
-
 def test_bluestein(lib_dir, rng):
     launched = _run(lib_dir, rng, np.complex128, "c2c", 17, batch=(3,))
     assert "gk_fft_chirp_pre" in launched and "gk_fft_chirp_post" in launched

@@ -129,14 +129,11 @@ class Flow:
     """What one gk_fft_rows launch does around the transform, known when it is planned and
     compiled into its instance (kernels/fft.cu), so that the common case (contiguous rows, no
     conjugation, scale 1) tests and multiplies nothing per element: rows read / written
-    contiguously (step 1) or through shared memory, strided rows read by the first pass itself
-    (gather_in, threads across the block's rows: GATHER), conjugated input / output, a scale
-    other than 1, the four-step twiddle, outputs cut short of the length, and the batch
-    dimensions."""
+    contiguously (step 1) or through shared memory, conjugated input / output, a scale other than
+    1, the four-step twiddle, outputs cut short of the length, and the batch dimensions."""
 
     direct_in: bool = True
     direct_out: bool = True
-    gather_in: bool = False
     conj_in: bool = False
     conj_out: bool = False
     scaled: bool = False
@@ -145,8 +142,6 @@ class Flow:
     ndim: int = 1
 
     def __post_init__(self):
-        if self.gather_in and self.direct_in:
-            raise ValueError("FFT rows gathered (strided) and read directly (step 1) at once")
         if not 0 <= self.ndim <= CONSTANTS["GK_FFT_BATCH_DIMS"]:
             raise ValueError(f"FFT rows with {self.ndim} batch dimensions (at most "
                              f"{CONSTANTS['GK_FFT_BATCH_DIMS']})")  # fmt: skip
@@ -166,7 +161,6 @@ def defines(blk: Block, real: str, flow: Flow | None = None) -> tuple[str, ...]:
         f"GK_FFT_THREADS={blk.threads}",
         f"GK_FFT_DIRECT_IN={int(flow.direct_in)}",
         f"GK_FFT_DIRECT_OUT={int(flow.direct_out)}",
-        f"GK_FFT_GATHER_IN={int(flow.gather_in)}",
         f"GK_FFT_CONJ_IN={int(flow.conj_in)}",
         f"GK_FFT_CONJ_OUT={int(flow.conj_out)}",
         f"GK_FFT_SCALED={int(flow.scaled)}",
@@ -193,12 +187,6 @@ SPLITS = ("short", "balanced")
 SPLIT = os.environ.get("GK_FFT_SPLIT", "short")
 SHORT_BYTES = 8 * 1024
 LONG_ROW_BYTES = 32 * 1024
-# Strided rows (column passes) read by the first Stockham pass straight from global memory into
-# its butterflies' registers, the block's threads laid across its rows (GK_FFT_GATHER=1 in the
-# environment, or GATHER = True), instead of staged through shared memory by a copy loop first.
-# Off: NVRTC 13 (sm_90) runs ~5% fewer instructions gathered but holds 58-62 registers instead of
-# 48 for 16 columns of 256 (4 blocks an SM instead of 5); notes/fft_lean_ab.py times both.
-GATHER = os.environ.get("GK_FFT_GATHER", "0") == "1"
 
 
 def split(n: int, limit: int, itemsize: int = 8, policy: str | None = None) -> tuple[int, int]:

@@ -63,7 +63,6 @@ class _Emitter:
             raise ValueError(f"FFT rows of {n} cut to {out_len} outputs")
         flow = fft_plan.Flow(
             direct_in=src.step == 1,
-            gather_in=src.step != 1 and fft_plan.GATHER,
             direct_out=dst.step == 1,
             conj_in=bool(conj_in),
             conj_out=bool(conj_out),
