@@ -252,6 +252,17 @@ def test_flows_compiled_in(lib_dir):
         emitter.rows(16, (1,), view, view, False, False, 1.0, out_len=17)
 
 
+def test_one_transform_takes_rows_adjacent_in_the_output(lib_dir, rng, monkeypatch):
+    """One 1-D transform in two passes (64 x 64): the second pass's rows write 64 apart and its
+    block takes rows adjacent in the output (the batch dimension of one row, stride 0, is not
+    the nearest: taken as such, a block held one row and wrote 8 bytes 64 rows apart)."""
+    launches = _record_launches(monkeypatch)
+    assert _run(lib_dir, rng, np.complex64, "c2c", 4096, limit=64) == ["gk_fft_rows"] * 2
+    last = launches[-1]
+    assert last["out_step"] == 64 and last["out_batch"][0] == 1
+    assert last["grid"] < last["rows"]  # several rows a block
+
+
 def test_geometry():
     assert fft_plan.radices(4096) == (16, 16, 16)
     assert fft_plan.radices(1000) == (8, 5, 5, 5)

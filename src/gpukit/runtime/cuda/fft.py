@@ -51,8 +51,11 @@ class _Emitter:
             # A block takes adjacent rows along batch dimension 0: for strided writes, the
             # dimension whose rows lie nearest in the output (the last pass of three: its rows'
             # outputs interleave along the outermost dimension, not the pass's own). The
-            # twiddled passes keep theirs (the twiddle's index is dimension 0's).
-            d = min(range(len(shape)), key=lambda i: abs(dst.strides[i]))
+            # twiddled passes keep theirs (the twiddle's index is dimension 0's). A dimension of
+            # one row (stride 0) is nobody's neighbour: 2^24's second pass, (1, 4096) rows, took
+            # one row a block, 8-byte writes 32 KiB apart.
+            live = [i for i in range(len(shape)) if shape[i] > 1] or [0]
+            d = min(live, key=lambda i: abs(dst.strides[i]))
             order = (d, *(i for i in range(len(shape)) if i != d))
             shape = tuple(shape[i] for i in order)
             src = View(src.arg, src.step, tuple(src.strides[i] for i in order))
