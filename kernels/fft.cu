@@ -169,13 +169,7 @@ GK_DEV gk_fft_place gk_fft_locate(const gk_fft_args& a, long long row) {
     for (int d = 0; d < kNdim; ++d) {
         long long i = row;
         if (d + 1 < kNdim) {
-            const long long n = a.batch_shape[d];
-            long long q;
-            if (((unsigned long long)row | (unsigned long long)n) >> 32 == 0) {
-                q = (long long)((unsigned)row / (unsigned)n);  // the common case: 32 bits
-            } else {
-                q = row / n;
-            }
+            const long long n = a.batch_shape[d], q = gk_fft_quot(row, n);
             i = row - q * n;
             row = q;
         }
@@ -218,10 +212,13 @@ GK_FFT_KERNEL void __launch_bounds__(kThreads) gk_fft_rows(const gk_fft_args a) 
     // batch dimension 0 is b.
     const gk_real scale = kScaled ? (gk_real)a.scale : (gk_real)1;
     const double tw_inv = kTwiddled ? 1.0 / (double)a.tw_n : 0.0;
-    auto finish = [&](long long b, int k, gk_cpx x) {
-        if constexpr (kTwiddled) x = x * gk_twiddle_inv(b * k, tw_inv);  // b k < tw_n
+    auto conj_scale = [&](gk_cpx x) {
         if constexpr (kConjOut) x = gk_conj(x);
         return kScaled ? gk_scale(x, scale) : x;
+    };
+    auto finish = [&](long long b, int k, gk_cpx x) {
+        if constexpr (kTwiddled) x = x * gk_twiddle_inv(b * k, tw_inv);  // b k < tw_n
+        return conj_scale(x);
     };
     const int copy_row = t % kRows, copy_k = t / kRows;
     if (!kDirectIn || !kDirectOut) {
@@ -291,13 +288,8 @@ GK_FFT_KERNEL void __launch_bounds__(kThreads) gk_fft_rows(const gk_fft_args a) 
                 const int k = copy_k + c * kCopyStride;
                 if ((!kCropped && kCopies * kCopyStride == kN) || k < len) {
                     gk_cpx x = from[gk_pad(k)];
-                    if constexpr (kSteps) {
-                        x = x * (base * step_c[c]);
-                        if constexpr (kConjOut) x = gk_conj(x);
-                        to[c * kCopyStride * step] = kScaled ? gk_scale(x, scale) : x;
-                    } else {
-                        to[c * kCopyStride * step] = finish(b, k, x);
-                    }
+                    to[c * kCopyStride * step] =
+                        kSteps ? conj_scale(x * (base * step_c[c])) : finish(b, k, x);
                 }
             }
         }

@@ -186,14 +186,22 @@ GK_DEV void gk_dft(gk_cpx* v) {
     }
 }
 
+// a / b for 0 <= a, 0 < b, in 32 bits where both fit (the common case: a 64-bit division is a
+// long subroutine, and the kernels run one per element or row).
+GK_DEV long long gk_fft_quot(long long a, long long b) {
+    return (((unsigned long long)a | (unsigned long long)b) >> 32) == 0
+               ? (long long)((unsigned)a / (unsigned)b)
+               : a / b;
+}
+
 // The element offset of row `row` (numbered with dimension 0 fastest) in a strided batch.
 GK_DEV long long gk_fft_row_offset(long long row, int ndim, const gk_i64* shape,
                                    const gk_i64* stride) {
     long long off = 0;
     for (int d = 0; d < ndim; ++d) {
-        const long long i = row % shape[d];
-        row /= shape[d];
-        off += i * stride[d];
+        const long long q = gk_fft_quot(row, shape[d]);
+        off += (row - q * shape[d]) * stride[d];
+        row = q;
     }
     return off;
 }

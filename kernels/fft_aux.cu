@@ -10,15 +10,12 @@
     for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < (total); \
          idx += (long long)gridDim.x * blockDim.x)
 
-// idx / w (the row) and idx % w (the element), in 32 bits where both fit (the common case: a
-// 64-bit division is a long subroutine, run per element here).
+// idx / w (the row) and idx % w (the element).
 struct gk_aux_at {
     long long row, k;
 };
 GK_DEV gk_aux_at gk_aux_split(long long idx, long long w) {
-    const long long row = (((unsigned long long)idx | (unsigned long long)w) >> 32) == 0
-                              ? (long long)((unsigned)idx / (unsigned)w)
-                              : idx / w;
+    const long long row = gk_fft_quot(idx, w);
     return {row, idx - row * w};
 }
 
