@@ -55,9 +55,10 @@ struct alignas(16) la_vec {
 // Factors the NB x NB diagonal block at S[r0][r0] in place (L, but the pivot d_j where L_jj =
 // sqrt(d_j) belongs), lane i holding row r0 + i (lanes past NB idle); with `TWO` also L21 =
 // A21 L^-T for the 32 rows below it (r0 = 0, NB = 32), lane i holding row 32 + i. Per column j:
-// l_ij = a_ij / sqrt(d_j), l_j broadcast by shuffles, a_ic -= l_ij l_cj. rinv[r0 + j] = 1 / L_jj;
-// *bad set where a pivot is not > 0 (or NaN). In round q, a[c] holds column q + c: those past
-// NB are scratch (their shuffles read other lanes' scratch, never a finished value).
+// l_ij = a_ij / sqrt(d_j), l_j broadcast through `col` (2 x GK_LANES values of shared memory),
+// a_ic -= l_ij l_cj. rinv[r0 + j] = 1 / L_jj; *bad set where a pivot is not > 0 (or NaN). In
+// round q, a[c] holds column q + c: those past NB are scratch (their broadcasts read other
+// lanes' scratch, never a finished value).
 template <int NB, bool TWO>
 __device__ inline void la_chol_rows(la_t* S, int r0, la_t* rinv, int* bad, la_t* col) {
     constexpr int kChunk = NB < LA_CHUNK ? NB : LA_CHUNK;
