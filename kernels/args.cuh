@@ -72,6 +72,7 @@
     F(gk_i64, in_step) /* strides along the scanned axis */ \
     F(gk_i64, out_step)                                     \
     F(gk_i64, tiles_per_row)                                \
+    F(gk_i64, lead) /* tiles a sum is published ahead */    \
     F(gk_i64, chunk)                                        \
     F(gk_i32, row_ndim)                                     \
     F(gk_i32, vec)                                          \

@@ -26,6 +26,9 @@
 // shared memory (48 KiB: four tiles to an SM of 227 KiB).
 #define GK_SCAN_THREADS 256
 #define GK_SCAN_CHUNKS 12
+// Tiles by which gk_scan_tiles publishes a tile's sum ahead of its scan, on launches of more tiles
+// than the GPU holds at once (0: each tile publishes its own sum when it scans).
+#define GK_SCAN_LEAD 128
 
 // kernels/transpose.cu: square tiles of at most GK_TRANSPOSE_TILE elements a side.
 #define GK_TRANSPOSE_TILE 64
@@ -266,6 +269,7 @@
     X(GK_RED_STATE_BYTES)        \
     X(GK_SCAN_THREADS)           \
     X(GK_SCAN_CHUNKS)            \
+    X(GK_SCAN_LEAD)              \
     X(GK_TRANSPOSE_TILE)         \
     X(GK_TRANSPOSE_THREADS)      \
     X(GK_ROWS_MAX_ITEMS)         \

@@ -20,9 +20,14 @@ typedef GK_ACC_T acc_t;
 typedef GK_OUT_T out_t;
 
 // Nanoseconds a look-back waits before it reads a tile's state again; windows of GK_LANES tiles
-// it keeps while looking for a prefix.
+// it reads at once, and keeps while looking for a prefix.
+#ifndef GK_SCAN_BACKOFF
 #define GK_SCAN_BACKOFF 0
-#define GK_SCAN_DEPTH 8
+#endif
+#ifndef GK_SCAN_WIDE
+#define GK_SCAN_WIDE 1
+#endif
+#define GK_SCAN_DEPTH (8 * GK_SCAN_WIDE)
 
 #define GK_T GK_SCAN_THREADS
 #define GK_R GK_SCAN_CHUNKS
@@ -113,36 +118,56 @@ __device__ inline gk_tile_state gk_state_read(const gk_scan_args& a, gk_i64 tile
 
 // Warp 0 of tile q (state index s0 + q): the sum of the row's elements before the tile, the left
 // fold from the nearest earlier tile with a published inclusive prefix (before the row's first
-// tile: 0). Windows of GK_LANES tiles are read newest first; those without a prefix are kept in
-// `stash` (GK_SCAN_DEPTH windows; past that the walk starts again from q - 1, whose prefix comes
-// in time).
+// tile: 0). Each round reads GK_SCAN_WIDE windows of GK_LANES tiles at once, newest first; those
+// without a prefix are kept in `stash` (GK_SCAN_DEPTH windows; past that the walk starts again
+// from q - 1, whose prefix comes in time).
 __device__ inline acc_t gk_lookback(const gk_scan_args& a, gk_i64 s0, gk_i64 q, int lane,
                                     acc_t (*stash)[GK_LANES]) {
+    const int W = GK_SCAN_WIDE;
     gk_i64 pos = q - 1;
     int depth = 0;
     while (true) {
-        const gk_i64 j = pos - lane;
-        gk_tile_state st = {GK_FLAG_PREFIX, (acc_t)0};
-        if (j >= 0) {
-            while ((st = gk_state_read(a, s0 + j)).flag == GK_FLAG_NONE) gk_pause();
+        gk_tile_state st[W];
+#pragma unroll
+        for (int w = 0; w < W; ++w) {
+            const gk_i64 j = pos - w * GK_LANES - lane;
+            st[w] = j >= 0 ? gk_state_read(a, s0 + j) : gk_tile_state{GK_FLAG_PREFIX, (acc_t)0};
         }
-        const unsigned prefixes = gk_ballot(st.flag == GK_FLAG_PREFIX);
-        if (prefixes) {
-            const int k = __ffs(prefixes) - 1;  // the nearest
-            acc_t carry = gk_shfl(st.value, k);
-            for (int l = GK_LANES - 2; l >= 0; --l) {
-                const acc_t w = gk_shfl(st.value, l);
-                if (l < k) carry = carry + w;
+#pragma unroll
+        for (int w = 0; w < W; ++w) {
+            const gk_i64 j = pos - w * GK_LANES - lane;
+            while (st[w].flag == GK_FLAG_NONE) {
+                gk_pause();
+                st[w] = gk_state_read(a, s0 + j);
             }
-            for (int d = depth - 1; d >= 0; --d) {
-                for (int l = GK_LANES - 1; l >= 0; --l) carry = carry + stash[d][l];
-            }
-            return carry;
         }
-        stash[depth][lane] = st.value;
+#pragma unroll
+        for (int w = 0; w < W; ++w) {
+            const unsigned prefixes = gk_ballot(st[w].flag == GK_FLAG_PREFIX);
+            if (prefixes) {
+                const int k = __ffs(prefixes) - 1;  // the nearest
+                acc_t carry = gk_shfl(st[w].value, k);
+                for (int l = GK_LANES - 2; l >= 0; --l) {
+                    const acc_t v = gk_shfl(st[w].value, l);
+                    if (l < k) carry = carry + v;
+                }
+#pragma unroll
+                for (int n = W - 2; n >= 0; --n) {
+                    if (n >= w) continue;
+                    for (int l = GK_LANES - 1; l >= 0; --l) carry = carry + gk_shfl(st[n].value, l);
+                }
+                for (int d = depth - 1; d >= 0; --d) {
+                    for (int l = GK_LANES - 1; l >= 0; --l) carry = carry + stash[d][l];
+                }
+                return carry;
+            }
+        }
+#pragma unroll
+        for (int w = 0; w < W; ++w) stash[depth + w][lane] = st[w].value;
         gk_syncwarp();
-        pos -= GK_LANES;
-        if (++depth == GK_SCAN_DEPTH) {
+        pos -= W * GK_LANES;
+        depth += W;
+        if (depth + W > GK_SCAN_DEPTH) {
             depth = 0;
             pos = q - 1;
         }
@@ -163,9 +188,119 @@ __device__ inline void gk_store_run(out_t* dst, const acc_t (&y)[GK_V]) {
     }
 }
 
+// Where tile `tile` (of all rows, in ticket order) reads and writes.
+struct gk_tile_ref {
+    gk_i64 row, q, start;  // row, tile within it, its first element there
+    const in_t* in;
+    out_t* out;
+    bool in_vec, out_vec;  // whole chunks move 16 bytes at a time
+};
+
+__device__ inline gk_tile_ref gk_tile_at(const gk_scan_args& a, gk_i64 tile) {
+    gk_tile_ref r;
+    r.row = tile / a.tiles_per_row;
+    r.q = tile % a.tiles_per_row;
+    r.start = r.q * ((gk_i64)GK_T * GK_R * GK_V);
+    r.in = reinterpret_cast<const in_t*>(a.in) +
+           gk_nd_offset(r.row, a.row_ndim, a.row_shape, a.in_row_stride);
+    r.out = reinterpret_cast<out_t*>(a.out) +
+            gk_nd_offset(r.row, a.row_ndim, a.row_shape, a.out_row_stride);
+    r.in_vec = a.in_step == 1 && gk_aligned16(r.in + r.start);
+    r.out_vec = a.out_step == 1 && gk_aligned16(r.out + r.start);
+    return r;
+}
+
+// Chunk r of thread t (elements (r * GK_T + t) * GK_V + k of the tile), zeros past the row's end.
+__device__ inline void gk_stage_chunk(const gk_scan_args& a, const gk_tile_ref& tr, int r, int t,
+                                      gk_vec16<in_t>* dst) {
+    const gk_i64 i0 = tr.start + (gk_i64)(r * GK_T + t) * GK_V;
+    if (tr.in_vec && i0 + GK_V <= a.n) {
+        gk_copy16(dst, tr.in + i0);
+    } else {
+        gk_vec16<in_t> c = {};
+        for (int k = 0; k < GK_V; ++k) {
+            if (i0 + k < a.n) c.v[k] = tr.in[(i0 + k) * a.in_step];
+        }
+        *dst = c;
+    }
+}
+
+// A chunk's elements added in order.
+__device__ inline acc_t gk_chunk_sum(const gk_vec16<in_t>& c) {
+    acc_t s = (acc_t)c.v[0];
+    for (int k = 1; k < GK_V; ++k) s = (acc_t)(s + (acc_t)c.v[k]);
+    return s;
+}
+
+// Warp 0: the tile's sum from the run-by-warp table ([r * GK_WARPS + w]: warp w's total of run
+// r), the entries a lane holds added in order, then the lanes' by a butterfly. The scan's
+// inclusive prefix over the lanes gives its last lane the same additions (a perfect tree of
+// neighbours; the butterfly's operands are swapped at times, which changes no bits).
+__device__ inline acc_t gk_table_total(const acc_t* table, int lane) {
+    acc_t mine = (acc_t)0;
+    for (int k = 0; k < GK_E; ++k) {
+        const int at = lane * GK_E + k;
+        mine = (acc_t)(mine + (at < GK_R * GK_WARPS ? table[at] : (acc_t)0));
+    }
+    for (int d = 1; d < GK_LANES; d *= 2) mine = (acc_t)(mine + gk_shfl_xor(mine, d));
+    return mine;
+}
+
+// Tile k's sum, published ahead of its scan (a.lead tickets later): the same additions as the
+// scan's (each chunk's sum, the runs' over the warp by a butterfly, which ends as the scan's
+// last lane does, then the table), so a lead changes no bits. The row's first tile publishes its
+// inclusive prefix (0 + sum) at once.
+__device__ inline void gk_publish_ahead(const gk_scan_args& a, gk_i64 k, acc_t* table) {
+    const gk_tile_ref tr = gk_tile_at(a, k);
+    const int t = threadIdx.x, lane = t % GK_LANES, warp = t / GK_LANES;
+    // Loads in batches of B chunks: four blocks an SM keep enough of them in flight, in fewer
+    // registers than the whole tile's.
+    const int B = 4;
+    static_assert(GK_R % B == 0, "whole batches");
+    acc_t run[GK_R];
+    for (int r0 = 0; r0 < GK_R; r0 += B) {
+        gk_vec16<in_t> c[B];
+        for (int r = 0; r < B; ++r) {
+            const gk_i64 i0 = tr.start + (gk_i64)((r0 + r) * GK_T + t) * GK_V;
+            if (tr.in_vec && i0 + GK_V <= a.n) {
+                c[r] = *reinterpret_cast<const gk_vec16<in_t>*>(tr.in + i0);
+            } else {
+                c[r] = gk_vec16<in_t>{};
+                for (int j = 0; j < GK_V; ++j) {
+                    if (i0 + j < a.n) c[r].v[j] = tr.in[(i0 + j) * a.in_step];
+                }
+            }
+        }
+        for (int r = 0; r < B; ++r) run[r0 + r] = gk_chunk_sum(c[r]);
+    }
+    for (int d = 1; d < GK_LANES; d *= 2) {
+        for (int r = 0; r < GK_R; ++r) run[r] = (acc_t)(run[r] + gk_shfl_xor(run[r], d));
+    }
+    if (lane == 0) {
+        for (int r = 0; r < GK_R; ++r) table[r * GK_WARPS + warp] = run[r];
+    }
+    __syncthreads();
+    if (warp == 0) {
+        const acc_t sum = gk_table_total(table, lane);
+        const gk_i64 state = tr.row * a.tiles_per_row + tr.q;
+        if (lane == 0) {
+            if (tr.q == 0) {
+                gk_state_publish(a, state, GK_FLAG_PREFIX, (acc_t)((acc_t)0 + sum));
+            } else {
+                gk_state_publish(a, state, GK_FLAG_SUM, sum);
+            }
+        }
+    }
+}
+
 // Tile layout: GK_R runs of GK_T chunks; thread t holds chunks r * GK_T + t (elements
 // (r * GK_T + t) * GK_V + k), staged in dynamic shared memory (GK_R * GK_T * 16 bytes).
-GK_KERNEL void __launch_bounds__(GK_T) gk_scan_tiles(const gk_scan_args a) {
+// Ticket k scans tile k - a.lead and, with a.lead > 0, first publishes tile k's sum (its loads
+// then reach the tile a.lead tickets before its scan does, so the scan's look-back finds the sums
+// it folds already published, and re-reads the tile from L2).
+// Four tiles of 4-byte accumulators to an SM (at most 64 registers), three of wider ones.
+GK_KERNEL void __launch_bounds__(GK_T, sizeof(acc_t) == 4 ? 4 : 3)
+    gk_scan_tiles(const gk_scan_args a) {
     typedef gk_vec16<in_t> chunk_t;
     chunk_t* s_data = reinterpret_cast<chunk_t*>(gk_shared_dynamic());
     __shared__ gk_i64 s_tile;
@@ -177,29 +312,14 @@ GK_KERNEL void __launch_bounds__(GK_T) gk_scan_tiles(const gk_scan_args a) {
         s_tile = (gk_i64)atomicAdd(reinterpret_cast<unsigned long long*>(a.ticket), 1ull);
     }
     __syncthreads();
-    const gk_i64 tile = s_tile;
-    const gk_i64 row = tile / a.tiles_per_row, q = tile % a.tiles_per_row;
-    const gk_i64 start = q * ((gk_i64)GK_T * GK_R * GK_V);
-    const in_t* in = reinterpret_cast<const in_t*>(a.in) +
-                     gk_nd_offset(row, a.row_ndim, a.row_shape, a.in_row_stride);
-    out_t* out = reinterpret_cast<out_t*>(a.out) +
-                 gk_nd_offset(row, a.row_ndim, a.row_shape, a.out_row_stride);
-    // Whole chunks move 16 bytes at a time where the row is contiguous and aligned.
-    const bool in_vec = a.in_step == 1 && gk_aligned16(in + start);
-    const bool out_vec = a.out_step == 1 && gk_aligned16(out + start);
+    const gk_i64 ticket = s_tile, tile = ticket - a.lead;
+    const gk_tile_ref tr = gk_tile_at(a, tile < 0 ? 0 : tile);
     // Each thread stages (and later reads) only its own chunks: no barrier before pass 1.
-    for (int r = 0; r < GK_R; ++r) {
-        const gk_i64 i0 = start + (gk_i64)(r * GK_T + t) * GK_V;
-        if (in_vec && i0 + GK_V <= a.n) {
-            gk_copy16(&s_data[r * GK_T + t], in + i0);
-        } else {
-            chunk_t c = {};
-            for (int k = 0; k < GK_V; ++k) {
-                if (i0 + k < a.n) c.v[k] = in[(i0 + k) * a.in_step];
-            }
-            s_data[r * GK_T + t] = c;
-        }
+    if (tile >= 0) {
+        for (int r = 0; r < GK_R; ++r) gk_stage_chunk(a, tr, r, t, &s_data[r * GK_T + t]);
     }
+    if (a.lead > 0 && ticket < a.n_rows * a.tiles_per_row) gk_publish_ahead(a, ticket, s_run);
+    if (tile < 0) return;
     gk_copy_wait();
     // Pass 1: each chunk's sum, scanned over the warp's lanes run by run; the warps' totals of
     // each run to s_run.
@@ -207,10 +327,7 @@ GK_KERNEL void __launch_bounds__(GK_T) gk_scan_tiles(const gk_scan_args a) {
     {
         acc_t inc[GK_R];
         for (int r = 0; r < GK_R; ++r) {
-            const chunk_t c = s_data[r * GK_T + t];
-            acc_t s = (acc_t)c.v[0];
-            for (int k = 1; k < GK_V; ++k) s = (acc_t)(s + (acc_t)c.v[k]);
-            inc[r] = s;
+            inc[r] = gk_chunk_sum(s_data[r * GK_T + t]);
         }
         for (int d = 1; d < GK_LANES; d *= 2) {
             for (int r = 0; r < GK_R; ++r) {
@@ -218,6 +335,7 @@ GK_KERNEL void __launch_bounds__(GK_T) gk_scan_tiles(const gk_scan_args a) {
                 if (lane >= d) inc[r] = (acc_t)(o + inc[r]);
             }
         }
+        if (a.lead > 0) __syncthreads();  // gk_publish_ahead's warp 0 is done with s_run
         for (int r = 0; r < GK_R; ++r) {
             const acc_t o = gk_shfl_up(inc[r], 1);
             before[r] = lane == 0 ? (acc_t)0 : o;
@@ -247,14 +365,15 @@ GK_KERNEL void __launch_bounds__(GK_T) gk_scan_tiles(const gk_scan_args a) {
             const int at = lane * GK_E + k;
             if (at < GK_R * GK_WARPS) s_run[at] = (acc_t)(lanes_before + e[k]);
         }
-        const gk_i64 s0 = row * a.tiles_per_row;
+        const gk_i64 s0 = tr.row * a.tiles_per_row;
         acc_t carry = (acc_t)0;
-        if (q > 0) {
-            if (lane == 0) gk_state_publish(a, s0 + q, GK_FLAG_SUM, sum);
-            carry = gk_lookback(a, s0, q, lane, s_stash);
+        if (tr.q > 0) {
+            // With a lead, the sum is published already (the same bits): not again.
+            if (lane == 0 && a.lead == 0) gk_state_publish(a, s0 + tr.q, GK_FLAG_SUM, sum);
+            carry = gk_lookback(a, s0, tr.q, lane, s_stash);
         }
         if (lane == 0) {
-            gk_state_publish(a, s0 + q, GK_FLAG_PREFIX, (acc_t)(carry + sum));
+            gk_state_publish(a, s0 + tr.q, GK_FLAG_PREFIX, (acc_t)(carry + sum));
             s_carry = carry;
         }
     }
@@ -271,12 +390,12 @@ GK_KERNEL void __launch_bounds__(GK_T) gk_scan_tiles(const gk_scan_args a) {
             s = (acc_t)(s + (acc_t)c.v[k]);
             y[k] = (acc_t)(base + s);
         }
-        const gk_i64 i0 = start + (gk_i64)(r * GK_T + t) * GK_V;
-        if (out_vec && i0 + GK_V <= a.n) {
-            gk_store_run(out + i0, y);
+        const gk_i64 i0 = tr.start + (gk_i64)(r * GK_T + t) * GK_V;
+        if (tr.out_vec && i0 + GK_V <= a.n) {
+            gk_store_run(tr.out + i0, y);
         } else {
             for (int k = 0; k < GK_V; ++k) {
-                if (i0 + k < a.n) out[(i0 + k) * a.out_step] = (out_t)y[k];
+                if (i0 + k < a.n) tr.out[(i0 + k) * a.out_step] = (out_t)y[k];
             }
         }
     }

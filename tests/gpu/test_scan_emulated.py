@@ -107,7 +107,81 @@ def test_several_tiles(lib_dir, rng):
     _check(lib_dir, rng, np.float32, np.float32, (5 * TILE + 3,))
 
 
-def _tile_after_states(lib_dir, tile_x, states, prefix_at, seed):
+@pytest.mark.parametrize(
+    "dtype, out_dtype",
+    [
+        (np.float32, np.float32),
+        (np.float64, np.float64),
+        (np.int32, np.int64),
+        (np.float16, np.float16),
+    ],
+)
+def test_sums_published_ahead_change_no_bits(lib_dir, rng, dtype, out_dtype):
+    """On one SM (a wave of 4 tiles) the 9 tiles' sums are published GK_SCAN_LEAD tickets ahead
+    of their scans; on 8 SMs each tile publishes its own: the same bits."""
+    n = 9 * scan_tile(np.dtype(dtype).itemsize) - 5
+    base = rng.standard_normal(n) * 4
+    base = base.astype(dtype) if np.dtype(dtype).kind == "f" else np.round(base).astype(dtype)
+    ahead, launched = _cumsum(lib_dir, int(rng.integers(1 << 31)), base, base, 0, out_dtype, 1)
+    own, _ = _cumsum(lib_dir, int(rng.integers(1 << 31)), base, base, 0, out_dtype, 8)
+    assert launched == ["gk_ew_contig", "gk_scan_tiles"]
+    if np.dtype(out_dtype).kind == "f":
+        want = np.cumsum(base.astype(np.float64))
+        scale = np.cumsum(np.abs(base.astype(np.float64))) + 1
+        assert (np.abs(ahead - want) <= 4 * np.finfo(out_dtype).eps * scale * np.log2(n)).all()
+    else:
+        assert np.array_equal(ahead, np.cumsum(base, dtype=out_dtype))
+    assert ahead.tobytes() == own.tobytes()
+
+
+def _one_row(lib_dir, x, tiles, lead, blocks, seed):
+    """Runs `blocks` tickets of gk_scan_tiles over the row x of `tiles` tiles with the given lead,
+    from cleared states. Returns (output, each tile's flag, each tile's published value)."""
+    dtype = x.dtype
+    run = emulation.build_one(
+        "scan.cu", "gk_scan_tiles", "gk_scan_args", cuda_reduce.kernels.cumsum(dtype, dtype)[1],
+        lib_dir,
+    )  # fmt: skip
+    out = np.full_like(x, np.nan)
+    ticket = np.zeros(2, np.uint64)
+    flags = np.zeros(tiles, np.uint64 if dtype.itemsize == 4 else np.int32)
+    sums, prefs = np.full(tiles, np.nan, dtype), np.full(tiles, np.nan, dtype)
+    s = arg_struct("gk_scan_args")
+    fields = dict.fromkeys(s.fields, 0)
+    for k, v in (("in", x), ("out", out), ("ticket", ticket), ("flags", flags), ("sums", sums),
+                 ("prefs", prefs)):  # fmt: skip
+        fields[k] = v.ctypes.data
+    fields.update(n_rows=1, n=x.size, in_step=1, out_step=1, tiles_per_row=tiles, lead=lead,
+                  row_ndim=1, row_shape=[1], in_row_stride=[0], out_row_stride=[0])  # fmt: skip
+    blob = ctypes.create_string_buffer(bytes(s.pack(**fields)), s.size)
+    shared = scan_tile(dtype.itemsize) * dtype.itemsize
+    run(blob, blocks, 1, 1, CONSTANTS["GK_SCAN_THREADS"], shared, seed)
+    if dtype.itemsize == 4:  # flag << 32 | value bits in one word
+        flag = (flags >> np.uint64(32)).astype(int)
+        value = (flags & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(dtype)
+    else:
+        flag = flags.astype(int)
+        value = np.where(flag == 2, prefs, sums)
+    return out, flag, value
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_sum_published_ahead_is_the_scans_own(lib_dir, rng, dtype):
+    """Three tickets that only publish sums ahead (lead 8: no scans) publish, for each of three
+    tiles, the bits that the scan of that tile alone publishes as its inclusive prefix (0 + its
+    sum): the first tile's as its prefix, the others' as sums."""
+    tile = scan_tile(np.dtype(dtype).itemsize)
+    x = (rng.standard_normal(3 * tile - 7) * 4).astype(dtype)
+    seed = int(rng.integers(1 << 31))
+    out, flag, value = _one_row(lib_dir, x, 3, 8, 3, seed)
+    assert list(flag) == [2, 1, 1] and np.isnan(out).all()
+    for k in range(3):
+        _, alone_flag, alone = _one_row(lib_dir, x[k * tile : (k + 1) * tile].copy(), 1, 0, 1,
+                                        seed + k + 1)  # fmt: skip
+        assert alone_flag[0] == 2 and alone[0].tobytes() == value[k].tobytes(), k
+
+
+def _tile_after_states(lib_dir, tile_x, states, prefix_at, seed, wide=1):
     """Runs the one block that takes tile q = len(states) (input tile_x) of a row whose earlier
     tiles' states are set up: `states[k]` the value tile k published, as its prefix for
     k <= prefix_at and as its sum after. Returns (the tile's output, the flag and value it
@@ -115,7 +189,7 @@ def _tile_after_states(lib_dir, tile_x, states, prefix_at, seed):
     dtype = tile_x.dtype
     tile, q = tile_x.size, len(states)
     assert tile == scan_tile(dtype.itemsize)
-    defines = cuda_reduce.kernels.cumsum(dtype, dtype)[1]
+    defines = (*cuda_reduce.kernels.cumsum(dtype, dtype)[1], f"GK_SCAN_WIDE={wide}")
     run = emulation.build_one("scan.cu", "gk_scan_tiles", "gk_scan_args", defines, lib_dir)
     x = np.full((q + 1) * tile, np.nan, dtype)  # only the last tile is to be read
     x[q * tile :] = tile_x
@@ -155,9 +229,10 @@ def _tile_after_states(lib_dir, tile_x, states, prefix_at, seed):
     return out[q * tile :], published
 
 
+@pytest.mark.parametrize("wide", [1, 4])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("prefix_at", [99, 93, 60, 29])
-def test_lookback_folds_from_the_nearest_prefix(lib_dir, rng, dtype, prefix_at):
+def test_lookback_folds_from_the_nearest_prefix(lib_dir, rng, dtype, prefix_at, wide):
     """Tile 100 after tiles that published only their sums back to `prefix_at` (in the nearest
     window of GK_LANES tiles, at its first lane and a later one; one and two windows further,
     past windows the look-back keeps): the carry is the left fold prefix(prefix_at) +
@@ -171,13 +246,13 @@ def test_lookback_folds_from_the_nearest_prefix(lib_dir, rng, dtype, prefix_at):
         carry = dtype.type(carry + v)
     seed = int(rng.integers(1 << 31))
     x = rng.standard_normal(scan_tile(dtype.itemsize)).astype(dtype)
-    got, (flag, value) = _tile_after_states(lib_dir, x, states, prefix_at, seed)
+    got, (flag, value) = _tile_after_states(lib_dir, x, states, prefix_at, seed, wide)
     assert got[0] == dtype.type(carry + x[0])
     want = carry + np.cumsum(x.astype(np.float64))
     scale = np.abs(carry) + np.cumsum(np.abs(x.astype(np.float64)))
     assert (np.abs(got - want) <= 16 * np.finfo(dtype).eps * scale).all()
     assert flag == 2 and abs(value - want[-1]) <= 16 * np.finfo(dtype).eps * scale[-1]
-    again, _ = _tile_after_states(lib_dir, x, states, prefix_at, seed + 1)
+    again, _ = _tile_after_states(lib_dir, x, states, prefix_at, seed + 1, wide)
     assert again.tobytes() == got.tobytes(), "the bits depend on the thread order"
 
 

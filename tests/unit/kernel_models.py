@@ -451,7 +451,7 @@ def _scan(mem, d, name, grid, block, shared, a):
         tile = chunks * (C["GK_VEC_BYTES"] // in_t.itemsize)
         per_row = a["tiles_per_row"]
         assert block == (C["GK_SCAN_THREADS"], 1, 1) and per_row * tile >= n > (per_row - 1) * tile
-        assert grid == (n_rows * per_row, 1, 1), "a block per tile"
+        assert a["lead"] >= 0 and grid == (n_rows * per_row + a["lead"], 1, 1), "a block per ticket"
         assert shared == chunks * C["GK_VEC_BYTES"], "the tile staged in dynamic shared memory"
         tiles = n_rows * per_row
         assert mem.load(a["ticket"], [0], np.dtype(np.uint64))[0] == 0, "the ticket starts at 0"

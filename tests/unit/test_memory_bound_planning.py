@@ -327,6 +327,18 @@ def test_outer_vec_needs_the_alignment_it_was_planned_for(builds):
     assert name == "gk_red_outer_1"
 
 
+def test_a_scan_of_more_tiles_than_the_gpu_holds_publishes_sums_ahead(builds):
+    tile = reduce_geometry.scan_tile(4)
+    lead = CONSTANTS["GK_SCAN_LEAD"]
+    for sm, tiles, want in ((132, 528, 0), (132, 529, lead), (2, 9, lead)):
+        src = Layout(F32, (tiles * tile,), (4,), 16)
+        (_, (scan, grid, _, a, _, _)) = _launches(
+            cuda_reduce.plan_cumsum, src, 0, Layout(F32, src.shape, (4,)), sm=sm
+        )
+        assert scan == "gk_scan_tiles" and a["tiles_per_row"] == tiles
+        assert a["lead"] == want and grid == (tiles + want, 1, 1), (sm, tiles)
+
+
 def test_a_scan_zeroes_its_flags_before_the_tiles(builds):
     src = Layout(F32, (3, 100_000), (400_000, 4), 16)
     (fill, _, _, fa, fslots, b), (scan, grid, _, a, slots, _) = _launches(

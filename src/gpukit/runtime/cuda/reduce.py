@@ -124,6 +124,7 @@ def emit_cumsum(b: PlanBuilder, src: Layout, src_arg: int, axis: int, out: Layou
         "in_step": geo.in_step,
         "out_step": geo.out_step,
         "tiles_per_row": geo.tiles_per_row,
+        "lead": geo.lead,
         "chunk": geo.chunk,
         "row_ndim": len(geo.row_shape),
         "vec": int(geo.vec),

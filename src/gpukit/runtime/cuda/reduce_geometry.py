@@ -55,6 +55,7 @@ class ScanPlan(NamedTuple):
     in_step: int
     out_step: int
     tiles_per_row: int
+    lead: int
     chunk: int
     vec: bool
     row_shape: list
@@ -231,8 +232,9 @@ def plan_cumsum(
     in_step, out_step = in_strides[axis], out_strides[axis]
     if in_step == 1 or n == 1 or n_rows < _LANES:
         return _scan_tiles(
-            n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, in_itemsize, acc_bytes
-        )
+            n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, in_itemsize, acc_bytes,
+            sm_count,
+        )  # fmt: skip
     v = _VEC_BYTES // in_itemsize
     vec = (
         v > 1
@@ -265,6 +267,7 @@ def plan_cumsum(
         in_step,
         out_step,
         0,
+        0,
         chunk,
         vec,
         row_shape,
@@ -282,9 +285,18 @@ def scan_tile(in_itemsize: int) -> int:
     return _C["GK_SCAN_THREADS"] * _C["GK_SCAN_CHUNKS"] * (_VEC_BYTES // in_itemsize)
 
 
-def _scan_tiles(n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, in_itemsize, acc_bytes):
+def scan_lead(tiles: int, sm_count: int) -> int:
+    """Tiles by which gk_scan_tiles publishes sums ahead of its scans: GK_SCAN_LEAD once a launch
+    has more tiles than the GPU holds at once, else 0."""
+    return _C["GK_SCAN_LEAD"] if tiles > _full_wave(sm_count, _C["GK_SCAN_THREADS"]) else 0
+
+
+def _scan_tiles(
+    n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, in_itemsize, acc_bytes, sm_count
+):
     per_row = _ceil(n, scan_tile(in_itemsize))
     tiles = n_rows * per_row
+    lead = scan_lead(tiles, sm_count)
 
     def pad(nbytes):
         return _ceil(nbytes, 16) * 16
@@ -297,7 +309,7 @@ def _scan_tiles(n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, in_i
         prefs_at = sums_at + pad(tiles * acc_bytes)
         scratch = prefs_at + tiles * acc_bytes
     threads = _C["GK_SCAN_THREADS"]
-    main = Launch("gk_scan_tiles", (tiles, 1, 1), (threads, 1, 1))
+    main = Launch("gk_scan_tiles", (tiles + lead, 1, 1), (threads, 1, 1))
     return ScanPlan(
         main,
         None,
@@ -306,6 +318,7 @@ def _scan_tiles(n, n_rows, in_step, out_step, row_shape, in_rows, out_rows, in_i
         in_step,
         out_step,
         per_row,
+        lead,
         0,
         False,
         row_shape,
