@@ -87,6 +87,24 @@ __device__ inline void gk_state_publish(const gk_scan_args& a, gk_i64 tile, int 
     }
 }
 
+// The sum published ahead, only over a state still unpublished: the scan's prefix may have come
+// first, and must stay.
+__device__ inline void gk_state_publish_sum_ahead(const gk_scan_args& a, gk_i64 tile, acc_t v) {
+    if constexpr (sizeof(acc_t) == 4) {
+        union {
+            acc_t v;
+            gk_u32 u;
+        } bits;
+        bits.v = v;
+        const unsigned long long w = ((unsigned long long)GK_FLAG_SUM << 32) | bits.u;
+        atomicCAS(reinterpret_cast<unsigned long long*>(a.flags) + tile, 0ull, w);
+    } else {
+        reinterpret_cast<volatile acc_t*>(a.sums)[tile] = v;
+        __threadfence();
+        atomicCAS(reinterpret_cast<int*>(a.flags) + tile, (int)GK_FLAG_NONE, (int)GK_FLAG_SUM);
+    }
+}
+
 __device__ inline gk_tile_state gk_state_read(const gk_scan_args& a, gk_i64 tile) {
     gk_tile_state s;
     if constexpr (sizeof(acc_t) == 4) {
@@ -287,7 +305,7 @@ __device__ inline void gk_publish_ahead(const gk_scan_args& a, gk_i64 k, acc_t* 
             if (tr.q == 0) {
                 gk_state_publish(a, state, GK_FLAG_PREFIX, (acc_t)((acc_t)0 + sum));
             } else {
-                gk_state_publish(a, state, GK_FLAG_SUM, sum);
+                gk_state_publish_sum_ahead(a, state, sum);
             }
         }
     }

@@ -547,6 +547,12 @@ inline unsigned atomicAdd(unsigned* p, unsigned v) {
     *p = old + v;
     return old;
 }
+template <typename T>
+inline T atomicCAS(T* p, T expected, T desired) {
+    const T old = *p;
+    if (old == expected) *p = desired;
+    return old;
+}
 // AMD wavefront collectives of width 32 (warp.cuh's portable helpers): a 32-thread warp here is
 // one half of a wavefront.
 template <typename T>
