@@ -484,7 +484,7 @@ class AttentionSm90Tiles:
     stages: int
     pipe: bool
     pingpong: bool
-    persist: bool = False
+    persist: bool = False  # (a _native built before this field reports four values)
 
 
 ATTENTION_SM90_HEAD_DIMS = tuple(CONSTANTS["GK_ATTN_SM90_HEAD_DIMS"])
