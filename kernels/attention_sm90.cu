@@ -24,8 +24,10 @@
 // the next item's rows). Every output row is the same sequence of operations in either form.
 // Defines: GK_MMA_TYPE (f16 | bf16), GK_FA_D (64 | 128 | 256, the head_dim), GK_FA_BN (keys per
 // tile: 64 or 128), GK_FA_STAGES, GK_FA_PIPE (0 | 1), GK_FA_PINGPONG (0 | 1), GK_FA_PERSIST
-// (0 | 1; the grid: the items, or at most one block per SM), GK_FA_SMEM (the dynamic shared
-// memory the launch gives).
+// (0 | 1; the grid: the items, or at most one block per SM), GK_FA_FOLD (0 | 1; 1 only for a
+// positive scale: the scores stay unscaled and each exponent is one FFMA, x * scale - max, where
+// 0 scales the scores first, then subtracts), GK_FA_SMEM (the dynamic shared memory the launch
+// gives).
 #define GK_TC_D GK_FA_D
 #define GK_TC_MASK 0
 #include "attention_tc.cuh"
@@ -45,6 +47,7 @@ constexpr unsigned kKVBytes = kBN * kD * 2;                 // K (or V) of one s
 constexpr int kSAcc = kBN / 2;                              // S accumulators per thread
 constexpr int kOAcc = kD / 2;                               // O accumulators per thread
 constexpr int kQBars = GK_FA_PERSIST ? 2 * kConsumers : 1;  // q_full (and q_empty) per consumer
+constexpr bool kFold = GK_FA_FOLD;
 static_assert(kD == 64 || kD == 128 || kD == 256, "GK_FA_D: 64, 128 or 256");
 static_assert(kBN == 64 || kBN == 128, "GK_FA_BN: 64 or 128");
 static_assert(kRow == 128 && kBM % 64 == 0, "128-byte swizzled rows, 64-row warpgroups");
@@ -163,7 +166,10 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
     auto v_empty = [&](int s) { return bars + 8 * (kQBars + 3 * kStages + s); };
     auto k_stage = [&](int s) { return kv_s + (unsigned)s * 2 * kKVBytes; };
 
-    const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) & 3, lane = threadIdx.x & 31;
+    // Warpgroup and warp as lane 0 has them: so broadcast, ptxas knows them uniform across the
+    // warp and keeps what follows from them (the items, the ring's stages) in uniform registers.
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
+    const int warp = __shfl_sync(0xffffffffu, (threadIdx.x / 32) & 3, 0), lane = threadIdx.x & 31;
     gk_fa_items items(a);
     gk_fa_item it;
 
@@ -266,8 +272,8 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
         gk_wgmma_commit();
         gk_fa_pin(o);
     };
-    // Scores of tile t to log2 units, masked where the tile is cut (accumulator 4 j + 2 hh + e:
-    // row g + 8 hh of the warp's 16, key 8 j + 2 t4 + e).
+    // Scores of tile t to log2 units (GK_FA_FOLD: left unscaled), masked where the tile is cut
+    // (accumulator 4 j + 2 hh + e: row g + 8 hh of the warp's 16, key 8 j + 2 t4 + e).
     auto scale_mask = [&](float (&s)[kSAcc], int t) {
         const gk_i64 j0 = (gk_i64)t * kBN;
         const float c = a.scale_log2;
@@ -284,10 +290,10 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
                         float& x = s[4 * j + 2 * hh + e];
-                        x = 8 * j + 2 * t4 + e < here ? x * c : gk_neg_inf();
+                        x = 8 * j + 2 * t4 + e < here ? (kFold ? x : x * c) : gk_neg_inf();
                     }
             }
-        } else {
+        } else if (!kFold) {
 #pragma unroll
             for (int i = 0; i < kSAcc; ++i) s[i] *= c;
         }
@@ -303,6 +309,9 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
                 mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hh], s[4 * j + 2 * hh + 1]));
             mx = fmaxf(mx, gk_shfl_xor_f(mx, 1));
             mx = fmaxf(mx, gk_shfl_xor_f(mx, 2));
+            // (Rounding is monotone: for a positive scale, the scaled maximum is the maximum of
+            // the scaled scores.)
+            if (kFold) mx *= a.scale_log2;
             const float m_new = fmaxf(m_run[hh], mx);
             const float m_use = m_new == gk_neg_inf() ? 0.f : m_new;
             alpha[hh] = gk_ex2(m_run[hh] - m_use);
@@ -313,7 +322,7 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
                     float& x = s[4 * j + 2 * hh + e];
-                    x = gk_ex2(x - m_use);
+                    x = gk_ex2(kFold ? fmaf(x, a.scale_log2, -m_use) : x - m_use);
                     sum += x;
                 }
             l_run[hh] = l_run[hh] * alpha[hh] + sum;

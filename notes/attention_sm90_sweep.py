@@ -1,11 +1,10 @@
 """Dev harness (GPU machine, after scripts/gpu_machine.sh has installed gpukit): the sm_90a
 prefill (kernels/attention_sm90.cu) in several tile variants on bench_attention.py's prefill rows.
-Every variant is first checked against torch's SDPA in float32 on the same inputs; variants marked
-as computing each row by the same arithmetic as the row's first variant (the shipped tiles) must
-also give the same bits as it. Then each is timed beside torch in the same process, twice in
-alternation (A B A B, the better of the two kept). Variants are swapped in by replacing
-kernels.ATTENTION_SM90_TILES entries and dropping cached plans. Writes
-$OUT/attention_sm90_sweep.json.
+Every variant is first checked against torch's SDPA in float32 on the same inputs; a variant that
+computes each row by the same arithmetic as an earlier one must also give the same bits as it.
+Then each is timed beside torch in the same process, twice in alternation (A B A B, the better of
+the two kept). Variants are swapped in by replacing kernels.ATTENTION_SM90_TILES entries and
+dropping cached plans. Writes $OUT/attention_sm90_sweep.json; exits 1 if a variant failed.
 
 usage: PYTHONPATH=/tmp/gpukit-site python3 notes/attention_sm90_sweep.py [row label substring]
 """
@@ -31,18 +30,21 @@ SDPA = torch.nn.functional.scaled_dot_product_attention
 
 
 def variants(d):
-    """(name, tiles, same bits as the first) of head dim d: the shipped tiles, then the persistent
-    grid (notes/attention.md, "Persistent grid"). The 2026-11-26 sweeps' tile variants are in
+    """(name, tiles, the earlier variant whose bits it must give, or None) of head dim d: the
+    shipped tiles, the persistent grid, the folded exponent, both (notes/attention.md, "Persistent
+    grid"). The 2026-11-26 sweeps' tile variants are in
     notes/runs/attention_sm90_sweep_2026-11-26.json."""
-    shipped = dataclasses.replace(kernels.ATTENTION_SM90_TILES[d], persist=False)
+    shipped = dataclasses.replace(kernels.ATTENTION_SM90_TILES[d], persist=False, fold=False)
     return [
-        ("shipped", shipped, True),
-        ("persist", dataclasses.replace(shipped, persist=True), True),
+        ("shipped", shipped, None),
+        ("persist", dataclasses.replace(shipped, persist=True), "shipped"),
+        ("fold", dataclasses.replace(shipped, fold=True), None),
+        ("persist+fold", dataclasses.replace(shipped, persist=True, fold=True), "fold"),
     ]
 
 
 def _name(t):
-    return f"n{t.keys}s{t.stages}p{int(t.pipe)}pp{int(t.pingpong)}ps{int(t.persist)}"
+    return f"n{t.keys}s{t.stages}p{int(t.pipe)}pp{int(t.pingpong)}ps{int(t.persist)}f{int(t.fold)}"
 
 
 def main():
@@ -61,7 +63,7 @@ def main():
         np_dtype = np.dtype(gk.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
         q, k, v = (gk.asarray(x.astype(np_dtype)) for x in host)
         row = {"case": label, "torch": [], "variants": {}}
-        timed, first_bits = [], None
+        timed, bits_of = [], {}
         for name, tiles, same in variants(d):
             entry = {"tiles": _name(tiles), "tflops": []}
             row["variants"][name] = entry
@@ -72,11 +74,11 @@ def main():
                 bits = out.to_numpy().view(np.uint16)
                 got = torch.from_numpy(bits.view(np_dtype).astype(np.float32)).cuda()
                 entry["err"] = float((got - ref).norm() / ref.norm())
-                if first_bits is None:
-                    first_bits = bits
-                elif same:
-                    entry["same_bits"] = bool(np.array_equal(bits, first_bits))
-                    entry["bits_differing"] = int((bits != first_bits).sum())
+                bits_of[name] = bits
+                if same in bits_of:
+                    entry["same_bits_as"] = same
+                    entry["same_bits"] = bool(np.array_equal(bits, bits_of[same]))
+                    entry["bits_differing"] = int((bits != bits_of[same]).sum())
                 timed.append((name, tiles))
             except Exception as e:  # a variant that fails to build or run is reported, not fatal
                 entry["error"] = repr(e)[:300]
@@ -103,7 +105,7 @@ def main():
             print(label, name, [round(x, 1) for x in entry["tflops"]], flush=True)
         results.append(row)
         del tq, tk, tv, ref
-    print("\ncase | torch | variant: best TFLOP/s (ratio to torch's best; error vs fp32; bits)")
+    print("\ncase | torch | variant: best TFLOP/s (ratio to torch's best; error vs fp32[; bits])")
     failed = False
     for row in results:
         best_torch = max(row["torch"])
@@ -113,12 +115,13 @@ def main():
                 cells.append(f"{name} ERROR {r['error'][:80]}")
                 failed = True
                 continue
-            bits = "base"
+            bits = ""
             if "same_bits" in r:
-                bits = "same bits" if r["same_bits"] else f"{r['bits_differing']} differ"
+                differ = "same bits" if r["same_bits"] else f"{r['bits_differing']} differ"
+                bits = f"; {differ} as {r['same_bits_as']}"
             failed |= r.get("same_bits") is False or r["err"] > 2e-2
             best = max(r["tflops"]) if r["tflops"] else float("nan")
-            cells.append(f"{name} {best:.1f} ({best / best_torch:.3f}; {r['err']:.1e}; {bits})")
+            cells.append(f"{name} {best:.1f} ({best / best_torch:.3f}; {r['err']:.1e}{bits})")
         print(f"{row['case']} | {best_torch:.1f} | " + " | ".join(cells))
     with open(os.path.join(os.environ.get("OUT", "."), "attention_sm90_sweep.json"), "w") as f:
         json.dump(results, f, indent=1)

@@ -180,6 +180,33 @@ def test_attention_sm90_persistent_grid_gives_the_same_bits(backend, rng, monkey
     assert np.array_equal(a, p), int((a != p).sum())
 
 
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_attention_sm90_folded_exponent(backend, rng, monkeypatch, d):
+    """The folded exponent (one FFMA of the unscaled score) matches the reference for a positive
+    scale; a negative scale takes the unfolded kernel, bit for bit."""
+    if backend != "cuda":
+        pytest.skip("the sm_90a kernel runs on a CUDA GPU")
+    if not open_backend("cuda").sm90a:
+        pytest.skip("no sm_90 GPU with an sm_90a compiler")
+    b, hq, hkv, sq, skv = 2, 4, 2, 300, 450
+    (q, k, v), (qr, kr, vr) = _inputs(rng, "bfloat16", b, hq, hkv, sq, skv, d)
+    plans = importlib.import_module("gpukit.array")._PLANS
+    shipped = kernels.ATTENTION_SM90_TILES[d]
+    outs = {}
+    for fold in (False, True):
+        monkeypatch.setitem(
+            kernels.ATTENTION_SM90_TILES, d, dataclasses.replace(shipped, fold=fold)
+        )
+        plans.clear()
+        for scale in (None, -0.2):
+            got = nn.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)
+            outs[fold, scale] = got.to_numpy().view(np.uint16)
+            want = attention_f64(qr, kr, vr, causal=True, scale=scale)
+            _check(got, want, "bfloat16")
+    plans.clear()
+    assert np.array_equal(outs[False, -0.2], outs[True, -0.2])
+
+
 # (batch, hq, hkv, sq, skv, head_dim, causal, kv_length): decode shapes (few rows per kv head)
 DECODE = {
     "gqa_32_8": (1, 32, 8, 1, 2000, 128, False, None),

@@ -42,18 +42,19 @@ def test_every_shipped_tile_fits_the_shared_memory_of_an_h100():
         assert launch.grid == (16, 128, 1)  # the row tiles of a head together
 
 
-def _persistent(d):
-    return dataclasses.replace(kernels.ATTENTION_SM90_TILES[d], persist=True)
+def _persistent(d, fold=False):
+    return dataclasses.replace(kernels.ATTENTION_SM90_TILES[d], persist=True, fold=fold)
 
 
-def test_the_persistent_form_compiles_to_wgmma_without_spills_and_the_same_parameters():
+@pytest.mark.parametrize("fold", [False, True])
+def test_the_persistent_form_compiles_to_wgmma_without_spills_and_the_same_parameters(fold):
     j = _sm90a()
     tool = _cuobjdump()
     size = arg_struct("gk_attn_tc_args").size
     for mma in ("bf16", "f16"):
         for d in kernels.ATTENTION_SM90_HEAD_DIMS:
-            file, defines = kernels.attention_sm90(mma, d, _persistent(d))
-            assert "GK_FA_PERSIST=1" in defines
+            file, defines = kernels.attention_sm90(mma, d, _persistent(d, fold))
+            assert "GK_FA_PERSIST=1" in defines and f"GK_FA_FOLD={int(fold)}" in defines
             image = j.build_builtin(file, defines)
             params, _ = cubin_params(image, "gk_attn_sm90")
             assert params == [(0x30, 128), (0xB0, 128), (0x130, 128), (0x1B0, size)], defines
@@ -85,6 +86,15 @@ def test_the_persistent_grid_takes_a_block_per_sm_at_most(causal):
     # The persistent form loads each consumer's half of the Q tile on its own.
     assert attention_geometry.sm90_q_rows(t) == 64
     assert attention_geometry.sm90_q_rows(kernels.ATTENTION_SM90_TILES[64]) == 128
+
+
+def test_the_folded_exponent_serves_positive_scales_only(monkeypatch):
+    folded = dataclasses.replace(kernels.ATTENTION_SM90_TILES[128], fold=True)
+    monkeypatch.setitem(kernels.ATTENTION_SM90_TILES, 128, folded)
+    assert attention_geometry.sm90_tiles(128, 0.088).fold
+    assert not attention_geometry.sm90_tiles(128, -0.2).fold
+    assert not attention_geometry.sm90_tiles(128, 0.0).fold
+    assert attention_geometry.sm90_tiles(128, -0.2).persist == folded.persist
 
 
 def _walk(block, grid, bh_count, sq, causal):

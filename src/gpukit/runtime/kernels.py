@@ -478,13 +478,16 @@ class AttentionSm90Tiles:
     """kernels/attention_sm90.cu's blocks for one head dim: `keys` keys per K/V tile through
     `stages` TMA stages; `pipe`: consumers overlap a tile's softmax with the previous tile's P V;
     `pingpong`: the two consumer warpgroups take turns issuing their products; `persist`: a
-    persistent grid (a block per SM walking the row tiles) instead of a block per row tile."""
+    persistent grid (a block per SM walking the row tiles) instead of a block per row tile;
+    `fold`: for a positive scale, each exponent's argument is one FFMA of the unscaled score
+    (calls with another scale take the tiles without it)."""
 
     keys: int
     stages: int
     pipe: bool
     pingpong: bool
-    persist: bool = False  # (a _native built before this field reports four values)
+    persist: bool = False  # (a _native built before these fields reports four values)
+    fold: bool = False
 
 
 ATTENTION_SM90_HEAD_DIMS = tuple(CONSTANTS["GK_ATTN_SM90_HEAD_DIMS"])
@@ -514,6 +517,7 @@ def attention_sm90(mma_type: str, head_dim: int, tiles=None) -> tuple[str, tuple
         f"GK_FA_PIPE={int(t.pipe)}",
         f"GK_FA_PINGPONG={int(t.pingpong)}",
         f"GK_FA_PERSIST={int(t.persist)}",
+        f"GK_FA_FOLD={int(t.fold)}",
         f"GK_FA_SMEM={attention_sm90_shared(head_dim, t)}",
     )
 

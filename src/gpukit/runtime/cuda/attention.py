@@ -164,10 +164,12 @@ def _plan_sm90(backend, q, k, v, kv_length, out, causal, scale, mma, kind, limit
     aligned = min(x.align for x in (q, k, v)) >= 16
     if not geometry.sm90_serves(d, kind, checked, aligned):
         return None
-    tiles = kernels.ATTENTION_SM90_TILES[d]
+    tiles = geometry.sm90_tiles(d, scale)
     if tiles.persist and geometry.sm90_units(b, hq, sq, causal) > 0x7FFFFFFF:
         return None
-    launch = geometry.sm90_prefill(mma, b, hq, sq, d, causal=causal, sm_count=backend.sm_count)
+    launch = geometry.sm90_prefill(
+        mma, b, hq, sq, d, causal=causal, sm_count=backend.sm_count, tiles=tiles
+    )
     if launch.shared > limit or max(launch.grid[1:]) > geometry.MAX_GRID_YZ:
         return None
     builder = PlanBuilder(backend, _arguments(None, kv_length), outputs=[_nbytes(out)])

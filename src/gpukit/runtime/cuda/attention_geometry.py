@@ -7,6 +7,7 @@ gpukit.runtime.kernels)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from .. import kernels
@@ -212,6 +213,14 @@ def sm90_prefill(
         grid = (-(-sq // kernels.ATTENTION_SM90_ROWS), b * hq, 1)
     shared = kernels.attention_sm90_shared(head_dim, t)
     return Launch(file, defines, "gk_attn_sm90", grid, CONSTANTS["GK_SM90_THREADS"], shared)
+
+
+def sm90_tiles(head_dim: int, scale: float) -> kernels.AttentionSm90Tiles:
+    """The head dim's tiles (kernels.ATTENTION_SM90_TILES) for a call of this softmax scale: the
+    folded exponent (`fold`) only for a positive scale, where the maximum of the unscaled scores
+    scales to the maximum of the scaled ones."""
+    t = kernels.ATTENTION_SM90_TILES[head_dim]
+    return t if scale > 0 or not t.fold else dataclasses.replace(t, fold=False)
 
 
 def sm90_units(b: int, hq: int, sq: int, causal: bool) -> int:
