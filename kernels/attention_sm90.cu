@@ -249,26 +249,30 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
 
     float o[kOAcc], m_run[2], l_run[2];
 
+    // The wgmma descriptors of a slice are the tile's first one plus the slice's byte offset / 16
+    // (shared addresses stay under the descriptor field's 2^18 bytes, so the sum never carries out
+    // of it): one 64-bit add each rather than the field's masks and shifts.
+    const gk_u64 q_desc = gk_desc(q_s + cw * 64 * kRow, 16);
     // S = Q K^T of the tile whose K is in `stage`; committed, not waited for.
     auto qk = [&](float (&s)[kSAcc], int stage) {
+        const gk_u64 k_desc = gk_desc(k_stage(stage), 16);
         gk_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < kD / 16; ++kk) {
             const unsigned in_chunk = (unsigned)(kk % 4) * 32;
-            const unsigned qa = q_s + (kk / 4) * kBM * kRow + cw * 64 * kRow + in_chunk;
-            const unsigned kb = k_stage(stage) + (kk / 4) * kBN * kRow + in_chunk;
-            gk_fa_ss(s, gk_desc(qa, 16), gk_desc(kb, 16), kk > 0);
+            const unsigned qa = (kk / 4) * kBM * kRow + in_chunk;
+            const unsigned kb = (kk / 4) * kBN * kRow + in_chunk;
+            gk_fa_ss(s, q_desc + (qa >> 4), k_desc + (kb >> 4), kk > 0);
         }
         gk_wgmma_commit();
     };
     // O += P V with V in `stage`; committed, not waited for.
     auto pv = [&](const unsigned (&p)[kBN / 16][4], int stage) {
+        const gk_u64 v_desc = gk_desc(k_stage(stage) + kKVBytes, kBN * kRow);
         gk_wgmma_fence();
         gk_fa_pin(o);
-        const unsigned vb = k_stage(stage) + kKVBytes;
 #pragma unroll
-        for (int kk = 0; kk < kBN / 16; ++kk)
-            gk_fa_rs(o, p[kk], gk_desc(vb + kk * 16 * kRow, kBN * kRow));
+        for (int kk = 0; kk < kBN / 16; ++kk) gk_fa_rs(o, p[kk], v_desc + (kk * 16 * kRow >> 4));
         gk_wgmma_commit();
         gk_fa_pin(o);
     };
