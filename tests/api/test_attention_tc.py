@@ -151,7 +151,8 @@ PERSISTENT = {
 @pytest.mark.parametrize("case", sorted(PERSISTENT))
 def test_attention_sm90_persistent_grid_gives_the_same_bits(backend, rng, monkeypatch, case, sms):
     """kernels/attention_sm90.cu's persistent form (a few blocks, each walking many items, or a
-    block per SM) writes the same bits as a block per row tile, and matches the reference."""
+    block per SM), also with the rescale skipped where no row's maximum moved, writes the same
+    bits as a block per row tile, and matches the reference."""
     if backend != "cuda":
         pytest.skip("the sm_90a kernel runs on a CUDA GPU")
     rt = open_backend("cuda")
@@ -164,10 +165,9 @@ def test_attention_sm90_persistent_grid_gives_the_same_bits(backend, rng, monkey
     plans = importlib.import_module("gpukit.array")._PLANS
     shipped = kernels.ATTENTION_SM90_TILES[d]
     outs = []
-    for tiles in (
-        dataclasses.replace(shipped, persist=False),
-        dataclasses.replace(shipped, persist=True),
-    ):
+    variants = [dict(persist=False), dict(persist=True), dict(persist=True, skip_rescale=True)]
+    for flags in variants:
+        tiles = dataclasses.replace(shipped, **flags)
         monkeypatch.setitem(kernels.ATTENTION_SM90_TILES, d, tiles)
         monkeypatch.setattr(rt, "sm_count", sms)
         plans.clear()
@@ -176,8 +176,9 @@ def test_attention_sm90_persistent_grid_gives_the_same_bits(backend, rng, monkey
     plans.clear()
     kv = None if lengths is None else np.array(lengths)
     _check(outs[1], attention_f64(qr, kr, vr, causal=causal, kv_length=kv), dtype)
-    a, p = (x.to_numpy().view(np.uint16) for x in outs)
-    assert np.array_equal(a, p), int((a != p).sum())
+    a, *others = (x.to_numpy().view(np.uint16) for x in outs)
+    for flags, p in zip(variants[1:], others, strict=True):
+        assert np.array_equal(a, p), (flags, int((a != p).sum()))
 
 
 @pytest.mark.parametrize("d", [64, 128, 256])
