@@ -165,7 +165,8 @@ def _plan_sm90(backend, q, k, v, kv_length, out, causal, scale, mma, kind, limit
     if not geometry.sm90_serves(d, kind, checked, aligned):
         return None
     tiles = geometry.sm90_tiles(d, scale)
-    if tiles.persist and geometry.sm90_units(b, hq, sq, causal) > 0x7FFFFFFF:
+    # The kernel steps its unit index by the grid in 32 bits.
+    if tiles.persist and geometry.sm90_units(b, hq, sq, causal) > 0x7FFFFFFF - backend.sm_count:
         return None
     launch = geometry.sm90_prefill(
         mma, b, hq, sq, d, causal=causal, sm_count=backend.sm_count, tiles=tiles
