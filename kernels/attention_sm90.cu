@@ -334,8 +334,8 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
             l_run[hh] = l_run[hh] * alpha[hh] + sum;
         }
     };
-    // (GK_FA_SKIP_RESCALE: not where every row of the warp kept its maximum, alpha 1: x * 1 is x
-    // for every float, so the bits are the same.)
+    // GK_FA_SKIP_RESCALE: skipped where every row of the warp kept its maximum (every alpha 1);
+    // x * 1 is x for every float, so the bits are the same.
     auto rescale = [&](const float (&alpha)[2]) {
         if (kSkipRescale && __all_sync(0xffffffffu, alpha[0] == 1.f && alpha[1] == 1.f)) return;
 #pragma unroll
