@@ -3,6 +3,9 @@
 masks, GQA, odd lengths, strided views, device kv_length), against a float64 reference; every
 backend runs the same cases."""
 
+import dataclasses
+import importlib
+
 import numpy as np
 import pytest
 from attention_reference import attention_f64
@@ -10,7 +13,7 @@ from conftest import random_array
 
 import gpukit as gk
 from gpukit import nn
-from gpukit.runtime import open_backend
+from gpukit.runtime import kernels, open_backend
 
 HALF = ["float16", "bfloat16"]
 
@@ -129,6 +132,80 @@ def test_attention_prefill_takes_the_sm90_kernel_on_hopper(backend, rng):
     assert "attention_sm90.cu" in files
     nn.scaled_dot_product_attention(q, k, v, mask=gk.ones((130, 130), "bool"))
     assert "attention_tc.cu" in {key[0] for key in rt._functions}
+
+
+# (batch, hq, hkv, sq, skv, head_dim, causal, kv_length): the persistent grid's cases, each block
+# walking several items (odd tails, causal pairs, sq over skv, rows that see no key, GQA, device
+# lengths with a 0)
+PERSISTENT = {
+    "d64_causal_pairs": (2, 4, 2, 700, 700, 64, True, None),
+    "d64_full_tail": (1, 4, 1, 257, 515, 64, False, None),
+    "d128_causal_sq_over_skv": (1, 3, 3, 300, 100, 128, True, None),
+    "d128_causal_device_length": (3, 4, 2, 400, 600, 128, True, [590, 141, 0]),
+    "d256_causal_sq_under_skv": (1, 2, 1, 333, 500, 256, True, None),
+    "d256_full": (2, 2, 2, 200, 129, 256, False, None),
+}
+
+
+@pytest.mark.parametrize("sms", [3, 132])
+@pytest.mark.parametrize("case", sorted(PERSISTENT))
+def test_attention_sm90_persistent_grid_gives_the_same_bits(backend, rng, monkeypatch, case, sms):
+    """kernels/attention_sm90.cu's persistent form (a few blocks, each walking many items, or a
+    block per SM), also with the rescale skipped where no row's maximum moved, writes the same
+    bits as a block per row tile, and matches the reference."""
+    if backend != "cuda":
+        pytest.skip("the sm_90a kernel runs on a CUDA GPU")
+    rt = open_backend("cuda")
+    if not rt.sm90a:
+        pytest.skip("no sm_90 GPU with an sm_90a compiler")
+    b, hq, hkv, sq, skv, d, causal, lengths = PERSISTENT[case]
+    dtype = "bfloat16" if d == 128 else "float16"
+    (q, k, v), (qr, kr, vr) = _inputs(rng, dtype, b, hq, hkv, sq, skv, d)
+    n = None if lengths is None else gk.asarray(np.array(lengths, np.int32))
+    plans = importlib.import_module("gpukit.array")._PLANS
+    shipped = kernels.ATTENTION_SM90_TILES[d]
+    outs = []
+    variants = [dict(persist=False), dict(persist=True), dict(persist=True, skip_rescale=True)]
+    for flags in variants:
+        tiles = dataclasses.replace(shipped, **flags)
+        monkeypatch.setitem(kernels.ATTENTION_SM90_TILES, d, tiles)
+        monkeypatch.setattr(rt, "sm_count", sms)
+        plans.clear()
+        _poison((b, hq, sq, d), dtype)
+        outs.append(nn.scaled_dot_product_attention(q, k, v, is_causal=causal, kv_length=n))
+    plans.clear()
+    kv = None if lengths is None else np.array(lengths)
+    _check(outs[1], attention_f64(qr, kr, vr, causal=causal, kv_length=kv), dtype)
+    a, *others = (x.to_numpy().view(np.uint16) for x in outs)
+    for flags, p in zip(variants[1:], others, strict=True):
+        assert np.array_equal(a, p), (flags, int((a != p).sum()))
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_attention_sm90_folded_exponent(backend, rng, monkeypatch, d):
+    """The folded exponent (one FFMA of the unscaled score) matches the reference for a positive
+    scale; a negative scale takes the unfolded kernel, bit for bit."""
+    if backend != "cuda":
+        pytest.skip("the sm_90a kernel runs on a CUDA GPU")
+    if not open_backend("cuda").sm90a:
+        pytest.skip("no sm_90 GPU with an sm_90a compiler")
+    b, hq, hkv, sq, skv = 2, 4, 2, 300, 450
+    (q, k, v), (qr, kr, vr) = _inputs(rng, "bfloat16", b, hq, hkv, sq, skv, d)
+    plans = importlib.import_module("gpukit.array")._PLANS
+    shipped = kernels.ATTENTION_SM90_TILES[d]
+    outs = {}
+    for fold in (False, True):
+        monkeypatch.setitem(
+            kernels.ATTENTION_SM90_TILES, d, dataclasses.replace(shipped, fold=fold)
+        )
+        plans.clear()
+        for scale in (None, -0.2):
+            got = nn.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)
+            outs[fold, scale] = got.to_numpy().view(np.uint16)
+            want = attention_f64(qr, kr, vr, causal=True, scale=scale)
+            _check(got, want, "bfloat16")
+    plans.clear()
+    assert np.array_equal(outs[False, -0.2], outs[True, -0.2])
 
 
 # (batch, hq, hkv, sq, skv, head_dim, causal, kv_length): decode shapes (few rows per kv head)

@@ -2,10 +2,13 @@
 gk_attn_tc_args block) sit where the plans pack them, and the plans choose it only where it
 serves the call (unmasked prefill, head_dim 64 / 128 / 256, operands TMA can address). The SASS
 checks (HGMMA fed by UTMALDG, no local memory) are test_gemm_kernels.py's, over the same
-sm90a_instances."""
+sm90a_instances, and here for the persistent form. The persistent grid's walk over the work units
+(the kernel's gk_fa_items, restated) serves every row tile once."""
+
+import dataclasses
 
 import pytest
-from test_gemm_kernels import _Declared, _sm90a, cubin_params
+from test_gemm_kernels import _cuobjdump, _Declared, _sass, _sm90a, cubin_params
 
 from gpukit.runtime import kernels
 from gpukit.runtime.args import arg_struct
@@ -34,9 +37,98 @@ def test_the_cubin_declares_the_parameters_the_plans_pack():
 
 def test_every_shipped_tile_fits_the_shared_memory_of_an_h100():
     for d in kernels.ATTENTION_SM90_HEAD_DIMS:
-        launch = attention_geometry.sm90_prefill("bf16", 4, 32, 2048, d)
+        launch = attention_geometry.sm90_prefill("bf16", 4, 32, 2048, d, causal=True, sm_count=132)
         assert launch.shared <= 227 * 1024, (d, launch.shared)
         assert launch.grid == (16, 128, 1)  # the row tiles of a head together
+
+
+def _persistent(d, fold=False):
+    t = kernels.ATTENTION_SM90_TILES[d]
+    return dataclasses.replace(t, persist=True, fold=fold, skip_rescale=fold)
+
+
+@pytest.mark.parametrize("fold", [False, True])
+def test_the_persistent_form_compiles_to_wgmma_without_spills_and_the_same_parameters(fold):
+    """The persistent form alone, and with the folded exponent and the rescale skip."""
+    j = _sm90a()
+    tool = _cuobjdump()
+    size = arg_struct("gk_attn_tc_args").size
+    for mma in ("bf16", "f16"):
+        for d in kernels.ATTENTION_SM90_HEAD_DIMS:
+            file, defines = kernels.attention_sm90(mma, d, _persistent(d, fold))
+            assert "GK_FA_PERSIST=1" in defines and f"GK_FA_FOLD={int(fold)}" in defines
+            assert f"GK_FA_SKIP_RESCALE={int(fold)}" in defines
+            image = j.build_builtin(file, defines)
+            params, _ = cubin_params(image, "gk_attn_sm90")
+            assert params == [(0x30, 128), (0xB0, 128), (0x130, 128), (0x1B0, size)], defines
+            if tool is None:
+                continue
+            sass, res = _sass(tool, image)
+            assert "HGMMA" in sass and "UTMALDG" in sass, defines
+            assert " LDL" not in sass and " STL" not in sass, f"local memory in {defines}"
+            assert "STACK:0 " in res.split("gk_attn_sm90")[1], res
+    if tool is None:
+        pytest.skip("no cuobjdump: compiled, SASS not inspected")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_persistent_grid_takes_a_block_per_sm_at_most(causal):
+    t = _persistent(64)
+    # b4 h32 s4096: 32 row tiles a head, 16 causal pairs.
+    units = attention_geometry.sm90_units(4, 32, 4096, causal)
+    assert units == 128 * (16 if causal else 32)
+    launch = attention_geometry.sm90_prefill(
+        "f16", 4, 32, 4096, 64, causal=causal, sm_count=132, tiles=t
+    )
+    assert launch.grid == (132, 1, 1)
+    small = attention_geometry.sm90_prefill(
+        "f16", 1, 2, 300, 64, causal=causal, sm_count=132, tiles=t
+    )
+    assert small.grid == (attention_geometry.sm90_units(1, 2, 300, causal), 1, 1)
+    assert attention_geometry.sm90_units(1, 2, 300, causal) == (4 if causal else 6)
+    # The persistent form loads each consumer's half of the Q tile on its own.
+    assert attention_geometry.sm90_q_rows(t) == 64
+    assert attention_geometry.sm90_q_rows(kernels.ATTENTION_SM90_TILES[64]) == 128
+
+
+def test_the_folded_exponent_serves_positive_scales_only(monkeypatch):
+    folded = dataclasses.replace(kernels.ATTENTION_SM90_TILES[128], fold=True)
+    monkeypatch.setitem(kernels.ATTENTION_SM90_TILES, 128, folded)
+    assert attention_geometry.sm90_tiles(128, 0.088).fold
+    assert not attention_geometry.sm90_tiles(128, -0.2).fold
+    assert not attention_geometry.sm90_tiles(128, 0.0).fold
+    assert attention_geometry.sm90_tiles(128, -0.2).persist == folded.persist
+
+
+def _walk(block, grid, bh_count, sq, causal):
+    """gk_fa_items::each of the persistent form: the (bh, row tile) items of one block."""
+    rows = -(-sq // kernels.ATTENTION_SM90_ROWS)
+    per_head = (rows + 1) // 2 if causal else rows
+    units = per_head * bh_count
+    items, u, second = [], block, False
+    while u < units:
+        p = u % per_head
+        items.append((u // per_head, p if second else rows - 1 - p))
+        second = not second and causal and 2 * p + 1 < rows
+        if not second:
+            u += grid
+    return items
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("bh, sq, grid", [(1, 1, 132), (3, 129, 2), (6, 1000, 5), (128, 4096, 132)])
+def test_the_persistent_walk_serves_every_row_tile_once(causal, bh, sq, grid):
+    rows = -(-sq // kernels.ATTENTION_SM90_ROWS)
+    units = attention_geometry.sm90_units(1, bh, sq, causal)
+    grid = min(grid, units)
+    walks = [_walk(i, grid, bh, sq, causal) for i in range(grid)]
+    served = sorted(x for w in walks for x in w)
+    assert served == [(h, r) for h in range(bh) for r in range(rows)]
+    if causal and sq == 4096:
+        # Key tiles a block serves (row tile r of a causal head needs r + 1): the pairs balance
+        # the blocks to within one pair, where a stride over single tiles would not.
+        work = [sum(r + 1 for _, r in w) for w in walks]
+        assert max(work) - min(work) <= rows + 1, (min(work), max(work))
 
 
 @pytest.mark.parametrize(

@@ -164,7 +164,13 @@ def _plan_sm90(backend, q, k, v, kv_length, out, causal, scale, mma, kind, limit
     aligned = min(x.align for x in (q, k, v)) >= 16
     if not geometry.sm90_serves(d, kind, checked, aligned):
         return None
-    launch = geometry.sm90_prefill(mma, b, hq, sq, d)
+    tiles = geometry.sm90_tiles(d, scale)
+    # The kernel steps its unit index by the grid in 32 bits.
+    if tiles.persist and geometry.sm90_units(b, hq, sq, causal) > 0x7FFFFFFF - backend.sm_count:
+        return None
+    launch = geometry.sm90_prefill(
+        mma, b, hq, sq, d, causal=causal, sm_count=backend.sm_count, tiles=tiles
+    )
     if launch.shared > limit or max(launch.grid[1:]) > geometry.MAX_GRID_YZ:
         return None
     builder = PlanBuilder(backend, _arguments(None, kv_length), outputs=[_nbytes(out)])
@@ -174,7 +180,7 @@ def _plan_sm90(backend, q, k, v, kv_length, out, causal, scale, mma, kind, limit
     fn = backend.function(launch.file, launch.defines, launch.kernel)
     backend.allow_shared(fn, launch.shared)
     at_q, at_k, at_v, at_args = sm90_params(backend, fn)
-    rows = (kernels.ATTENTION_SM90_ROWS, *[kernels.ATTENTION_SM90_TILES[d].keys] * 2)
+    rows = (geometry.sm90_q_rows(tiles), tiles.keys, tiles.keys)
     tensor_maps = [
         (at, arg, 0, geometry.sm90_map(x.dtype.name, x.shape, s, r).descriptor())
         for arg, (at, x, s, r) in enumerate(

@@ -7,6 +7,7 @@ gpukit.runtime.kernels)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from .. import kernels
@@ -189,15 +190,51 @@ def sm90_strides(shape, strides) -> list:
     ]
 
 
-def sm90_prefill(mma_type: str, b: int, hq: int, sq: int, head_dim: int, tiles=None) -> Launch:
+def sm90_prefill(
+    mma_type: str,
+    b: int,
+    hq: int,
+    sq: int,
+    head_dim: int,
+    *,
+    causal: bool,
+    sm_count: int,
+    tiles=None,
+) -> Launch:
     """kernels/attention_sm90.cu: a block per (tile of query rows, batch * q head), the tiles of
-    a head launched together; `tiles` (kernels.AttentionSm90Tiles) instead of the head dim's
-    shipped ones."""
+    a head launched together; with a persistent tile configuration, a block per SM at most (one
+    fits an SM), each walking the work units (sm90_units) by a stride. `tiles`
+    (kernels.AttentionSm90Tiles) instead of the head dim's shipped ones."""
     t = tiles or kernels.ATTENTION_SM90_TILES[head_dim]
     file, defines = kernels.attention_sm90(mma_type, head_dim, t)
-    grid = (-(-sq // kernels.ATTENTION_SM90_ROWS), b * hq, 1)
+    if t.persist:
+        grid = (min(sm90_units(b, hq, sq, causal), sm_count), 1, 1)
+    else:
+        grid = (-(-sq // kernels.ATTENTION_SM90_ROWS), b * hq, 1)
     shared = kernels.attention_sm90_shared(head_dim, t)
     return Launch(file, defines, "gk_attn_sm90", grid, CONSTANTS["GK_SM90_THREADS"], shared)
+
+
+def sm90_tiles(head_dim: int, scale: float) -> kernels.AttentionSm90Tiles:
+    """The head dim's tiles (kernels.ATTENTION_SM90_TILES) for a call of this softmax scale: the
+    folded exponent (`fold`) only for a positive scale, where the maximum of the unscaled scores
+    scales to the maximum of the scaled ones."""
+    t = kernels.ATTENTION_SM90_TILES[head_dim]
+    return t if scale > 0 or not t.fold else dataclasses.replace(t, fold=False)
+
+
+def sm90_units(b: int, hq: int, sq: int, causal: bool) -> int:
+    """Work units of the persistent sm_90a prefill: a tile of query rows of one (batch, q head),
+    or under causal a pair of them (a head's i-th heaviest and i-th lightest). The kernel counts
+    them in 32 bits."""
+    rows = -(-sq // kernels.ATTENTION_SM90_ROWS)
+    return (-(-rows // 2) if causal else rows) * b * hq
+
+
+def sm90_q_rows(tiles: kernels.AttentionSm90Tiles) -> int:
+    """Rows of the Q tensor map's box: the block's row tile, or a consumer's half of it in the
+    persistent form (each half reloaded as soon as its consumer is done with it)."""
+    return 64 if tiles.persist else kernels.ATTENTION_SM90_ROWS
 
 
 def loadable_strides(strides: list) -> bool:
