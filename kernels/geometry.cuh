@@ -157,17 +157,21 @@
 
 // kernels/attention_sm90.cu (sm_90a prefill, FlashAttention-3 arrangement): a producer warpgroup
 // and GK_ATTN_SM90_ROWS / 64 consumer warpgroups of 64 query rows; by head dim (64, 128, 256
-// only): keys per tile, K/V stages, 1 where a consumer issues the next tile's S = Q K^T before
-// its softmax (intra-warpgroup pipelining), 1 where the two consumers take turns issuing their
-// products (ping-pong), 1 for the persistent grid (a block per SM walking the row tiles). The
-// fastest variants of the H100 sweep of 2026-11-26 (row tiles of a head launched together, K and
-// V released separately; notes/attention.md): pipelined with ping-pong at every head dim; the
-// persistent grid (2026-12-07) not yet measured, so off.
+// only), for calls without a mask and (_CAUSAL) causal ones: keys per tile, K/V stages, 1 where a
+// consumer issues the next tile's S = Q K^T before its softmax (intra-warpgroup pipelining), 1
+// where the two consumers take turns issuing their products (ping-pong), 1 for the persistent
+// grid (a block per SM walking the row tiles), 1 for the exponent folded into one FFMA (positive
+// scales). Pipelined with ping-pong everywhere (H100 sweep of 2026-11-26); persistent and folded
+// where the H100 A/B of 2026-12-07 measured it faster: causal calls (+4-10%) and d64 (+7%); full
+// d128 is even and full d256 5% slower (notes/attention.md).
 #define GK_ATTN_SM90_HEAD_DIMS 64, 128, 256
 #define GK_ATTN_SM90_ROWS 128
-#define GK_ATTN_SM90_D64 128, 4, 1, 1, 0
-#define GK_ATTN_SM90_D128 128, 2, 1, 1, 0
-#define GK_ATTN_SM90_D256 64, 2, 1, 1, 0
+#define GK_ATTN_SM90_D64 128, 4, 1, 1, 1, 1
+#define GK_ATTN_SM90_D64_CAUSAL 128, 4, 1, 1, 1, 1
+#define GK_ATTN_SM90_D128 128, 2, 1, 1, 0, 0
+#define GK_ATTN_SM90_D128_CAUSAL 128, 2, 1, 1, 1, 1
+#define GK_ATTN_SM90_D256 64, 2, 1, 1, 0, 0
+#define GK_ATTN_SM90_D256_CAUSAL 64, 2, 1, 1, 1, 1
 
 // kernels/philox.cu: elements made from one group of four 32-bit words.
 #define GK_PHILOX_PER_GROUP_32 4
@@ -337,8 +341,11 @@
     X(GK_ATTN_SM90_HEAD_DIMS)    \
     X(GK_ATTN_SM90_ROWS)         \
     X(GK_ATTN_SM90_D64)          \
+    X(GK_ATTN_SM90_D64_CAUSAL)   \
     X(GK_ATTN_SM90_D128)         \
+    X(GK_ATTN_SM90_D128_CAUSAL)  \
     X(GK_ATTN_SM90_D256)         \
+    X(GK_ATTN_SM90_D256_CAUSAL)  \
     X(GK_ATTN_TC_HEAD_DIMS)      \
     X(GK_ATTN_TC_PREFILL_D64)    \
     X(GK_ATTN_TC_PREFILL_D96)    \

@@ -20,14 +20,9 @@ typedef GK_ACC_T acc_t;
 typedef GK_OUT_T out_t;
 
 // Nanoseconds a look-back waits before it reads a tile's state again; windows of GK_LANES tiles
-// it reads at once, and keeps while looking for a prefix.
-#ifndef GK_SCAN_BACKOFF
+// it keeps while looking for a prefix.
 #define GK_SCAN_BACKOFF 0
-#endif
-#ifndef GK_SCAN_WIDE
-#define GK_SCAN_WIDE 1
-#endif
-#define GK_SCAN_DEPTH (8 * GK_SCAN_WIDE)
+#define GK_SCAN_DEPTH 8
 
 #define GK_T GK_SCAN_THREADS
 #define GK_R GK_SCAN_CHUNKS
@@ -136,56 +131,36 @@ __device__ inline gk_tile_state gk_state_read(const gk_scan_args& a, gk_i64 tile
 
 // Warp 0 of tile q (state index s0 + q): the sum of the row's elements before the tile, the left
 // fold from the nearest earlier tile with a published inclusive prefix (before the row's first
-// tile: 0). Each round reads GK_SCAN_WIDE windows of GK_LANES tiles at once, newest first; those
-// without a prefix are kept in `stash` (GK_SCAN_DEPTH windows; past that the walk starts again
-// from q - 1, whose prefix comes in time).
+// tile: 0). Windows of GK_LANES tiles are read newest first; those without a prefix are kept in
+// `stash` (GK_SCAN_DEPTH windows; past that the walk starts again from q - 1, whose prefix comes
+// in time).
 __device__ inline acc_t gk_lookback(const gk_scan_args& a, gk_i64 s0, gk_i64 q, int lane,
                                     acc_t (*stash)[GK_LANES]) {
-    const int W = GK_SCAN_WIDE;
     gk_i64 pos = q - 1;
     int depth = 0;
     while (true) {
-        gk_tile_state st[W];
-#pragma unroll
-        for (int w = 0; w < W; ++w) {
-            const gk_i64 j = pos - w * GK_LANES - lane;
-            st[w] = j >= 0 ? gk_state_read(a, s0 + j) : gk_tile_state{GK_FLAG_PREFIX, (acc_t)0};
+        const gk_i64 j = pos - lane;
+        gk_tile_state st = {GK_FLAG_PREFIX, (acc_t)0};
+        if (j >= 0) {
+            while ((st = gk_state_read(a, s0 + j)).flag == GK_FLAG_NONE) gk_pause();
         }
-#pragma unroll
-        for (int w = 0; w < W; ++w) {
-            const gk_i64 j = pos - w * GK_LANES - lane;
-            while (st[w].flag == GK_FLAG_NONE) {
-                gk_pause();
-                st[w] = gk_state_read(a, s0 + j);
+        const unsigned prefixes = gk_ballot(st.flag == GK_FLAG_PREFIX);
+        if (prefixes) {
+            const int k = __ffs(prefixes) - 1;  // the nearest
+            acc_t carry = gk_shfl(st.value, k);
+            for (int l = GK_LANES - 2; l >= 0; --l) {
+                const acc_t w = gk_shfl(st.value, l);
+                if (l < k) carry = carry + w;
             }
-        }
-#pragma unroll
-        for (int w = 0; w < W; ++w) {
-            const unsigned prefixes = gk_ballot(st[w].flag == GK_FLAG_PREFIX);
-            if (prefixes) {
-                const int k = __ffs(prefixes) - 1;  // the nearest
-                acc_t carry = gk_shfl(st[w].value, k);
-                for (int l = GK_LANES - 2; l >= 0; --l) {
-                    const acc_t v = gk_shfl(st[w].value, l);
-                    if (l < k) carry = carry + v;
-                }
-#pragma unroll
-                for (int n = W - 2; n >= 0; --n) {
-                    if (n >= w) continue;
-                    for (int l = GK_LANES - 1; l >= 0; --l) carry = carry + gk_shfl(st[n].value, l);
-                }
-                for (int d = depth - 1; d >= 0; --d) {
-                    for (int l = GK_LANES - 1; l >= 0; --l) carry = carry + stash[d][l];
-                }
-                return carry;
+            for (int d = depth - 1; d >= 0; --d) {
+                for (int l = GK_LANES - 1; l >= 0; --l) carry = carry + stash[d][l];
             }
+            return carry;
         }
-#pragma unroll
-        for (int w = 0; w < W; ++w) stash[depth + w][lane] = st[w].value;
+        stash[depth][lane] = st.value;
         gk_syncwarp();
-        pos -= W * GK_LANES;
-        depth += W;
-        if (depth + W > GK_SCAN_DEPTH) {
+        pos -= GK_LANES;
+        if (++depth == GK_SCAN_DEPTH) {
             depth = 0;
             pos = q - 1;
         }

@@ -3,7 +3,7 @@ prefill (kernels/attention_sm90.cu) in several tile variants on bench_attention.
 Every variant is first checked against torch's SDPA in float32 on the same inputs; a variant that
 computes each row by the same arithmetic as an earlier one must also give the same bits as it.
 Then each is timed beside torch in the same process, twice in alternation (A B A B, the better of
-the two kept). Variants are swapped in by replacing kernels.ATTENTION_SM90_TILES entries and
+the two kept). Variants are swapped in by replacing the entries of the row's table of tiles and
 dropping cached plans. Writes $OUT/attention_sm90_sweep.json; exits 1 if a variant failed.
 
 usage: PYTHONPATH=/tmp/gpukit-site python3 notes/attention_sm90_sweep.py [row label substring]
@@ -21,6 +21,7 @@ import gpukit as gk
 import gpukit.array  # (the module, for its plan cache)
 from gpukit import nn
 from gpukit.runtime import kernels
+from gpukit.runtime.cuda import attention_geometry
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
 from bench_attention import PREFILL as ROWS
@@ -57,7 +58,8 @@ def _name(t):
 
 def main():
     only = sys.argv[1] if len(sys.argv) > 1 else ""
-    shipped = dict(kernels.ATTENTION_SM90_TILES)
+    tables = {c: attention_geometry.sm90_table(c) for c in (False, True)}
+    shipped = {c: dict(t) for c, t in tables.items()}
     plans = sys.modules["gpukit.array"]._PLANS
     rng = np.random.default_rng(1)
     results = []
@@ -77,7 +79,7 @@ def main():
             row["variants"][name] = entry
             try:
                 plans.clear()
-                kernels.ATTENTION_SM90_TILES[d] = tiles
+                tables[causal][d] = tiles
                 out = nn.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 bits = out.to_numpy().view(np.uint16)
                 got = torch.from_numpy(bits.view(np_dtype).astype(np.float32)).cuda()
@@ -91,7 +93,7 @@ def main():
             except Exception as e:  # a variant that fails to build or run is reported, not fatal
                 entry["error"] = repr(e)[:300]
             print(label, name, {k: v for k, v in entry.items() if k != "tflops"}, flush=True)
-        kernels.ATTENTION_SM90_TILES.update(shipped)
+        tables[causal].update(shipped[causal])
 
         def torch_step(a=(tq, tk, tv), c=causal):
             return SDPA(*a, is_causal=c)
@@ -100,13 +102,13 @@ def main():
             row["torch"].append(fl / seconds_per_call(torch_step, torch.cuda.synchronize) / 1e12)
             for name, tiles in timed:
                 plans.clear()
-                kernels.ATTENTION_SM90_TILES[d] = tiles
+                tables[causal][d] = tiles
                 t = seconds_per_call(
                     lambda a=(q, k, v), c=causal: nn.scaled_dot_product_attention(*a, is_causal=c),
                     gk.synchronize,
                 )
                 row["variants"][name]["tflops"].append(fl / t / 1e12)
-            kernels.ATTENTION_SM90_TILES.update(shipped)
+            tables[causal].update(shipped[causal])
         plans.clear()
         print(label, "torch", [round(x, 1) for x in row["torch"]], flush=True)
         for name, entry in row["variants"].items():

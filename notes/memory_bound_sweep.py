@@ -64,8 +64,6 @@ VARIANTS = {
         ("lead 64", {"GK_SCAN_LEAD": 64}, [], None),
         ("lead 256", {"GK_SCAN_LEAD": 256}, [], None),
         ("lead 512", {"GK_SCAN_LEAD": 512}, [], None),
-        ("lead 128, 4 windows a round", {"GK_SCAN_WIDE": 4}, [], None),
-        ("lead 256, 4 windows a round", {"GK_SCAN_LEAD": 256, "GK_SCAN_WIDE": 4}, [], None),
     ],
     "rows": [
         ("staged (shipped)", {}, [], None),

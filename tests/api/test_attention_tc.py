@@ -13,7 +13,8 @@ from conftest import random_array
 
 import gpukit as gk
 from gpukit import nn
-from gpukit.runtime import kernels, open_backend
+from gpukit.runtime import open_backend
+from gpukit.runtime.cuda import attention_geometry
 
 HALF = ["float16", "bfloat16"]
 
@@ -163,12 +164,13 @@ def test_attention_sm90_persistent_grid_gives_the_same_bits(backend, rng, monkey
     (q, k, v), (qr, kr, vr) = _inputs(rng, dtype, b, hq, hkv, sq, skv, d)
     n = None if lengths is None else gk.asarray(np.array(lengths, np.int32))
     plans = importlib.import_module("gpukit.array")._PLANS
-    shipped = kernels.ATTENTION_SM90_TILES[d]
+    table = attention_geometry.sm90_table(causal)
+    shipped = table[d]
     outs = []
     variants = [dict(persist=False), dict(persist=True), dict(persist=True, skip_rescale=True)]
     for flags in variants:
         tiles = dataclasses.replace(shipped, **flags)
-        monkeypatch.setitem(kernels.ATTENTION_SM90_TILES, d, tiles)
+        monkeypatch.setitem(table, d, tiles)
         monkeypatch.setattr(rt, "sm_count", sms)
         plans.clear()
         _poison((b, hq, sq, d), dtype)
@@ -192,12 +194,11 @@ def test_attention_sm90_folded_exponent(backend, rng, monkeypatch, d):
     b, hq, hkv, sq, skv = 2, 4, 2, 300, 450
     (q, k, v), (qr, kr, vr) = _inputs(rng, "bfloat16", b, hq, hkv, sq, skv, d)
     plans = importlib.import_module("gpukit.array")._PLANS
-    shipped = kernels.ATTENTION_SM90_TILES[d]
+    table = attention_geometry.sm90_table(True)
+    shipped = table[d]
     outs = {}
     for fold in (False, True):
-        monkeypatch.setitem(
-            kernels.ATTENTION_SM90_TILES, d, dataclasses.replace(shipped, fold=fold)
-        )
+        monkeypatch.setitem(table, d, dataclasses.replace(shipped, fold=fold))
         plans.clear()
         for scale in (None, -0.2):
             got = nn.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)

@@ -35,11 +35,16 @@ def test_the_cubin_declares_the_parameters_the_plans_pack():
         assert bank == offsets[3] + size
 
 
-def test_every_shipped_tile_fits_the_shared_memory_of_an_h100():
+@pytest.mark.parametrize("causal", [False, True])
+def test_every_shipped_tile_fits_the_shared_memory_of_an_h100(causal):
     for d in kernels.ATTENTION_SM90_HEAD_DIMS:
-        launch = attention_geometry.sm90_prefill("bf16", 4, 32, 2048, d, causal=True, sm_count=132)
+        launch = attention_geometry.sm90_prefill("bf16", 4, 32, 2048, d, causal=causal,
+                                                 sm_count=132)  # fmt: skip
         assert launch.shared <= 227 * 1024, (d, launch.shared)
-        assert launch.grid == (16, 128, 1)  # the row tiles of a head together
+        if attention_geometry.sm90_table(causal)[d].persist:
+            assert launch.grid == (132, 1, 1)  # a block per SM
+        else:
+            assert launch.grid == (16, 128, 1)  # the row tiles of a head together
 
 
 def _persistent(d, fold=False):
@@ -88,16 +93,19 @@ def test_the_persistent_grid_takes_a_block_per_sm_at_most(causal):
     assert attention_geometry.sm90_units(1, 2, 300, causal) == (4 if causal else 6)
     # The persistent form loads each consumer's half of the Q tile on its own.
     assert attention_geometry.sm90_q_rows(t) == 64
-    assert attention_geometry.sm90_q_rows(kernels.ATTENTION_SM90_TILES[64]) == 128
+    tile_a_block = dataclasses.replace(t, persist=False)
+    assert attention_geometry.sm90_q_rows(tile_a_block) == 128
 
 
-def test_the_folded_exponent_serves_positive_scales_only(monkeypatch):
-    folded = dataclasses.replace(kernels.ATTENTION_SM90_TILES[128], fold=True)
-    monkeypatch.setitem(kernels.ATTENTION_SM90_TILES, 128, folded)
-    assert attention_geometry.sm90_tiles(128, 0.088).fold
-    assert not attention_geometry.sm90_tiles(128, -0.2).fold
-    assert not attention_geometry.sm90_tiles(128, 0.0).fold
-    assert attention_geometry.sm90_tiles(128, -0.2).persist == folded.persist
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_folded_exponent_serves_positive_scales_only(monkeypatch, causal):
+    table = attention_geometry.sm90_table(causal)
+    folded = dataclasses.replace(table[128], fold=True)
+    monkeypatch.setitem(table, 128, folded)
+    assert attention_geometry.sm90_tiles(128, 0.088, causal).fold
+    assert not attention_geometry.sm90_tiles(128, -0.2, causal).fold
+    assert not attention_geometry.sm90_tiles(128, 0.0, causal).fold
+    assert attention_geometry.sm90_tiles(128, -0.2, causal).persist == folded.persist
 
 
 def _walk(block, grid, bh_count, sq, causal):

@@ -181,7 +181,7 @@ def test_a_sum_published_ahead_is_the_scans_own(lib_dir, rng, dtype):
         assert alone_flag[0] == 2 and alone[0].tobytes() == value[k].tobytes(), k
 
 
-def _tile_after_states(lib_dir, tile_x, states, prefix_at, seed, wide=1):
+def _tile_after_states(lib_dir, tile_x, states, prefix_at, seed):
     """Runs the one block that takes tile q = len(states) (input tile_x) of a row whose earlier
     tiles' states are set up: `states[k]` the value tile k published, as its prefix for
     k <= prefix_at and as its sum after. Returns (the tile's output, the flag and value it
@@ -189,7 +189,7 @@ def _tile_after_states(lib_dir, tile_x, states, prefix_at, seed, wide=1):
     dtype = tile_x.dtype
     tile, q = tile_x.size, len(states)
     assert tile == scan_tile(dtype.itemsize)
-    defines = (*cuda_reduce.kernels.cumsum(dtype, dtype)[1], f"GK_SCAN_WIDE={wide}")
+    defines = cuda_reduce.kernels.cumsum(dtype, dtype)[1]
     run = emulation.build_one("scan.cu", "gk_scan_tiles", "gk_scan_args", defines, lib_dir)
     x = np.full((q + 1) * tile, np.nan, dtype)  # only the last tile is to be read
     x[q * tile :] = tile_x
@@ -229,10 +229,9 @@ def _tile_after_states(lib_dir, tile_x, states, prefix_at, seed, wide=1):
     return out[q * tile :], published
 
 
-@pytest.mark.parametrize("wide", [1, 4])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("prefix_at", [99, 93, 60, 29])
-def test_lookback_folds_from_the_nearest_prefix(lib_dir, rng, dtype, prefix_at, wide):
+def test_lookback_folds_from_the_nearest_prefix(lib_dir, rng, dtype, prefix_at):
     """Tile 100 after tiles that published only their sums back to `prefix_at` (in the nearest
     window of GK_LANES tiles, at its first lane and a later one; one and two windows further,
     past windows the look-back keeps): the carry is the left fold prefix(prefix_at) +
@@ -246,13 +245,13 @@ def test_lookback_folds_from_the_nearest_prefix(lib_dir, rng, dtype, prefix_at, 
         carry = dtype.type(carry + v)
     seed = int(rng.integers(1 << 31))
     x = rng.standard_normal(scan_tile(dtype.itemsize)).astype(dtype)
-    got, (flag, value) = _tile_after_states(lib_dir, x, states, prefix_at, seed, wide)
+    got, (flag, value) = _tile_after_states(lib_dir, x, states, prefix_at, seed)
     assert got[0] == dtype.type(carry + x[0])
     want = carry + np.cumsum(x.astype(np.float64))
     scale = np.abs(carry) + np.cumsum(np.abs(x.astype(np.float64)))
     assert (np.abs(got - want) <= 16 * np.finfo(dtype).eps * scale).all()
     assert flag == 2 and abs(value - want[-1]) <= 16 * np.finfo(dtype).eps * scale[-1]
-    again, _ = _tile_after_states(lib_dir, x, states, prefix_at, seed + 1, wide)
+    again, _ = _tile_after_states(lib_dir, x, states, prefix_at, seed + 1)
     assert again.tobytes() == got.tobytes(), "the bits depend on the thread order"
 
 

@@ -494,8 +494,11 @@ class AttentionSm90Tiles:
 
 ATTENTION_SM90_HEAD_DIMS = tuple(CONSTANTS["GK_ATTN_SM90_HEAD_DIMS"])
 ATTENTION_SM90_ROWS = CONSTANTS["GK_ATTN_SM90_ROWS"]
-ATTENTION_SM90_TILES = {
+ATTENTION_SM90_TILES = {  # calls without a mask
     d: AttentionSm90Tiles(*CONSTANTS[f"GK_ATTN_SM90_D{d}"]) for d in ATTENTION_SM90_HEAD_DIMS
+}
+ATTENTION_SM90_CAUSAL_TILES = {
+    d: AttentionSm90Tiles(*CONSTANTS[f"GK_ATTN_SM90_D{d}_CAUSAL"]) for d in ATTENTION_SM90_HEAD_DIMS
 }
 
 
@@ -960,5 +963,10 @@ def sm90a_instances() -> list[tuple[str, tuple]]:
         gemm_sm90("float16", 128, 128, True, False, False, (True, None, False)),
         gemm_sm90("bfloat16", 128, 256, False, True, False, NO_EPILOGUE, preempt=True),
         gemm_sm90("bfloat16", 128, 256, False, False, False, NO_EPILOGUE, preempt=True),
-        *(attention_sm90(t, d) for t in ("bf16", "f16") for d in ATTENTION_SM90_HEAD_DIMS),
+        *dict.fromkeys(  # the causal tiles and the unmasked ones, each instance once
+            attention_sm90(t, d, tiles[d])
+            for tiles in (ATTENTION_SM90_TILES, ATTENTION_SM90_CAUSAL_TILES)
+            for t in ("bf16", "f16")
+            for d in ATTENTION_SM90_HEAD_DIMS
+        ),
     ]

@@ -164,7 +164,7 @@ def _plan_sm90(backend, q, k, v, kv_length, out, causal, scale, mma, kind, limit
     aligned = min(x.align for x in (q, k, v)) >= 16
     if not geometry.sm90_serves(d, kind, checked, aligned):
         return None
-    tiles = geometry.sm90_tiles(d, scale)
+    tiles = geometry.sm90_tiles(d, scale, causal)
     # The kernel steps its unit index by the grid in 32 bits.
     if tiles.persist and geometry.sm90_units(b, hq, sq, causal) > 0x7FFFFFFF - backend.sm_count:
         return None

@@ -205,7 +205,7 @@ def sm90_prefill(
     a head launched together; with a persistent tile configuration, a block per SM at most (one
     fits an SM), each walking the work units (sm90_units) by a stride. `tiles`
     (kernels.AttentionSm90Tiles) instead of the head dim's shipped ones."""
-    t = tiles or kernels.ATTENTION_SM90_TILES[head_dim]
+    t = tiles or sm90_table(causal)[head_dim]
     file, defines = kernels.attention_sm90(mma_type, head_dim, t)
     if t.persist:
         grid = (min(sm90_units(b, hq, sq, causal), sm_count), 1, 1)
@@ -215,11 +215,16 @@ def sm90_prefill(
     return Launch(file, defines, "gk_attn_sm90", grid, CONSTANTS["GK_SM90_THREADS"], shared)
 
 
-def sm90_tiles(head_dim: int, scale: float) -> kernels.AttentionSm90Tiles:
-    """The head dim's tiles (kernels.ATTENTION_SM90_TILES) for a call of this softmax scale: the
-    folded exponent (`fold`) only for a positive scale, where the maximum of the unscaled scores
-    scales to the maximum of the scaled ones."""
-    t = kernels.ATTENTION_SM90_TILES[head_dim]
+def sm90_table(causal: bool) -> dict:
+    """The shipped tiles by head dim for causal calls, or for calls without a mask."""
+    return kernels.ATTENTION_SM90_CAUSAL_TILES if causal else kernels.ATTENTION_SM90_TILES
+
+
+def sm90_tiles(head_dim: int, scale: float, causal: bool) -> kernels.AttentionSm90Tiles:
+    """The head dim's tiles (kernels.ATTENTION_SM90_TILES, or ATTENTION_SM90_CAUSAL_TILES) for a
+    call of this softmax scale: the folded exponent (`fold`) only for a positive scale, where the
+    maximum of the unscaled scores scales to the maximum of the scaled ones."""
+    t = sm90_table(causal)[head_dim]
     return t if scale > 0 or not t.fold else dataclasses.replace(t, fold=False)
 
 
