@@ -14,7 +14,8 @@ scripts/gpu_machine.sh installed gpukit:
 VARIANT may also name a directory: each of its files replaces the built-in of that name (for a
 variant that changes fft.cuh too). A variant of fft.cu from before fft_plan.Flow ignores the
 Flow defines the installed planner passes. CASES=2^24,rfft (substrings of the labels) narrows
-the cases.
+the cases. LONG_ROW_BYTES=16384 makes the short split take three passes for rows past 16 KiB
+(2^24 as 256^3).
 
 """
 
@@ -37,6 +38,8 @@ for name in SPLITS:
     if name not in fft_plan.SPLITS:
         raise SystemExit(f"SPLITS: {name!r} is not one of {fft_plan.SPLITS}")
 _plans = importlib.import_module("gpukit.array")._PLANS  # gpukit.array is also a function
+if "LONG_ROW_BYTES" in os.environ:  # where the short split leaves two passes for three
+    fft_plan.LONG_ROW_BYTES = int(os.environ["LONG_ROW_BYTES"])
 
 variant = os.environ.get("VARIANT")
 sources = dict(jit.builtin_sources())
