@@ -26,9 +26,8 @@
 // tile: 64 or 128), GK_FA_STAGES, GK_FA_PIPE (0 | 1), GK_FA_PINGPONG (0 | 1), GK_FA_PERSIST
 // (0 | 1; the grid: the items, or at most one block per SM), GK_FA_FOLD (0 | 1; 1 only for a
 // positive scale: the scores stay unscaled and each exponent is one FFMA, x * scale - max, where
-// 0 scales the scores first, then subtracts), GK_FA_SKIP_RESCALE (0 | 1; 1: a warp leaves its
-// O as it is after a key tile that raised none of its rows' maxima), GK_FA_SMEM (the dynamic
-// shared memory the launch gives).
+// 0 scales the scores first, then subtracts), GK_FA_SMEM (the dynamic shared memory the launch
+// gives).
 #define GK_TC_D GK_FA_D
 #define GK_TC_MASK 0
 #include "attention_tc.cuh"
@@ -49,7 +48,6 @@ constexpr int kSAcc = kBN / 2;                              // S accumulators pe
 constexpr int kOAcc = kD / 2;                               // O accumulators per thread
 constexpr int kQBars = GK_FA_PERSIST ? 2 * kConsumers : 1;  // q_full (and q_empty) per consumer
 constexpr bool kFold = GK_FA_FOLD;
-constexpr bool kSkipRescale = GK_FA_SKIP_RESCALE;
 static_assert(kD == 64 || kD == 128 || kD == 256, "GK_FA_D: 64, 128 or 256");
 static_assert(kBN == 64 || kBN == 128, "GK_FA_BN: 64 or 128");
 static_assert(kRow == 128 && kBM % 64 == 0, "128-byte swizzled rows, 64-row warpgroups");
@@ -334,10 +332,7 @@ extern "C" __global__ void __launch_bounds__(GK_SM90_THREADS, 1)
             l_run[hh] = l_run[hh] * alpha[hh] + sum;
         }
     };
-    // GK_FA_SKIP_RESCALE: skipped where every row of the warp kept its maximum (every alpha 1);
-    // x * 1 is x for every float, so the bits are the same.
     auto rescale = [&](const float (&alpha)[2]) {
-        if (kSkipRescale && __all_sync(0xffffffffu, alpha[0] == 1.f && alpha[1] == 1.f)) return;
 #pragma unroll
         for (int j = 0; j < kD / 8; ++j) {
             o[4 * j] *= alpha[0];

@@ -32,27 +32,20 @@ SDPA = torch.nn.functional.scaled_dot_product_attention
 
 def variants(d):
     """(name, tiles, the earlier variant whose bits it must give, or None) of head dim d: the
-    shipped tiles, the persistent grid, the folded exponent, both, and with the rescale skip
-    (notes/attention.md, "Persistent grid"). The 2026-11-26 sweeps' tile variants are in
-    notes/runs/attention_sm90_sweep_2026-11-26.json."""
-    shipped = dataclasses.replace(
-        kernels.ATTENTION_SM90_TILES[d], persist=False, fold=False, skip_rescale=False
-    )
+    shipped tiles, the persistent grid, the folded exponent, and both (notes/attention.md,
+    "Persistent grid"; the rescale skip measured there is gone). The 2026-11-26 sweeps' tile
+    variants are in notes/runs/attention_sm90_sweep_2026-11-26.json."""
+    shipped = dataclasses.replace(kernels.ATTENTION_SM90_TILES[d], persist=False, fold=False)
     return [
         ("shipped", shipped, None),
         ("persist", dataclasses.replace(shipped, persist=True), "shipped"),
         ("fold", dataclasses.replace(shipped, fold=True), None),
         ("persist+fold", dataclasses.replace(shipped, persist=True, fold=True), "fold"),
-        (
-            "persist+fold+skip",
-            dataclasses.replace(shipped, persist=True, fold=True, skip_rescale=True),
-            "fold",
-        ),
     ]
 
 
 def _name(t):
-    flags = f"ps{int(t.persist)}f{int(t.fold)}sk{int(t.skip_rescale)}"
+    flags = f"ps{int(t.persist)}f{int(t.fold)}"
     return f"n{t.keys}s{t.stages}p{int(t.pipe)}pp{int(t.pingpong)}{flags}"
 
 

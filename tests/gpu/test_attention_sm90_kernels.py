@@ -49,12 +49,12 @@ def test_every_shipped_tile_fits_the_shared_memory_of_an_h100(causal):
 
 def _persistent(d, fold=False):
     t = kernels.ATTENTION_SM90_TILES[d]
-    return dataclasses.replace(t, persist=True, fold=fold, skip_rescale=fold)
+    return dataclasses.replace(t, persist=True, fold=fold)
 
 
 @pytest.mark.parametrize("fold", [False, True])
 def test_the_persistent_form_compiles_to_wgmma_without_spills_and_the_same_parameters(fold):
-    """The persistent form alone, and with the folded exponent and the rescale skip."""
+    """The persistent form alone, and with the folded exponent."""
     j = _sm90a()
     tool = _cuobjdump()
     size = arg_struct("gk_attn_tc_args").size
@@ -62,7 +62,6 @@ def test_the_persistent_form_compiles_to_wgmma_without_spills_and_the_same_param
         for d in kernels.ATTENTION_SM90_HEAD_DIMS:
             file, defines = kernels.attention_sm90(mma, d, _persistent(d, fold))
             assert "GK_FA_PERSIST=1" in defines and f"GK_FA_FOLD={int(fold)}" in defines
-            assert f"GK_FA_SKIP_RESCALE={int(fold)}" in defines
             image = j.build_builtin(file, defines)
             params, _ = cubin_params(image, "gk_attn_sm90")
             assert params == [(0x30, 128), (0xB0, 128), (0x130, 128), (0x1B0, size)], defines

@@ -480,16 +480,14 @@ class AttentionSm90Tiles:
     `pingpong`: the two consumer warpgroups take turns issuing their products; `persist`: a
     persistent grid (a block per SM walking the row tiles) instead of a block per row tile;
     `fold`: for a positive scale, each exponent's argument is one FFMA of the unscaled score
-    (calls with another scale take the tiles without it); `skip_rescale`: a warp skips rescaling
-    its O after a key tile that raised none of its rows' maxima (the same bits)."""
+    (calls with another scale take the tiles without it)."""
 
     keys: int
     stages: int
     pipe: bool
     pingpong: bool
-    persist: bool = False  # (a _native built before these fields reports four values)
+    persist: bool = False
     fold: bool = False
-    skip_rescale: bool = False
 
 
 ATTENTION_SM90_HEAD_DIMS = tuple(CONSTANTS["GK_ATTN_SM90_HEAD_DIMS"])
@@ -523,7 +521,6 @@ def attention_sm90(mma_type: str, head_dim: int, tiles=None) -> tuple[str, tuple
         f"GK_FA_PINGPONG={int(t.pingpong)}",
         f"GK_FA_PERSIST={int(t.persist)}",
         f"GK_FA_FOLD={int(t.fold)}",
-        f"GK_FA_SKIP_RESCALE={int(t.skip_rescale)}",
         f"GK_FA_SMEM={attention_sm90_shared(head_dim, t)}",
     )
 
