@@ -57,16 +57,22 @@ struct gk_tile_state {
 #define GK_SCAN_RELAXED 1
 #endif
 
+// A 4-byte accumulator's state as one 8-byte word: the flag above the value's bits (called for
+// 4-byte accumulators only).
+__device__ inline gk_u64 gk_state_word(int flag, acc_t v) {
+    union {
+        acc_t v;
+        gk_u32 u;
+    } bits;
+    bits.v = v;
+    return ((gk_u64)flag << 32) | bits.u;
+}
+
 // 4-byte accumulators: flag and value in one 8-byte word (flags[tile]), stored and read at once.
 // Wider ones: the value in sums[tile] or prefs[tile], a fence, then the 4-byte flag.
 __device__ inline void gk_state_publish(const gk_scan_args& a, gk_i64 tile, int flag, acc_t v) {
     if constexpr (sizeof(acc_t) == 4) {
-        union {
-            acc_t v;
-            gk_u32 u;
-        } bits;
-        bits.v = v;
-        const gk_u64 w = ((gk_u64)flag << 32) | bits.u;
+        const gk_u64 w = gk_state_word(flag, v);
         gk_u64* p = reinterpret_cast<gk_u64*>(a.flags) + tile;
 #ifdef GK_SCAN_RELAXED
         asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
@@ -86,12 +92,7 @@ __device__ inline void gk_state_publish(const gk_scan_args& a, gk_i64 tile, int 
 // first, and must stay.
 __device__ inline void gk_state_publish_sum_ahead(const gk_scan_args& a, gk_i64 tile, acc_t v) {
     if constexpr (sizeof(acc_t) == 4) {
-        union {
-            acc_t v;
-            gk_u32 u;
-        } bits;
-        bits.v = v;
-        const unsigned long long w = ((unsigned long long)GK_FLAG_SUM << 32) | bits.u;
+        const unsigned long long w = gk_state_word(GK_FLAG_SUM, v);
         atomicCAS(reinterpret_cast<unsigned long long*>(a.flags) + tile, 0ull, w);
     } else {
         reinterpret_cast<volatile acc_t*>(a.sums)[tile] = v;
