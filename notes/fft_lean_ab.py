@@ -1,11 +1,11 @@
 """gk.fft's long transforms under each way of splitting them into passes (fft_plan.SPLIT, switched
 in this process: SPLITS=short,balanced by default) and against another source of kernels/fft.cu
 (VARIANT=path; none: the installed one): device time per call of fft complex64 4096 x 4096 along
-the last axis, fft complex64 2^24 and rfft float32 2^26 (and 2^21, 2^22, whose pass count the
-short split also changes), a CUDA graph of 10 calls and eager calls between events, the error
-against numpy in float64, and a digest of every output so that two runs' bits can be compared;
-torch.fft on the same inputs where torch imports with CUDA. Run from the repository root after
-scripts/gpu_machine.sh installed gpukit:
+the last axis, fft complex64 2^24 and rfft float32 2^26 (and 2^21, 2^22, 2^23 and complex128
+2^21, 2^22, whose pass count the short split also changes), a CUDA graph of 10 calls and eager
+calls between events, the error against numpy in float64, and a digest of every output so that
+two runs' bits can be compared; torch.fft on the same inputs where torch imports with CUDA. Run
+from the repository root after scripts/gpu_machine.sh installed gpukit:
 
     PYTHONPATH=/tmp/gpukit-site python3 notes/fft_lean_ab.py
     mkdir -p /tmp/old && git show REV:kernels/fft.cu > /tmp/old/fft.cu  # (and fft_aux.cu)
@@ -72,9 +72,12 @@ x = (rng.standard_normal(1 << 24) + 1j * rng.standard_normal(1 << 24)).astype("c
 cases.append(("fft c64 2^24", x, "fft", np.fft.fft, lambda o: o))
 x = rng.standard_normal(1 << 26).astype("f4")
 cases.append(("rfft f32 2^26", x, "rfft", np.fft.rfft, lambda o: o))
-for e in (21, 22):
+for e in (21, 22, 23):
     x = (rng.standard_normal(1 << e) + 1j * rng.standard_normal(1 << e)).astype("c8")
     cases.append((f"fft c64 2^{e}", x, "fft", np.fft.fft, lambda o: o))
+for e in (21, 22):  # complex128 rows reach LONG_ROW_BYTES at half the length
+    x = rng.standard_normal(1 << e) + 1j * rng.standard_normal(1 << e)
+    cases.append((f"fft c128 2^{e}", x, "fft", np.fft.fft, lambda o: o))
 wanted = [w for w in os.environ.get("CASES", "").split(",") if w]
 if wanted:
     cases = [c for c in cases if any(w in c[0] for w in wanted)]
