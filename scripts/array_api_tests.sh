@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Array API test suite (data-apis/array-api-tests) against gpukit: version 2023.12,
-# without the linalg and fft extensions, on GPUKIT_BACKEND (default cpu), and prints the pass
-# rate and the failures grouped by test. Not part of CI.
+# without the linalg and fft extensions (EXTENSIONS=1: only their tests, test_linalg.py and
+# test_fft.py), on GPUKIT_BACKEND (default cpu), and prints the pass rate and the failures
+# grouped by test. Not part of CI.
 #
 #   scripts/array_api_tests.sh CHECKOUT [pytest arguments...]
 #
@@ -40,12 +41,17 @@ if ! "$python" -c "import gpukit, sys; sys.exit(not hasattr(gpukit, 'complex64')
 fi
 
 cd "$work/suite"
+if [ "${EXTENSIONS:-0}" = 1 ]; then
+    selection=(array_api_tests/test_linalg.py array_api_tests/test_fft.py)
+else
+    selection=(array_api_tests --disable-extension linalg fft
+        -k "not (test_has_names and (linalg or fft))")
+fi
 status=0
 GPUKIT_BACKEND=${GPUKIT_BACKEND:-cpu} ARRAY_API_TESTS_MODULE=gpukit \
     ARRAY_API_TESTS_VERSION=2023.12 ARRAY_API_TESTS_SKIP_DTYPES=$skip_dtypes \
-    "$python" -m pytest array_api_tests -q -p no:cacheprovider \
-    --max-examples "${MAX_EXAMPLES:-20}" --disable-deadline --disable-extension linalg fft \
-    -k "not (test_has_names and (linalg or fft))" \
+    "$python" -m pytest "${selection[@]}" -q -p no:cacheprovider \
+    --max-examples "${MAX_EXAMPLES:-20}" --disable-deadline \
     --json-report --json-report-file="$work/report.json" "$@" >"$work/log" 2>&1 || status=$?
 tail -n 1 "$work/log"
 "$python" - "$work/report.json" <<'EOF'

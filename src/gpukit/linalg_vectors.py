@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from . import array_args as _args
 from . import statistics as _stats
 from .array import GPUArray
@@ -55,15 +57,22 @@ def trace(x, /, *, offset: int = 0, dtype=None) -> GPUArray:
 
 
 def vecdot(x1, x2, /, *, axis: int = -1) -> GPUArray:
-    """Sum over `axis` of conj(x1) * x2 (the other axes broadcast)."""
+    """Sum over `axis` of conj(x1) * x2, the other axes broadcast; the contracted axis is not
+    (its lengths must match, as the Array API and NumPy's gufunc ask). float16 and bfloat16
+    accumulate in float32, as the matrix product does."""
     a, b = _args.arrays(x1, x2)
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError("linalg.vecdot needs arrays of at least one dimension")
-    shape = _shapes.broadcast(a.shape, b.shape)
-    a, b = moveaxis(broadcast_to(a, shape), axis, -1), moveaxis(broadcast_to(b, shape), axis, -1)
+        raise ValueError("vecdot needs arrays of at least one dimension")
+    a, b = moveaxis(a, axis, -1), moveaxis(b, axis, -1)
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(
+            f"vecdot: x1 has {a.shape[-1]} elements along axis {axis}, x2 {b.shape[-1]}"
+        )
+    dtype = _dtypes.result_type(a.dtype, b.dtype)
+    if dtype in (_dtypes.bfloat16, np.dtype("float16")):
+        a, b = a.astype(np.float32), b.astype(np.float32)
     if a.dtype.kind == "c":
         a = conjugate(a)
-    dtype = _dtypes.result_type(a.dtype, b.dtype)
     return _stats.sum(a * b, axis=-1).astype(dtype, copy=False)
 
 

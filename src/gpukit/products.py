@@ -11,8 +11,8 @@ import numpy as np
 from . import array_args as _args
 from .array import GPUArray
 from .base import dtypes as _dtypes
-from .elementwise import conjugate
 from .linalg import matmul
+from .linalg_vectors import vecdot
 from .manipulation import _write, moveaxis
 from .matrices import diagonal
 from .statistics import sum as _sum
@@ -51,31 +51,6 @@ def tensordot(a, b, axes=2) -> GPUArray:
     cols = b.transpose(axes_b + keep_b).reshape(k, math.prod(b.shape[j] for j in keep_b))
     shape = tuple(a.shape[i] for i in keep_a) + tuple(b.shape[j] for j in keep_b)
     return matmul(rows, cols).reshape(shape)
-
-
-def _promoted(*xs: GPUArray) -> tuple[np.dtype, list[GPUArray]]:
-    """The result dtype, and the operands in the dtype to compute in (float32 for float16 and
-    bfloat16, as the matrix product accumulates)."""
-    dtype = _dtypes.result_type(*(x.dtype for x in xs))
-    compute = _F32 if dtype in (_dtypes.bfloat16, np.dtype("float16")) else dtype
-    return dtype, [x.astype(compute, copy=False) for x in xs]
-
-
-def vecdot(x1, x2, /, *, axis: int = -1) -> GPUArray:
-    """Dot products of the vectors along `axis` (of each operand), the rest broadcast."""
-    x1, x2 = _args.arrays(x1, x2)
-    if x1.ndim == 0 or x2.ndim == 0:
-        raise ValueError("vecdot needs arrays of at least one dimension")
-    a, b = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
-    if a.shape[-1] != b.shape[-1]:
-        raise ValueError(
-            f"vecdot: x1 has {a.shape[-1]} elements along axis {axis}, x2 {b.shape[-1]}"
-        )
-    dtype, (a, b) = _promoted(a, b)
-    if a.dtype.kind == "c":  # the Array API's vecdot conjugates x1
-        a = conjugate(a)
-    products = a * b
-    return _sum(products, axis=-1).astype(dtype, copy=False)
 
 
 def inner(a, b) -> GPUArray:

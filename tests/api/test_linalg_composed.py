@@ -145,6 +145,9 @@ def test_array_api_helpers(backend, rng):
     assert got.dtype == np.complex128
     np.testing.assert_allclose(got.to_numpy(), np.vecdot(x1, x2), rtol=1e-12)
     assert_matches(gk.linalg.vecdot(_dev(a), _dev(a), axis=0), np.sum(a * a, axis=0))
+    for vecdot in (gk.linalg.vecdot, gk.vecdot):  # the contracted axis is not broadcast
+        with pytest.raises(ValueError, match="elements along axis"):
+            vecdot(_dev(x1), _dev(x2[:1]))
     t = rng.standard_normal((3, 4, 5))
     assert_matches(gk.linalg.tensordot(_dev(t), _dev(t), axes=([1, 2], [1, 2])),
                    np.tensordot(t, t, axes=([1, 2], [1, 2])))  # fmt: skip

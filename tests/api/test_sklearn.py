@@ -1,5 +1,5 @@
-"""scikit-learn on GPUArrays through its Array API dispatch: preprocessing and regression metrics
-give GPUArrays on the input's device, equal to NumPy's results within float tolerance.
+"""scikit-learn on GPUArrays through its Array API dispatch: preprocessing, regression metrics and
+PCA give GPUArrays on the input's device, equal to NumPy's results within float tolerance.
 
 Where scikit-learn calls a function gpukit does not have yet, the test skips and names it; it
 runs by itself once gpukit has it."""
@@ -14,6 +14,7 @@ import pytest
 import sklearn
 from conftest import random_array
 from sklearn.base import clone
+from sklearn.decomposition import PCA
 from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
 from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, Normalizer, StandardScaler
 from sklearn.utils._array_api import get_namespace
@@ -110,3 +111,30 @@ def test_regression_metrics(backend, rng, metric, dtype, assume_finite):
     np.testing.assert_allclose(float(scalar), want_scalar, rtol=tol, atol=tol)
     np.testing.assert_allclose(float(weighted), want_weighted, rtol=tol, atol=tol)
     _check(raw, want_raw, dtype, T.device)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pca_full_svd(backend, rng, dtype):
+    """PCA(svd_solver="full") through gpukit.linalg.svd. The data's spectrum is fixed (singular
+    values 40, 20, 10, 5, 2.5, then 1 and less), so the leading components are well defined for
+    every draw; each component is compared up to its sign (svd_flip's choice may differ where two
+    entries of a row tie in magnitude)."""
+    n, d, k = 300, 9, 4
+    u = np.linalg.qr(rng.standard_normal((n, d)))[0]
+    v = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    s = np.array([40, 20, 10, 5, 2.5, 1, 0.8, 0.6, 0.4])
+    x = (u * s @ v.T + rng.standard_normal(d)).astype(dtype)
+    X = gk.asarray(x)
+    with sklearn.config_context(array_api_dispatch=True):
+        pca = PCA(n_components=k, svd_solver="full").fit(X)
+        got = pca.transform(X)
+    ref = _on_numpy(lambda: PCA(n_components=k, svd_solver="full").fit(x))
+    tol = {"float32": 2e-4, "float64": 1e-10}[dtype]
+    components = pca.components_.to_numpy()
+    signs = np.sign(np.sum(components * ref.components_, axis=1))
+    assert isinstance(got, gk.GPUArray) and got.device == X.device and got.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(components * signs[:, None], ref.components_, atol=tol)
+    np.testing.assert_allclose(
+        pca.explained_variance_.to_numpy(), ref.explained_variance_, rtol=tol
+    )
+    np.testing.assert_allclose(got.to_numpy() * signs, ref.transform(x), atol=tol * s[0], rtol=0)
