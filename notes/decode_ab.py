@@ -20,6 +20,7 @@ usage: PYTHONPATH=/tmp/gpukit-site python3 notes/decode_ab.py [--sweep] [variant
 (--sweep adds the wider set of tiles and split counts the default was chosen from.)
 """
 
+import dataclasses
 import json
 import os
 import sys
@@ -42,25 +43,29 @@ HQ, HKV, SKV, D = 32, 8, 8192, 128
 ROTATE = 8
 
 # (name, d128 tiles (warps, keys per step, stages, serial combine), split rule): main's first
-# (its tiles, its split rule, its combine), then main's geometry with the grouped combine, then
-# fewer stages (2 or 3 blocks per SM) with the "wave" split rule.
+# (its tiles, its split rule, its serial combine), then the branch's default (8 warps of 3
+# stages, one wave of splits, the grouped combine), then single changes between the two.
 VARIANTS = [
     ("main", T(4, 16, 4, 1), "fill"),
+    ("w8s3-wave", T(8, 16, 3, 0), "wave"),
     ("main+gc", T(4, 16, 4, 0), "fill"),
+    ("w8s3-wave-sc", T(8, 16, 3, 1), "wave"),
+    ("w8s2-wave", T(8, 16, 2, 0), "wave"),
+    ("s4-wave", T(4, 16, 4, 0), "wave"),
+]
+# The wider set of the 2026-12-07 sweep (notes/attention.md): more splits, 2-3 blocks an SM,
+# wider steps, fewer warps.
+SWEEP = [
     ("s3-wave", T(4, 16, 3, 0), "wave"),
     ("s2-wave", T(4, 16, 2, 0), "wave"),
-]
-SWEEP = [
     ("s3-wave-sc", T(4, 16, 3, 1), "wave"),
-    ("s2-wave-sc", T(4, 16, 2, 1), "wave"),
     ("main-32", T(4, 16, 4, 0), 32),
     ("s3-64", T(4, 16, 3, 0), 64),
     ("s2-64", T(4, 16, 2, 0), 64),
-    ("s2-128", T(4, 16, 2, 0), 128),
-    ("w8s2-wave", T(8, 16, 2, 0), "wave"),
     ("k32s2-wave", T(4, 32, 2, 0), "wave"),
     ("w2s4-wave", T(2, 16, 4, 0), "wave"),
-    ("w8s3-wave", T(8, 16, 3, 0), "wave"),
+    ("w8s3-8", T(8, 16, 3, 0), 8),
+    ("w8s3-12", T(8, 16, 3, 0), 12),
 ]
 # (label, batch, caches cycled)
 ROWS = [
@@ -163,7 +168,7 @@ def main():
             failed |= not ok
             gbs = kv_bytes / ours / 1e9
             results.append({
-                "row": label, "variant": name, "tiles": list(tiles), "rule": rule,
+                "row": label, "variant": name, "tiles": dataclasses.astuple(tiles), "rule": rule,
                 **plan_of(b), "us": ours * 1e6, "gbs": gbs, "torch_gbs": torch_gbs,
                 "ratio": gbs / torch_gbs, "rel_err": err, "same_bits": same, "ok": ok,
             })  # fmt: skip

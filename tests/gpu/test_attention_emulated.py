@@ -112,8 +112,17 @@ def test_decode_splits_and_device_length(lib_dir, rng):
 
 
 # The d128 decode tiles notes/decode_ab.py compares (notes/attention.md, "Decode bandwidth"):
-# fewer stages (more blocks per SM), more warps, wider steps.
-DECODE_VARIANTS = [(4, 16, 4), (4, 16, 3), (4, 16, 2), (8, 16, 2), (2, 16, 4), (4, 32, 2)]
+# main's, the branch's default (8 warps, 3 stages), fewer stages (more blocks per SM), more or
+# fewer warps, wider steps.
+DECODE_VARIANTS = [
+    (4, 16, 4),
+    (8, 16, 3),
+    (4, 16, 3),
+    (4, 16, 2),
+    (8, 16, 2),
+    (2, 16, 4),
+    (4, 32, 2),
+]
 
 
 @pytest.mark.parametrize("tiles", DECODE_VARIANTS, ids=lambda t: "w{}k{}s{}".format(*t))

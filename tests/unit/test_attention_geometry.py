@@ -102,7 +102,9 @@ def test_decode_splits_cover_the_capacity(capacity, batch_heads):
 
 
 @pytest.mark.parametrize("rule", ["fill", "wave", 40])
-@pytest.mark.parametrize("tiles", [(4, 16, 4, 1), (4, 16, 3, 0), (4, 16, 2, 0), (2, 16, 4, 0)])
+@pytest.mark.parametrize(
+    "tiles", [(4, 16, 4, 1), (8, 16, 3, 0), (4, 16, 3, 0), (4, 16, 2, 0), (2, 16, 4, 0)]
+)
 @pytest.mark.parametrize("batch", [1, 8])
 def test_decode_split_rules(monkeypatch, rule, tiles, batch):
     """notes/decode_ab.py's variants: the "wave" rule never starts a second wave of blocks (slots

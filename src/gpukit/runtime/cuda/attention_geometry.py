@@ -70,12 +70,13 @@ def prefill(
     return TensorCoreAttention(main, None, 1, 0, (0, 0))
 
 
-# The split rule of decode() when no n_splits is given: "fill" (main's before 2026-12-07: enough
-# splits for a block per block slot of the SMs, rounded up, so a partial second wave is
-# possible), "wave" (the most splits whose blocks fit the slots in one wave) or a fixed count.
-# A module setting so that a probe (notes/decode_ab.py) switches rules without reinstalling
-# (plans cache the result: drop them after a change).
-DECODE_SPLITS: str | int = "fill"
+# The split rule of decode() when no n_splits is given: "wave" (the most splits whose blocks fit
+# the SMs' block slots in one wave: measured faster on an H100 at b1 and b8, notes/attention.md
+# "Decode bandwidth"), "fill" (main's before 2026-12-07: enough splits for a block per slot,
+# rounded up, so a partial second wave is possible) or a fixed count. A module setting so that a
+# probe (notes/decode_ab.py) switches rules without reinstalling (plans cache the result: drop
+# them after a change).
+DECODE_SPLITS: str | int = "wave"
 
 
 def decode_splits(
