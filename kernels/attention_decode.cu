@@ -9,9 +9,10 @@
 // split order (deterministic). The valid key count may come from the device (kv_len): the grid
 // and the split count depend only on the capacity skv, so a captured step replays unchanged.
 // Defines (besides attention_tc.cuh's): GK_DEC_WARPS, GK_DEC_KT (keys per warp step, a multiple
-// of 16), GK_DEC_STAGES (>= 2), GK_DEC_MT (m16 row tiles). keys_per_split must be a multiple of
-// GK_DEC_WARPS * GK_DEC_KT. Dynamic shared memory: (16 * kMT + kWarps * kStages * 2 * kKT) *
-// GK_TC_D * 2 bytes.
+// of 16), GK_DEC_STAGES (>= 2), GK_DEC_MT (m16 row tiles), GK_DEC_SERIAL_COMBINE (1: the
+// combine sums each column over the splits in one thread, as before 2026-12-07; 0: in groups).
+// keys_per_split must be a multiple of GK_DEC_WARPS * GK_DEC_KT. Dynamic shared memory: (16 * kMT +
+// kWarps * kStages * 2 * kKT) * GK_TC_D * 2 bytes.
 #include "attention_tc.cuh"
 
 constexpr int kWarps = GK_DEC_WARPS;
@@ -27,8 +28,14 @@ constexpr unsigned kTileBytes = kKT * kTcD * 2;                   // K (or V) of
 constexpr unsigned kWarpBytes = kStages * 2 * kTileBytes;         // one warp's ring
 constexpr unsigned kMergeBytes = (kRows * kTcD + 2 * kRows) * 4;  // one warp's state, as floats
 static_assert(kKT % 16 == 0 && kStages >= 2 && kMergeBytes <= kWarpBytes, "decode geometry");
+// Blocks of this shared memory that fit an SM of 227 KiB (sm_90; the planner counts the same from
+// the device's limit), at most 2: registers are capped (at 256) so that 2 fit by registers too.
+// (3 blocks of 128 threads would cap them at 168: the 2-stage d128 kernel then spills.)
+constexpr int kSmBlocks = (227 * 1024) / (kQBytes + kWarps * kWarpBytes + 1024);
+constexpr int kMinBlocks = kSmBlocks < 1 ? 1 : (kSmBlocks > 2 ? 2 : kSmBlocks);
 
-extern "C" __global__ void __launch_bounds__(kThreads) gk_attn_decode(const gk_attn_tc_args a) {
+extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
+    gk_attn_decode(const gk_attn_tc_args a) {
     unsigned char* smem_p = gk_dynamic_smem();
     const unsigned q_s = gk_smem_addr(smem_p);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -278,9 +285,9 @@ extern "C" __global__ void __launch_bounds__(kThreads) gk_attn_decode(const gk_a
     }
 }
 
-// Merges the splits' partial states, in split order: a block per output row; the splits'
-// weights 2^(m_s - max) are computed once into shared memory, then each thread sums its columns
-// over the splits with independent loads.
+#if GK_DEC_SERIAL_COMBINE
+// main's combine before 2026-12-07 (kept for notes/decode_ab.py's A/B): each thread sums its
+// column over all splits in split order.
 extern "C" __global__ void __launch_bounds__(GK_ATTN_COMBINE_THREADS)
     gk_attn_combine(const gk_attn_tc_args a) {
     __shared__ float weight[GK_ATTN_MAX_SPLITS], partial[GK_ATTN_MAX_SPLITS];
@@ -314,3 +321,61 @@ extern "C" __global__ void __launch_bounds__(GK_ATTN_COMBINE_THREADS)
         out[c] = gk_tc_to_elem(acc * inv);
     }
 }
+#else
+// Merges the splits' partial states in a fixed order: a block per output row; the splits'
+// weights 2^(m_s - max) are computed once into shared memory; then the threads form groups of
+// d / 4 (each thread 4 columns), group g summing splits g, g + groups, ... with independent loads
+// (a few per thread even at hundreds of splits), and the groups' sums are added in group order:
+// the same bits on every run.
+extern "C" __global__ void __launch_bounds__(GK_ATTN_COMBINE_THREADS)
+    gk_attn_combine(const gk_attn_tc_args a) {
+    constexpr int kThreadsC = GK_ATTN_COMBINE_THREADS;
+    __shared__ float weight[GK_ATTN_MAX_SPLITS], partial[GK_ATTN_MAX_SPLITS];
+    __shared__ float sums[4 * kThreadsC];
+    const gk_i64 rows_total = a.batch * a.hq * a.sq;
+    const gk_i64 row = blockIdx.x;
+    const int tid = threadIdx.x;
+    const int n = a.n_splits;
+    const int d = (int)a.d;
+    const float* ws_o = reinterpret_cast<const float*>(a.ws_o);
+    const float* ws_ml = reinterpret_cast<const float*>(a.ws_ml);
+    for (int s = tid; s < n; s += kThreadsC) {
+        weight[s] = ws_ml[2 * (s * rows_total + row)];
+        partial[s] = ws_ml[2 * (s * rows_total + row) + 1];
+    }
+    gk_sync_block();
+    float big = gk_neg_inf();
+    for (int s = 0; s < n; ++s) big = fmaxf(big, weight[s]);
+    gk_sync_block();
+    for (int s = tid; s < n; s += kThreadsC)
+        weight[s] = big == gk_neg_inf() ? 0.f : gk_ex2(weight[s] - big);
+    gk_sync_block();
+    float total = 0.f;
+    for (int s = 0; s < n; ++s) total += weight[s] * partial[s];
+    const float inv = total > 0.f ? 1.f / total : 0.f;
+    const int quads = (d + 3) / 4;  // <= kThreadsC: d <= 4 * kThreadsC
+    const int groups = kThreadsC / quads, grp = tid / quads, c0 = 4 * (tid % quads);
+    const float* o = ws_o + row * a.d;
+    const gk_i64 split_step = rows_total * a.d;
+    if (grp < groups) {
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll 4
+        for (int s = grp; s < n; s += groups) {
+            const float w = weight[s];
+            const float* src = o + s * split_step + c0;
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                if (c0 + e < d) acc[e] += w * src[e];
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e) sums[grp * 4 * quads + c0 + e] = acc[e];
+    }
+    gk_sync_block();
+    gk_u16* out = reinterpret_cast<gk_u16*>(a.out) + row * a.d;
+    for (int c = tid; c < d; c += kThreadsC) {
+        float acc = 0.f;
+        for (int g = 0; g < groups; ++g) acc += sums[g * 4 * quads + c];
+        out[c] = gk_tc_to_elem(acc * inv);
+    }
+}
+#endif

@@ -142,7 +142,7 @@
 // multiples of 8 run zero-padded), passed to the kernels as defines. Prefill: GK_TC_WARPS, GK_TC_MW
 // (m16 row tiles per warp), GK_TC_BN (keys per tile), GK_TC_STAGES, GK_TC_QREG (Q in registers);
 // decode: GK_DEC_WARPS, GK_DEC_KT (keys per warp step), GK_DEC_STAGES. The fastest spill-free ones
-// timed on an H100 (notes/attention.md).
+// timed on an H100 (notes/attention.md; d128 from notes/decode_ab.py's sweep of 2026-12-07).
 #define GK_ATTN_TC_HEAD_DIMS 64, 96, 128, 256
 #define GK_ATTN_TC_PREFILL_D64 4, 2, 64, 2, 1
 #define GK_ATTN_TC_PREFILL_D96 8, 1, 64, 2, 1
@@ -150,7 +150,7 @@
 #define GK_ATTN_TC_PREFILL_D256 8, 1, 64, 2, 0
 #define GK_ATTN_TC_DECODE_D64 4, 16, 4
 #define GK_ATTN_TC_DECODE_D96 4, 16, 4
-#define GK_ATTN_TC_DECODE_D128 4, 16, 4
+#define GK_ATTN_TC_DECODE_D128 8, 16, 3
 #define GK_ATTN_TC_DECODE_D256 4, 16, 2
 #define GK_ATTN_TC_DECODE_MAX_MT 2   // m16 row tiles of a decode block, at most (GK_DEC_MT)
 #define GK_ATTN_MAX_SPLITS 1024      // key splits of one decode call, at most

@@ -15,6 +15,7 @@ import pytest
 from attention_reference import attention_f64
 
 from gpukit.base.shapes import contiguous_strides
+from gpukit.runtime import kernels
 from gpukit.runtime.backend import Layout
 from gpukit.runtime.cuda import attention as cuda_attention
 from gpukit.runtime.cuda import attention_geometry as geometry
@@ -35,7 +36,7 @@ def lib_dir(tmp_path_factory):
 
 
 def _run(lib_dir, rng, kind, dt, b, hq, hkv, sq, skv, d, causal=False, mask="none",
-         lengths=None, strided=False, n_splits=None):  # fmt: skip
+         lengths=None, strided=False, n_splits=None, tiles=None, hide=None):  # fmt: skip
     dtype = TYPES[dt]
     if strided:
         q = rng.standard_normal((b, sq, hq, d)).astype(dtype).transpose(0, 2, 1, 3)
@@ -50,6 +51,8 @@ def _run(lib_dir, rng, kind, dt, b, hq, hkv, sq, skv, d, causal=False, mask="non
     if mask == "bool":
         m = rng.random((b, 1, sq, skv)) < 0.7
         m[0, :, 0] = False
+        if hide is not None:  # keys [lo, hi) hidden from every row: whole splits see nothing
+            m[..., hide[0] : hide[1]] = False
     elif mask == "additive":
         m = (rng.standard_normal((sq, skv)) * 2).astype(dtype)
         m[:, :3] = -np.inf
@@ -58,7 +61,7 @@ def _run(lib_dir, rng, kind, dt, b, hq, hkv, sq, skv, d, causal=False, mask="non
         p = geometry.prefill(dt, b, hq, sq, d, mask)
         so = emu.build(1, p.main.defines, lib_dir)
     else:
-        p = geometry.decode(dt, b, hq, hkv, sq, skv, d, mask, SMS, SHARED, n_splits)
+        p = geometry.decode(dt, b, hq, hkv, sq, skv, d, mask, SMS, SHARED, n_splits, tiles)
         so = emu.build(2, p.main.defines, lib_dir)
     out = np.full((b, hq, sq, d), np.nan, dtype)
     ws = [np.full(n, np.nan, np.float32) for n in p.workspace] if p.n_splits > 1 else [None, None]
@@ -106,6 +109,38 @@ def test_decode_splits_and_device_length(lib_dir, rng):
         n_splits=3,
     )  # fmt: skip  (32 rows: two m16 tiles)
     _run(lib_dir, rng, "decode", "bf16", 2, 4, 1, 1, 300, 256, mask="bool", n_splits=1)
+
+
+# The d128 decode tiles notes/decode_ab.py compares (notes/attention.md, "Decode bandwidth"):
+# main's, the branch's default (8 warps, 3 stages), fewer stages (more blocks per SM), more or
+# fewer warps, wider steps.
+DECODE_VARIANTS = [
+    (4, 16, 4),
+    (8, 16, 3),
+    (4, 16, 3),
+    (4, 16, 2),
+    (8, 16, 2),
+    (2, 16, 4),
+    (4, 32, 2),
+]
+
+
+@pytest.mark.parametrize("tiles", DECODE_VARIANTS, ids=lambda t: "w{}k{}s{}".format(*t))
+@pytest.mark.parametrize("rule", ["fill", "wave"])
+def test_decode_variants(lib_dir, rng, monkeypatch, tiles, rule):
+    """Each decode tile variant under each split rule (its split count as the plan would choose
+    it on an H100): odd key counts, a device length that leaves whole splits without keys, a
+    mask hiding whole splits, causal rows; and GQA 32/8's two m16 tiles where the ring holds
+    them (kernels.attention_decode_holds)."""
+    t = kernels.AttentionDecodeTiles(*tiles)
+    monkeypatch.setattr(geometry, "DECODE_SPLITS", rule)
+    monkeypatch.setitem(kernels.ATTENTION_DECODE_TILES, 128, t)
+    _run(lib_dir, rng, "decode", "bf16", 1, 8, 2, 1, 1000, 128, lengths=[333], tiles=t)
+    _run(lib_dir, rng, "decode", "bf16", 2, 8, 2, 1, 777, 120, mask="bool", hide=(100, 600),
+         lengths=[777, 501], tiles=t)  # fmt: skip
+    _run(lib_dir, rng, "decode", "f16", 1, 4, 1, 3, 259, 128, causal=True, tiles=t)
+    if kernels.attention_decode_holds(128, 2):
+        _run(lib_dir, rng, "decode", "bf16", 1, 32, 1, 1, 300, 128, lengths=[211], tiles=t)
 
 
 # --- the CUDA backend's attention plans, launched into the emulator ---------------------------

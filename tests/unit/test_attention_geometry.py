@@ -47,6 +47,7 @@ def test_instances_carry_the_tiles():
     assert defines == (
         "GK_MMA_TYPE=f16", "GK_TC_D=64", "GK_TC_MASK=2", f"GK_DEC_WARPS={t.warps}",
         f"GK_DEC_KT={t.keys}", f"GK_DEC_STAGES={t.stages}", "GK_DEC_MT=2",
+        f"GK_DEC_SERIAL_COMBINE={t.serial_combine}",
     )  # fmt: skip
 
 
@@ -98,3 +99,28 @@ def test_decode_splits_cover_the_capacity(capacity, batch_heads):
     if p.combine is not None:
         assert p.combine.grid == (b * 4 * hkv, 1, 1) and p.combine.block == COMBINE
         assert p.workspace == (p.n_splits * b * 4 * hkv * 128, p.n_splits * b * 4 * hkv * 2)
+
+
+@pytest.mark.parametrize("rule", ["fill", "wave", 40])
+@pytest.mark.parametrize(
+    "tiles", [(4, 16, 4, 1), (8, 16, 3, 0), (4, 16, 3, 0), (4, 16, 2, 0), (2, 16, 4, 0)]
+)
+@pytest.mark.parametrize("batch", [1, 8])
+def test_decode_split_rules(monkeypatch, rule, tiles, batch):
+    """notes/decode_ab.py's variants: the "wave" rule never starts a second wave of blocks (slots
+    counted by shared memory and by registers, at most 2 blocks of 128 threads an SM) and fills
+    at least half of it; a fixed count is taken as it is, rounded to whole units of keys."""
+    t = kernels.AttentionDecodeTiles(*tiles)
+    monkeypatch.setattr(geometry, "DECODE_SPLITS", rule)
+    p = geometry.decode("bf16", batch, 32, 8, 1, 8192, 128, "none", 132, SMEM, tiles=t)
+    assert p.main.shared == geometry.decode_shared(t, 1, 128)
+    assert f"GK_DEC_STAGES={t.stages}" in p.main.defines
+    assert f"GK_DEC_SERIAL_COMBINE={t.serial_combine}" in p.main.defines
+    blocks = p.main.grid[0] * p.main.grid[1]
+    per_sm = min(SMEM // (p.main.shared + 1024), 65536 // (256 * 32 * t.warps))
+    if rule == "wave":
+        assert 132 * per_sm // 2 <= blocks <= 132 * per_sm
+    elif rule == 40:
+        per = -(-8192 // (t.warps * t.keys * 40))
+        assert p.keys_per_split == per * t.warps * t.keys
+    assert p.n_splits * p.keys_per_split >= 8192 > (p.n_splits - 1) * p.keys_per_split

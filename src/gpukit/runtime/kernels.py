@@ -423,11 +423,13 @@ class AttentionPrefillTiles:
 @dataclass(frozen=True)
 class AttentionDecodeTiles:
     """kernels/attention_decode.cu's blocks: `warps` warps, each streaming `keys` keys per step
-    through `stages` stages of its own."""
+    through `stages` stages of its own; `serial_combine` 1 for the combine that sums each column
+    over all splits in one thread (main's before 2026-12-07), 0 for the grouped one."""
 
     warps: int
     keys: int
     stages: int
+    serial_combine: int = 0
 
 
 # The tensor-core attention kernels' tile configurations by head-dim class (the head_dim the
@@ -537,17 +539,22 @@ def attention_decode_holds(head_dim_class: int, m_tiles: int) -> bool:
 
 
 def attention_tc_decode(
-    mma_type: str, head_dim_class: int, mask: str, m_tiles: int
+    mma_type: str,
+    head_dim_class: int,
+    mask: str,
+    m_tiles: int,
+    tiles: AttentionDecodeTiles | None = None,
 ) -> tuple[str, tuple]:
     """The tensor-core split-KV decode (sm_80+) and its combine kernel, for blocks of `m_tiles`
-    m16 tiles of query rows, in the class's shipped tiles."""
-    t = ATTENTION_DECODE_TILES[head_dim_class]
+    m16 tiles of query rows, in the class's shipped tiles (or `tiles`)."""
+    t = tiles or ATTENTION_DECODE_TILES[head_dim_class]
     defines = (
         *_attention_tc_common(mma_type, head_dim_class, mask),
         f"GK_DEC_WARPS={t.warps}",
         f"GK_DEC_KT={t.keys}",
         f"GK_DEC_STAGES={t.stages}",
         f"GK_DEC_MT={m_tiles}",
+        f"GK_DEC_SERIAL_COMBINE={t.serial_combine}",
     )
     return "attention_decode.cu", defines
 

@@ -15,6 +15,7 @@ from ..args import CONSTANTS
 from .gemm_plan import TensorMap, tma_dtype
 
 MAX_GRID_YZ = 65535  # blocks along y (and z) of one launch
+_SM_REGISTERS = 65536  # 32-bit registers of an SM (sm_80 to sm_90)
 _MAX_SPLITS = CONSTANTS["GK_ATTN_MAX_SPLITS"]
 _COMBINE_THREADS = CONSTANTS["GK_ATTN_COMBINE_THREADS"]
 _MAX_DECODE_ROWS = 16 * CONSTANTS["GK_ATTN_TC_DECODE_MAX_MT"]
@@ -69,6 +70,31 @@ def prefill(
     return TensorCoreAttention(main, None, 1, 0, (0, 0))
 
 
+# The split rule of decode() when no n_splits is given: "wave" (the most splits whose blocks fit
+# the SMs' block slots in one wave: measured faster on an H100 at b1 and b8, notes/attention.md
+# "Decode bandwidth"), "fill" (main's before 2026-12-07: enough splits for a block per slot,
+# rounded up, so a partial second wave is possible) or a fixed count. A module setting so that a
+# probe (notes/decode_ab.py) switches rules without reinstalling (plans cache the result: drop
+# them after a change).
+DECODE_SPLITS: str | int = "wave"
+
+
+def decode_splits(
+    b: int, hkv: int, units: int, per_sm: int, threads: int, sm_count: int, rule
+) -> int:
+    """Key splits asked of decode() (before rounding to whole units of keys), by `rule`, for
+    blocks of `threads` threads of which `per_sm` fit an SM by shared memory."""
+    if isinstance(rule, int):
+        return rule
+    if rule == "fill":
+        return -(-(sm_count * per_sm) // (b * hkv))
+    # By registers: the kernel asks for at most 2 blocks' worth (256 registers a thread at 128
+    # threads); assume no more than that fit.
+    slots = sm_count * min(per_sm, max(1, _SM_REGISTERS // (256 * threads)))
+    # The most splits whose blocks fit the slots in one wave; at least one.
+    return max(1, min(units, slots // (b * hkv)))
+
+
 def decode(
     mma_type: str,
     b: int,
@@ -81,23 +107,25 @@ def decode(
     sm_count: int,
     shared_limit: int,
     n_splits: int | None = None,
+    tiles: kernels.AttentionDecodeTiles | None = None,
 ) -> TensorCoreAttention:
     """A block per (key split, batch * kv head) serving all hq / hkv * sq rows of that kv head.
     The splits cover the capacity skv (not a device kv_length), enough of them to fill the GPU
-    (blocks per SM estimated from `shared_limit`, the shared memory a block may have); n_splits
-    overrides the choice (rounded to whole units of keys)."""
+    (blocks per SM estimated from `shared_limit`, the shared memory a block may have; the rule is
+    DECODE_SPLITS); n_splits overrides the choice (rounded to whole units of keys), `tiles`
+    (kernels.AttentionDecodeTiles) the class's shipped tiles."""
     m_tiles = decode_m_tiles(hq, hkv, sq)
     dclass = kernels.attention_tc_head_dim(head_dim)
-    tiles = kernels.ATTENTION_DECODE_TILES[dclass]
+    tiles = tiles or kernels.ATTENTION_DECODE_TILES[dclass]
     shared = decode_shared(tiles, m_tiles, dclass)
     unit = tiles.warps * tiles.keys
+    units = max(1, -(-skv // unit))
     if n_splits is None:
         per_sm = max(1, shared_limit // (shared + 1024))
-        n_splits = -(-(sm_count * per_sm) // (b * hkv))
-    units = max(1, -(-skv // unit))
+        n_splits = decode_splits(b, hkv, units, per_sm, 32 * tiles.warps, sm_count, DECODE_SPLITS)
     per = -(-units // max(1, min(n_splits, units, _MAX_SPLITS)))
     n_splits, keys_per_split = -(-units // per), per * unit
-    file, defines = kernels.attention_tc_decode(mma_type, dclass, mask, m_tiles)
+    file, defines = kernels.attention_tc_decode(mma_type, dclass, mask, m_tiles, tiles)
     grid = (n_splits, b * hkv, 1)
     main = Launch(file, defines, "gk_attn_decode", grid, 32 * tiles.warps, shared)
     combine = None
