@@ -269,15 +269,16 @@ def test_geometry():
     assert fft_plan.radices(1) == (1,)
     assert fft_plan.split(1 << 24, 4096, policy="balanced") == (4096, 4096)
     assert fft_plan.split(1 << 25, 8192, policy="balanced") == (4096, 8192)
-    # short: balanced while its rows are at most 32 KiB (2^24 complex64), else rows of at most
+    # short: balanced while its rows are at most 16 KiB (2^22 complex64), else rows of at most
     # 8 KiB a pass, as few passes as that allows, balanced
-    assert fft_plan.split(1 << 24, 8192, policy="short") == (4096, 4096)
+    assert fft_plan.split(1 << 22, 8192, policy="short") == (2048, 2048)
+    assert fft_plan.split(1 << 24, 8192, policy="short") == (256, 1 << 16)
     assert fft_plan.split(1 << 16, 8192, policy="short") == (256, 256)
     assert fft_plan.split(1 << 25, 8192, policy="short") == (256, 1 << 17)
     assert fft_plan.split(1 << 17, 8192, policy="short") == (256, 512)
     assert fft_plan.split(1 << 24, 4096, 16, policy="short") == (256, 1 << 16)
     assert fft_plan.split(1 << 20, 8192, policy="short") == (1024, 1024)  # two passes suffice
-    assert fft_plan.passes(1 << 24, 8192, policy="short") == 2
+    assert fft_plan.passes(1 << 24, 8192, policy="short") == 3
     assert fft_plan.passes(1 << 25, 8192, policy="short") == 3
     assert fft_plan.passes(1 << 24, 8192, policy="balanced") == 2
     assert fft_plan.passes(13**7, 8192, policy="short") == 3

@@ -176,17 +176,18 @@ def aux_defines(real: str) -> tuple[str, ...]:
 
 # How a length past one block splits into passes (split): "short" (the default) takes the
 # balanced two passes unless their rows pass LONG_ROW_BYTES (a block of such rows holds fewer
-# than 4 of them: its strided side moves segments under 32 bytes), and then rows within
+# than 8 of them: its strided side moves segments under 64 bytes), and then rows within
 # SHORT_BYTES, as few passes as that allows (2^25 complex64, rfft of 2^26: 256 x 256 x 512, column
 # blocks of 16 adjacent columns, several blocks an SM, 128-byte segments; balanced: 4096 x 8192,
 # two rows a block of the second pass). "balanced": two passes whenever both fit a block. H100,
-# 2026-12-07 (notes/fft.md): rfft of 2^26 0.87 ms short against 1.36 balanced, but complex64
-# 2^24 0.79 as 256^3 against 0.70 as 4096 x 4096, and 2^21 / 2^22 also slower in three passes.
+# 2026-12-07 (notes/fft.md): rfft of 2^26 0.87 ms short against 1.36 balanced, complex64 2^24
+# 0.308 ms as 256^3 against 0.335 as 4096 x 4096 (rows of 32 KiB: LONG_ROW_BYTES was 32 KiB
+# before), while 2^21 / 2^22 (rows of 16 KiB at most) are slower in three passes.
 # GK_FFT_SPLIT in the environment picks one at import; plans made after SPLIT changes follow it.
 SPLITS = ("short", "balanced")
 SPLIT = os.environ.get("GK_FFT_SPLIT", "short")
 SHORT_BYTES = 8 * 1024
-LONG_ROW_BYTES = 32 * 1024
+LONG_ROW_BYTES = 16 * 1024
 
 
 def split(n: int, limit: int, itemsize: int = 8, policy: str | None = None) -> tuple[int, int]:
