@@ -9,8 +9,7 @@
 // split order (deterministic). The valid key count may come from the device (kv_len): the grid
 // and the split count depend only on the capacity skv, so a captured step replays unchanged.
 // Defines (besides attention_tc.cuh's): GK_DEC_WARPS, GK_DEC_KT (keys per warp step, a multiple
-// of 16), GK_DEC_STAGES (>= 2), GK_DEC_MT (m16 row tiles), GK_DEC_SERIAL_COMBINE (1: the
-// combine sums each column over the splits in one thread, as before 2026-12-07; 0: in groups).
+// of 16), GK_DEC_STAGES (>= 2), GK_DEC_MT (m16 row tiles).
 // keys_per_split must be a multiple of GK_DEC_WARPS * GK_DEC_KT. Dynamic shared memory: (16 * kMT +
 // kWarps * kStages * 2 * kKT) * GK_TC_D * 2 bytes.
 #include "attention_tc.cuh"
@@ -285,43 +284,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     }
 }
 
-#if GK_DEC_SERIAL_COMBINE
-// main's combine before 2026-12-07 (kept for notes/decode_ab.py's A/B): each thread sums its
-// column over all splits in split order.
-extern "C" __global__ void __launch_bounds__(GK_ATTN_COMBINE_THREADS)
-    gk_attn_combine(const gk_attn_tc_args a) {
-    __shared__ float weight[GK_ATTN_MAX_SPLITS], partial[GK_ATTN_MAX_SPLITS];
-    const gk_i64 rows_total = a.batch * a.hq * a.sq;
-    const gk_i64 row = blockIdx.x;
-    const int tid = threadIdx.x;
-    const int n = a.n_splits;
-    const float* ws_o = reinterpret_cast<const float*>(a.ws_o);
-    const float* ws_ml = reinterpret_cast<const float*>(a.ws_ml);
-    for (int s = tid; s < n; s += GK_ATTN_COMBINE_THREADS) {
-        weight[s] = ws_ml[2 * (s * rows_total + row)];
-        partial[s] = ws_ml[2 * (s * rows_total + row) + 1];
-    }
-    gk_sync_block();
-    float big = gk_neg_inf();
-    for (int s = 0; s < n; ++s) big = fmaxf(big, weight[s]);
-    gk_sync_block();
-    for (int s = tid; s < n; s += GK_ATTN_COMBINE_THREADS)
-        weight[s] = big == gk_neg_inf() ? 0.f : gk_ex2(weight[s] - big);
-    gk_sync_block();
-    float total = 0.f;
-    for (int s = 0; s < n; ++s) total += weight[s] * partial[s];
-    const float inv = total > 0.f ? 1.f / total : 0.f;
-    gk_u16* out = reinterpret_cast<gk_u16*>(a.out) + row * a.d;
-    const float* o = ws_o + row * a.d;
-    const gk_i64 split_step = rows_total * a.d;
-    for (int c = tid; c < a.d; c += GK_ATTN_COMBINE_THREADS) {
-        float acc = 0.f;
-#pragma unroll 8
-        for (int s = 0; s < n; ++s) acc += weight[s] * o[s * split_step + c];
-        out[c] = gk_tc_to_elem(acc * inv);
-    }
-}
-#else
 // Merges the splits' partial states in a fixed order: a block per output row; the splits'
 // weights 2^(m_s - max) are computed once into shared memory; then the threads form groups of
 // d / 4 (each thread 4 columns), group g summing splits g, g + groups, ... with independent loads
@@ -378,4 +340,3 @@ extern "C" __global__ void __launch_bounds__(GK_ATTN_COMBINE_THREADS)
         out[c] = gk_tc_to_elem(acc * inv);
     }
 }
-#endif

@@ -42,30 +42,29 @@ BF16 = np.dtype(gk.bfloat16)
 HQ, HKV, SKV, D = 32, 8, 8192, 128
 ROTATE = 8
 
-# (name, d128 tiles (warps, keys per step, stages, serial combine), split rule): main's first
-# (its tiles, its split rule, its serial combine), then the branch's default (8 warps of 3
-# stages, one wave of splits, the grouped combine), then single changes between the two.
+# (name, d128 tiles (warps, keys per step, stages), split rule): the geometry before 2026-12-07
+# first (4 warps of 4 stages, splits filling the SMs by the shared-memory estimate), then the
+# shipped one (8 warps of 3 stages, one wave of splits), then single changes between the two.
+# (The serial combine of before 2026-12-07 is gone from the kernel: the grouped one measured
+# 0.25 us faster at 16 splits, notes/attention.md.)
 VARIANTS = [
-    ("main", T(4, 16, 4, 1), "fill"),
-    ("w8s3-wave", T(8, 16, 3, 0), "wave"),
-    ("main+gc", T(4, 16, 4, 0), "fill"),
-    ("w8s3-wave-sc", T(8, 16, 3, 1), "wave"),
-    ("w8s2-wave", T(8, 16, 2, 0), "wave"),
-    ("s4-wave", T(4, 16, 4, 0), "wave"),
+    ("main", T(4, 16, 4), "fill"),
+    ("w8s3-wave", T(8, 16, 3), "wave"),
+    ("w8s2-wave", T(8, 16, 2), "wave"),
+    ("s4-wave", T(4, 16, 4), "wave"),
 ]
 # The wider set of the 2026-12-07 sweep (notes/attention.md): more splits, 2-3 blocks an SM,
 # wider steps, fewer warps.
 SWEEP = [
-    ("s3-wave", T(4, 16, 3, 0), "wave"),
-    ("s2-wave", T(4, 16, 2, 0), "wave"),
-    ("s3-wave-sc", T(4, 16, 3, 1), "wave"),
-    ("main-32", T(4, 16, 4, 0), 32),
-    ("s3-64", T(4, 16, 3, 0), 64),
-    ("s2-64", T(4, 16, 2, 0), 64),
-    ("k32s2-wave", T(4, 32, 2, 0), "wave"),
-    ("w2s4-wave", T(2, 16, 4, 0), "wave"),
-    ("w8s3-8", T(8, 16, 3, 0), 8),
-    ("w8s3-12", T(8, 16, 3, 0), 12),
+    ("s3-wave", T(4, 16, 3), "wave"),
+    ("s2-wave", T(4, 16, 2), "wave"),
+    ("main-32", T(4, 16, 4), 32),
+    ("s3-64", T(4, 16, 3), 64),
+    ("s2-64", T(4, 16, 2), 64),
+    ("k32s2-wave", T(4, 32, 2), "wave"),
+    ("w2s4-wave", T(2, 16, 4), "wave"),
+    ("w8s3-8", T(8, 16, 3), 8),
+    ("w8s3-12", T(8, 16, 3), 12),
 ]
 # (label, batch, caches cycled)
 ROWS = [

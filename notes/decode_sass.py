@@ -6,13 +6,11 @@ for no local memory (LDL / STL), as notes/memory_bound_sass.py does for issue 14
 """
 
 import re
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from decode_ab import SWEEP, VARIANTS
-from memory_bound_sass import patched_sources, tool
+from memory_bound_sass import patched_sources, tool, usage_and_sass
 
 from gpukit.runtime import jit, kernels
 
@@ -27,17 +25,7 @@ def main():
             if m_tiles == 2 and tiles.stages * tiles.keys < 33:  # attention_decode_holds
                 continue
             file, defines = kernels.attention_tc_decode("bf16", 128, "none", m_tiles, tiles)
-            image = j.build_builtin(file, defines)
-            with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-                f.write(image)
-                f.flush()
-                res = subprocess.run([objdump, "-res-usage", f.name], capture_output=True,
-                                     text=True, check=True).stdout  # fmt: skip
-                sass = subprocess.run([objdump, "-sass", f.name], capture_output=True,
-                                      text=True, check=True).stdout  # fmt: skip
-            funcs = dict(re.findall(r"Function (\w+):\n\s*(REG:.*)", res))
-            bodies = dict(re.findall(r"Function : (\w+)\n(.*?)(?=\n\s*Function : |\Z)", sass,
-                                     re.S))  # fmt: skip
+            funcs, bodies = usage_and_sass(objdump, j.build_builtin(file, defines))
             for kernel in ("gk_attn_decode", "gk_attn_combine"):
                 local = re.findall(r"\b(LDL|STL)\b", bodies[kernel])
                 bad += bool(local)

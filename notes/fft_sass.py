@@ -14,18 +14,15 @@ import collections
 import glob
 import os
 import re
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from memory_bound_sass import cuobjdump, tool
 
 from gpukit.runtime import fft_plan, jit
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def tool(name):
-    return next(p for root in sys.path for p in glob.glob(f"{root}/nvidia/*/bin/{name}"))
 
 
 def cases(old: bool):
@@ -92,14 +89,7 @@ def main():
     j = jit.Jit(jit.open_compiler("nvrtc")[0], [f"--gpu-architecture={args.arch}"])
     objdump = tool("cuobjdump")
     for label, defines in cases(args.old):
-        image = j.build_builtin("fft.cu", defines)
-        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-            f.write(image)
-            f.flush()
-            res = subprocess.run([objdump, "-res-usage", f.name], capture_output=True, text=True,
-                                 check=True).stdout  # fmt: skip
-            sass = subprocess.run([objdump, "-sass", f.name], capture_output=True, text=True,
-                                  check=True).stdout  # fmt: skip
+        res, sass = cuobjdump(objdump, j.build_builtin("fft.cu", defines))
         usage = re.search(r"REG:(\d+) STACK:(\d+)", res)
         ops = re.findall(r"/\*[0-9a-f]{4}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", sass)
         run = executed(sass, defines)

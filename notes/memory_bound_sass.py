@@ -65,6 +65,24 @@ def tool(name):
     return hits[0]
 
 
+def cuobjdump(objdump: str, image: bytes) -> tuple[str, str]:
+    """cuobjdump's resource usage and SASS of a cubin, as text."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(image)
+        f.flush()
+        run = [subprocess.run([objdump, flag, f.name], capture_output=True, text=True, check=True)
+               for flag in ("-res-usage", "-sass")]  # fmt: skip
+        return run[0].stdout, run[1].stdout
+
+
+def usage_and_sass(objdump: str, image: bytes) -> tuple[dict, dict]:
+    """{kernel: its resource line} and {kernel: its SASS} of a cubin."""
+    res, sass = cuobjdump(objdump, image)
+    funcs = dict(re.findall(r"Function (\w+):\n\s*(REG:.*)", res))
+    bodies = dict(re.findall(r"Function : (\w+)\n(.*?)(?=\n\s*Function : |\Z)", sass, re.S))
+    return funcs, bodies
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--define", action="append", default=[])
@@ -80,16 +98,7 @@ def main():
     for label, file, defines, names in instances():
         if args.only not in label:
             continue
-        image = j.build_builtin(file, defines)
-        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-            f.write(image)
-            f.flush()
-            res = subprocess.run([objdump, "-res-usage", f.name], capture_output=True,
-                                 text=True, check=True).stdout  # fmt: skip
-            sass = subprocess.run([objdump, "-sass", f.name], capture_output=True, text=True,
-                                  check=True).stdout  # fmt: skip
-        funcs = dict(re.findall(r"Function (\w+):\n\s*(REG:.*)", res))
-        bodies = dict(re.findall(r"Function : (\w+)\n(.*?)(?=\n\s*Function : |\Z)", sass, re.S))
+        funcs, bodies = usage_and_sass(objdump, j.build_builtin(file, defines))
         for name in names:
             if name not in funcs:
                 continue

@@ -112,8 +112,8 @@ def test_decode_splits_and_device_length(lib_dir, rng):
 
 
 # The d128 decode tiles notes/decode_ab.py compares (notes/attention.md, "Decode bandwidth"):
-# main's, the branch's default (8 warps, 3 stages), fewer stages (more blocks per SM), more or
-# fewer warps, wider steps.
+# the earlier geometry, the shipped one (8 warps, 3 stages), fewer stages (more blocks per SM),
+# more or fewer warps, wider steps.
 DECODE_VARIANTS = [
     (4, 16, 4),
     (8, 16, 3),

@@ -47,7 +47,6 @@ def test_instances_carry_the_tiles():
     assert defines == (
         "GK_MMA_TYPE=f16", "GK_TC_D=64", "GK_TC_MASK=2", f"GK_DEC_WARPS={t.warps}",
         f"GK_DEC_KT={t.keys}", f"GK_DEC_STAGES={t.stages}", "GK_DEC_MT=2",
-        f"GK_DEC_SERIAL_COMBINE={t.serial_combine}",
     )  # fmt: skip
 
 
@@ -102,9 +101,7 @@ def test_decode_splits_cover_the_capacity(capacity, batch_heads):
 
 
 @pytest.mark.parametrize("rule", ["fill", "wave", 40])
-@pytest.mark.parametrize(
-    "tiles", [(4, 16, 4, 1), (8, 16, 3, 0), (4, 16, 3, 0), (4, 16, 2, 0), (2, 16, 4, 0)]
-)
+@pytest.mark.parametrize("tiles", [(4, 16, 4), (8, 16, 3), (4, 16, 3), (4, 16, 2), (2, 16, 4)])
 @pytest.mark.parametrize("batch", [1, 8])
 def test_decode_split_rules(monkeypatch, rule, tiles, batch):
     """notes/decode_ab.py's variants: the "wave" rule never starts a second wave of blocks (slots
@@ -115,7 +112,6 @@ def test_decode_split_rules(monkeypatch, rule, tiles, batch):
     p = geometry.decode("bf16", batch, 32, 8, 1, 8192, 128, "none", 132, SMEM, tiles=t)
     assert p.main.shared == geometry.decode_shared(t, 1, 128)
     assert f"GK_DEC_STAGES={t.stages}" in p.main.defines
-    assert f"GK_DEC_SERIAL_COMBINE={t.serial_combine}" in p.main.defines
     blocks = p.main.grid[0] * p.main.grid[1]
     per_sm = min(SMEM // (p.main.shared + 1024), 65536 // (256 * 32 * t.warps))
     if rule == "wave":

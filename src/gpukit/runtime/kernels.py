@@ -423,13 +423,11 @@ class AttentionPrefillTiles:
 @dataclass(frozen=True)
 class AttentionDecodeTiles:
     """kernels/attention_decode.cu's blocks: `warps` warps, each streaming `keys` keys per step
-    through `stages` stages of its own; `serial_combine` 1 for the combine that sums each column
-    over all splits in one thread (main's before 2026-12-07), 0 for the grouped one."""
+    through `stages` stages of its own."""
 
     warps: int
     keys: int
     stages: int
-    serial_combine: int = 0
 
 
 # The tensor-core attention kernels' tile configurations by head-dim class (the head_dim the
@@ -554,7 +552,6 @@ def attention_tc_decode(
         f"GK_DEC_KT={t.keys}",
         f"GK_DEC_STAGES={t.stages}",
         f"GK_DEC_MT={m_tiles}",
-        f"GK_DEC_SERIAL_COMBINE={t.serial_combine}",
     )
     return "attention_decode.cu", defines
 
