@@ -278,6 +278,24 @@ def test_products_are_deterministic(backend, rng):
     np.testing.assert_array_equal((a @ b).to_numpy(), first)
 
 
+@pytest.mark.parametrize("shape", [(1900, 264, 4104), (129, 520, 4104)], ids=str)
+def test_tail_tiles_are_written_every_time(backend, rng, shape):
+    """Plain 16-bit products whose last tiles are partial in m and n (on sm_90 they leave through
+    the bulk-store epilogue, whose copies run beside the next tile's work), repeated into a pool
+    refilled with NaN before each call: every call writes every element, with the same bits. A
+    race between the copies and the rows' reuse would show as a NaN or a changed value in some
+    call, not in every one."""
+    m, k, n = shape
+    ha, hb = random_array(rng, (m, k), gk.bfloat16), random_array(rng, (n, k), gk.bfloat16)
+    a, b = gk.asarray(ha), gk.asarray(hb)
+    _poisoned_pool(m * n * 2, gk.bfloat16)
+    first = gk.linear(a, b).to_numpy()
+    _check(gk.asarray(first), ha.astype(np.float64) @ hb.astype(np.float64).T, "bfloat16")
+    for _ in range(40 if backend == "cuda" else 2):
+        _poisoned_pool(m * n * 2, gk.bfloat16)
+        np.testing.assert_array_equal(gk.linear(a, b).to_numpy(), first)
+
+
 def test_float32_products_have_the_same_bits_alone_and_in_a_batch(backend, rng):
     """On CUDA a lone small float32 product takes the 32 x 32 tiles and a batch of 40 the 128 x
     128 ones: each output is the same chain of multiply-adds in K order either way."""
