@@ -9,9 +9,9 @@
 // split order (deterministic). The valid key count may come from the device (kv_len): the grid
 // and the split count depend only on the capacity skv, so a captured step replays unchanged.
 // Defines (besides attention_tc.cuh's): GK_DEC_WARPS, GK_DEC_KT (keys per warp step, a multiple
-// of 16), GK_DEC_STAGES (>= 2), GK_DEC_MT (m16 row tiles).
-// keys_per_split must be a multiple of GK_DEC_WARPS * GK_DEC_KT. Dynamic shared memory: (16 * kMT +
-// kWarps * kStages * 2 * kKT) * GK_TC_D * 2 bytes.
+// of 16), GK_DEC_STAGES (>= 2), GK_DEC_MT (m16 row tiles). keys_per_split must be a multiple of
+// GK_DEC_WARPS * GK_DEC_KT. Dynamic shared memory: (16 * kMT + kWarps * kStages * 2 * kKT) *
+// GK_TC_D * 2 bytes.
 #include "attention_tc.cuh"
 
 constexpr int kWarps = GK_DEC_WARPS;

@@ -72,10 +72,10 @@ def prefill(
 
 # The split rule of decode() when no n_splits is given: "wave" (the most splits whose blocks fit
 # the SMs' block slots in one wave: measured faster on an H100 at b1 and b8, notes/attention.md
-# "Decode bandwidth"), "fill" (main's before 2026-12-07: enough splits for a block per slot,
-# rounded up, so a partial second wave is possible) or a fixed count. A module setting so that a
-# probe (notes/decode_ab.py) switches rules without reinstalling (plans cache the result: drop
-# them after a change).
+# "Decode bandwidth"), "fill" (enough splits for a block per slot, rounded up, so a partial
+# second wave is possible) or a fixed count. A module setting so that a probe
+# (notes/decode_ab.py) switches rules without reinstalling (plans cache the result: drop them
+# after a change).
 DECODE_SPLITS: str | int = "wave"
 
 
