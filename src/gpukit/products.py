@@ -18,8 +18,6 @@ from .matrices import diagonal
 from .statistics import sum as _sum
 from .views import expand_dims, stack
 
-_F32 = np.dtype("float32")
-
 
 def tensordot(a, b, axes=2) -> GPUArray:
     """Sum of products over `axes` (the last N of a with the first N of b, or two lists of axes),

@@ -36,7 +36,7 @@ def lib_dir(tmp_path_factory):
 
 
 def _run(lib_dir, rng, kind, dt, b, hq, hkv, sq, skv, d, causal=False, mask="none",
-         lengths=None, strided=False, n_splits=None, tiles=None, hide=None):  # fmt: skip
+         lengths=None, strided=False, n_splits=None, hide=None):  # fmt: skip
     dtype = TYPES[dt]
     if strided:
         q = rng.standard_normal((b, sq, hq, d)).astype(dtype).transpose(0, 2, 1, 3)
@@ -61,7 +61,7 @@ def _run(lib_dir, rng, kind, dt, b, hq, hkv, sq, skv, d, causal=False, mask="non
         p = geometry.prefill(dt, b, hq, sq, d, mask)
         so = emu.build(1, p.main.defines, lib_dir)
     else:
-        p = geometry.decode(dt, b, hq, hkv, sq, skv, d, mask, SMS, SHARED, n_splits, tiles)
+        p = geometry.decode(dt, b, hq, hkv, sq, skv, d, mask, SMS, SHARED, n_splits)
         so = emu.build(2, p.main.defines, lib_dir)
     out = np.full((b, hq, sq, d), np.nan, dtype)
     ws = [np.full(n, np.nan, np.float32) for n in p.workspace] if p.n_splits > 1 else [None, None]
@@ -135,12 +135,12 @@ def test_decode_variants(lib_dir, rng, monkeypatch, tiles, rule):
     t = kernels.AttentionDecodeTiles(*tiles)
     monkeypatch.setattr(geometry, "DECODE_SPLITS", rule)
     monkeypatch.setitem(kernels.ATTENTION_DECODE_TILES, 128, t)
-    _run(lib_dir, rng, "decode", "bf16", 1, 8, 2, 1, 1000, 128, lengths=[333], tiles=t)
+    _run(lib_dir, rng, "decode", "bf16", 1, 8, 2, 1, 1000, 128, lengths=[333])
     _run(lib_dir, rng, "decode", "bf16", 2, 8, 2, 1, 777, 120, mask="bool", hide=(100, 600),
-         lengths=[777, 501], tiles=t)  # fmt: skip
-    _run(lib_dir, rng, "decode", "f16", 1, 4, 1, 3, 259, 128, causal=True, tiles=t)
+         lengths=[777, 501])  # fmt: skip
+    _run(lib_dir, rng, "decode", "f16", 1, 4, 1, 3, 259, 128, causal=True)
     if kernels.attention_decode_holds(128, 2):
-        _run(lib_dir, rng, "decode", "bf16", 1, 32, 1, 1, 300, 128, lengths=[211], tiles=t)
+        _run(lib_dir, rng, "decode", "bf16", 1, 32, 1, 1, 300, 128, lengths=[211])
 
 
 # --- the CUDA backend's attention plans, launched into the emulator ---------------------------

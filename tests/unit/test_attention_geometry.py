@@ -109,7 +109,8 @@ def test_decode_split_rules(monkeypatch, rule, tiles, batch):
     at least half of it; a fixed count is taken as it is, rounded to whole units of keys."""
     t = kernels.AttentionDecodeTiles(*tiles)
     monkeypatch.setattr(geometry, "DECODE_SPLITS", rule)
-    p = geometry.decode("bf16", batch, 32, 8, 1, 8192, 128, "none", 132, SMEM, tiles=t)
+    monkeypatch.setitem(kernels.ATTENTION_DECODE_TILES, 128, t)
+    p = geometry.decode("bf16", batch, 32, 8, 1, 8192, 128, "none", 132, SMEM)
     assert p.main.shared == geometry.decode_shared(t, 1, 128)
     assert f"GK_DEC_STAGES={t.stages}" in p.main.defines
     blocks = p.main.grid[0] * p.main.grid[1]

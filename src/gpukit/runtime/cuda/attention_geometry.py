@@ -107,16 +107,14 @@ def decode(
     sm_count: int,
     shared_limit: int,
     n_splits: int | None = None,
-    tiles: kernels.AttentionDecodeTiles | None = None,
 ) -> TensorCoreAttention:
     """A block per (key split, batch * kv head) serving all hq / hkv * sq rows of that kv head.
     The splits cover the capacity skv (not a device kv_length), enough of them to fill the GPU
     (blocks per SM estimated from `shared_limit`, the shared memory a block may have; the rule is
-    DECODE_SPLITS); n_splits overrides the choice (rounded to whole units of keys), `tiles`
-    (kernels.AttentionDecodeTiles) the class's shipped tiles."""
+    DECODE_SPLITS); n_splits overrides the choice (rounded to whole units of keys)."""
     m_tiles = decode_m_tiles(hq, hkv, sq)
     dclass = kernels.attention_tc_head_dim(head_dim)
-    tiles = tiles or kernels.ATTENTION_DECODE_TILES[dclass]
+    tiles = kernels.ATTENTION_DECODE_TILES[dclass]
     shared = decode_shared(tiles, m_tiles, dclass)
     unit = tiles.warps * tiles.keys
     units = max(1, -(-skv // unit))
