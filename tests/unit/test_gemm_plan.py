@@ -441,6 +441,10 @@ def test_exact_float32_products_split_a_long_k_over_few_tiles():
     plan = gp.plan_f32(32, 4064, 1, False, True, True, 132, split=(8, 512))
     described = (plan.kernel, plan.grid, plan.splits, plan.k_per_split)
     assert described == ("gk_gemm_f32", (32, 1, 8), 8, 512)
+    # split launches take their own instance (the partial sums' stores), unsplit ones the other
+    assert "GK_F32_SPLIT=1" in plan.defines
+    whole = gp.plan_f32(4096, 4096, 1, False, True, True, 132)
+    assert whole.splits == 1 and "GK_F32_SPLIT=0" in whole.defines
 
 
 def test_split_float32_products_reduce_each_row_slice(built):

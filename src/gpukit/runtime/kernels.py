@@ -282,11 +282,12 @@ def gemv(
 
 
 def gemm_f32(
-    a_mn: bool, b_mn: bool, vec: bool, tune=None, epilogue=NO_EPILOGUE
+    a_mn: bool, b_mn: bool, vec: bool, tune=None, epilogue=NO_EPILOGUE, split: bool = False
 ) -> tuple[str, tuple]:
     """The exact float32 GEMM (kernels/gemm_f32.cu): `a_mn` / `b_mn`: a contiguous along m, b
     along n (else along k); `vec`: 16-byte loads; `tune`: (blocks per SM the registers must
-    allow, cp.async stages (1) or register staging (0)) instead of geometry.cuh's defaults."""
+    allow, cp.async stages (1) or register staging (0)) instead of geometry.cuh's defaults;
+    `split`: the instance of split-K launches (partial sums to the workspace)."""
     min_blocks, async_copies = tune or (
         CONSTANTS["GK_F32_MIN_BLOCKS_DEFAULT"],
         CONSTANTS["GK_F32_ASYNC_DEFAULT"],
@@ -297,6 +298,7 @@ def gemm_f32(
         f"GK_VEC={int(vec)}",
         f"GK_F32_MIN_BLOCKS={min_blocks}",
         f"GK_F32_ASYNC={async_copies}",
+        f"GK_F32_SPLIT={int(split)}",
         *_epilogue(epilogue),
     )
 
@@ -838,6 +840,7 @@ def representative_instances(target: str = "cuda", arch: int = 90) -> list[tuple
         gemm_f32(False, True, True),
         gemm_f32(True, False, False, epilogue=(True, "gelu_tanh", True)),
         gemm_f32(True, True, True, (1, 1), (False, "relu", False)),
+        gemm_f32(False, True, True, epilogue=(True, "gelu", False), split=True),
         gemm_f32_small(),
         gemm_f32_small((True, "gelu_tanh", True)),
         gemm_f64(False, False, True, 128, False, True),

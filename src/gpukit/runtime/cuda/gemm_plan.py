@@ -432,7 +432,7 @@ def plan_f32(m: int, n: int, batch: int, a_mn: bool, b_mn: bool, vec: bool, sms:
     tile, z = _C["GK_F32_TILE"], min(batch, 65535)
     splits, per = split
     if splits > 1:
-        file, defines = kernels.gemm_f32(a_mn, b_mn, vec, tune, epilogue)
+        file, defines = kernels.gemm_f32(a_mn, b_mn, vec, tune, epilogue, split=True)
         grid = (_ceil(n, tile), _ceil(m, tile), min(batch * splits, 65535))
         return F32Plan(file, defines, "gk_gemm_f32", grid, _C["GK_F32_THREADS"], splits, per)
     if tune is None and _ceil(n, tile) * _ceil(m, tile) * z * _C["GK_F32_SMALL_SHARE"] <= sms:
