@@ -52,19 +52,22 @@ def _exported_address(a: GPUArray, stream: int) -> int:
     return a._rt.pool.device_ptrs((a._buf,), stream)[0] + a._offset
 
 
-def _order_before(a: GPUArray, consumer_stream) -> None:
-    """Makes `consumer_stream` (a DLPack stream value) wait for the work queued on `a` so far."""
-    rt = a._rt
+def _consumer_stream(rt, consumer_stream) -> int | None:
+    """The CUDA stream a DLPack `stream` value names, or None where nothing is to be ordered."""
     if not rt.capabilities.device_streams or consumer_stream == _NO_SYNC:
-        return
+        return None
     # None means the legacy default stream (CU_STREAM_LEGACY, 1), as the DLPack spec says.
-    target = 1 if consumer_stream is None else int(consumer_stream)
-    if target == rt.stream:
+    return 1 if consumer_stream is None else int(consumer_stream)
+
+
+def _order(rt, first: int, then: int) -> None:
+    """Makes stream `then` wait for the work queued on stream `first` so far."""
+    if first == then:
         return
     event = rt.create_event(False)
     try:
-        rt.record_event(event, rt.stream)
-        rt.wait_event(target, event)
+        rt.record_event(event, first)
+        rt.wait_event(then, event)
     finally:
         rt.destroy_event(event)  # the driver keeps it until the wait is done
 
@@ -79,13 +82,32 @@ def dlpack(a: GPUArray, stream=None, max_version=None, dl_device=None, copy=None
         a = a.copy()
     # The address first: restoring a spilled buffer queues a copy that the consumer must wait for.
     address = _exported_address(a, a._rt.stream) if a.size else 0
-    _order_before(a, stream)
+    consumer = _consumer_stream(a._rt, stream)
+    if consumer is not None:
+        _order(a._rt, a._rt.stream, consumer)
     device_type, device_id = device_of(a._rt)
     strides = [s // a.itemsize for s in a.strides]
-    bits = a.itemsize * 8
+    owner = _Export(a, a._rt.stream, consumer)
+    code, bits = _type_code(a.dtype), a.itemsize * 8
     return _native.dlpack_export(
-        a, address, list(a.shape), strides, _type_code(a.dtype), bits, device_type, device_id
+        owner, address, list(a.shape), strides, code, bits, device_type, device_id
     )
+
+
+class _Export:
+    """What a capsule keeps alive: the exported array, the stream gpukit exported it on and the
+    consumer's. When the consumer lets go (calls the deleter), work it queued may still be
+    reading the memory: gpukit's stream then waits for the consumer's queued work, so neither
+    gpukit's later writes to the array nor the pool's reuse of its block can overtake it."""
+
+    __slots__ = ("array", "consumer", "producer")
+
+    def __init__(self, array: GPUArray, producer: int, consumer: int | None):
+        self.array, self.producer, self.consumer = array, producer, consumer
+
+    def __del__(self):
+        if self.consumer is not None and self.array.size:
+            _order(self.array._rt, self.consumer, self.producer)
 
 
 def _host_dlpack(a: GPUArray, dl_device, copy):

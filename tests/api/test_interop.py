@@ -192,6 +192,26 @@ def test_torch_round_trip(backend, rng, dtype):
     )
 
 
+def test_memory_torch_still_reads_is_not_reused_when_it_lets_go(backend, rng):
+    """torch queues a read of gpukit's memory behind a long kernel on its stream, then drops its
+    tensor and gpukit its array: gpukit's next allocation of that size (the same pool block) and
+    its write must wait for torch's read (the capsule's deleter orders gpukit's stream after the
+    consumer's), never overwrite the memory under it."""
+    cuda_only(backend)
+    torch = pytest.importorskip("torch")
+    x = random_array(rng, (1024, 1023), "float32")
+    for _ in range(3):
+        a = gk.asarray(x) * 1.0  # pool memory on gpukit's stream
+        t = torch.from_dlpack(a)
+        torch.cuda._sleep(20_000_000)  # ~10 ms of torch's stream before its read
+        copied = t.clone()
+        del t, a
+        poison = gk.full(x.shape, np.nan, "float32")
+        torch.cuda.synchronize()
+        np.testing.assert_array_equal(copied.cpu().numpy(), x)
+        assert np.isnan(poison.to_numpy()).all()
+
+
 def test_cupy_round_trip(backend, rng):
     cuda_only(backend)
     cp = pytest.importorskip("cupy")
