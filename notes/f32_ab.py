@@ -2,7 +2,7 @@
 split and unsplit launches (before GK_F32_SPLIT), and on the kernel files given (e.g. f414c6f's,
 the last commit timed at 44 TFLOP/s: its argument struct is renamed to today's, whose fields it
 reads are unchanged), in one process beside torch: the same bits from all, then event timings
-in alternating rounds (median of 5 x 10 products each).
+in alternating rounds (bench_matmul's event timing: the median of 5 runs).
 
     PYTHONPATH=/tmp/gpukit-site python3 notes/f32_ab.py [gemm_f32.cu of another commit ...]
 """
@@ -16,9 +16,10 @@ import numpy as np
 import gpukit as gk
 from gpukit.runtime import jit
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from bench_matmul import gk_ms, torch_ms
+
 BASE = dict(jit.builtin_sources())
-
-
 MAIN = BASE["gemm_f32.cu"]
 SPLIT = "constexpr bool partial = GK_F32_SPLIT;"
 assert SPLIT in MAIN
@@ -35,21 +36,6 @@ def use(name):
     rt._functions.clear()
     rt._modules.clear()
     importlib.import_module("gpukit.array")._PLANS.clear()
-
-
-def ev_ms(step, reps=10):
-    a, b = gk.Event(), gk.Event()
-    step()
-    gk.synchronize()
-    ts = []
-    for _ in range(5):
-        a.record()
-        for _ in range(reps):
-            step()
-        b.record()
-        gk.synchronize()
-        ts.append(a.elapsed_ms(b) / reps)
-    return sorted(ts)[2]
 
 
 def main():
@@ -71,24 +57,13 @@ def main():
     for _ in range(3):
         for name in VARIANTS:
             use(name)
-            best[name].append(ev_ms(lambda: A @ B))
+            best[name].append(gk_ms(lambda: A @ B))
     try:
         import torch
 
         torch.backends.cuda.matmul.allow_tf32 = False
         ta, tb = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        ta @ tb
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(5):
-            e0.record()
-            for _ in range(10):
-                ta @ tb
-            e1.record()
-            torch.cuda.synchronize()
-            ts.append(e0.elapsed_time(e1) / 10)
-        best["torch"] = [sorted(ts)[2]]
+        best["torch"] = [torch_ms(torch, lambda: ta @ tb)]
     except ImportError:
         pass
     for name, ms in best.items():

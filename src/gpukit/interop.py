@@ -81,13 +81,14 @@ def dlpack(a: GPUArray, stream=None, max_version=None, dl_device=None, copy=None
     if copy:
         a = a.copy()
     # The address first: restoring a spilled buffer queues a copy that the consumer must wait for.
-    address = _exported_address(a, a._rt.stream) if a.size else 0
+    producer = a._rt.stream
+    address = _exported_address(a, producer) if a.size else 0
     consumer = _consumer_stream(a._rt, stream)
     if consumer is not None:
-        _order(a._rt, a._rt.stream, consumer)
+        _order(a._rt, producer, consumer)
     device_type, device_id = device_of(a._rt)
     strides = [s // a.itemsize for s in a.strides]
-    owner = _Export(a, a._rt.stream, consumer)
+    owner = _Export(a, producer, consumer)
     code, bits = _type_code(a.dtype), a.itemsize * 8
     return _native.dlpack_export(
         owner, address, list(a.shape), strides, code, bits, device_type, device_id
