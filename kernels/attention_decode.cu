@@ -168,59 +168,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
                     }
             }
 
-#pragma unroll
-        for (int i = 0; i < kMT; ++i)
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-                float mx = gk_neg_inf();
-#pragma unroll
-                for (int j = 0; j < kNT; ++j)
-                    mx = fmaxf(mx, fmaxf(s[i][j][2 * hh], s[i][j][2 * hh + 1]));
-                mx = fmaxf(mx, gk_shfl_xor_f(mx, 1));
-                mx = fmaxf(mx, gk_shfl_xor_f(mx, 2));
-                const float m_new = fmaxf(m_run[i][hh], mx);
-                const float m_use = m_new == gk_neg_inf() ? 0.f : m_new;
-                const float alpha = gk_ex2(m_run[i][hh] - m_use);
-                m_run[i][hh] = m_new;
-                float sum = 0.f;
-#pragma unroll
-                for (int j = 0; j < kNT; ++j)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        const float p = gk_ex2(s[i][j][2 * hh + e] - m_use);
-                        s[i][j][2 * hh + e] = p;
-                        sum += p;
-                    }
-                l_run[i][hh] = l_run[i][hh] * alpha + sum;
-#pragma unroll
-                for (int dt = 0; dt < kDT; ++dt) {
-                    o[i][dt][2 * hh] *= alpha;
-                    o[i][dt][2 * hh + 1] *= alpha;
-                }
-            }
-
-#pragma unroll
-        for (int kk = 0; kk < kKT / 16; ++kk) {
-            unsigned pa[kMT][4];
-#pragma unroll
-            for (int i = 0; i < kMT; ++i) {
-                pa[i][0] = gk_pack2(s[i][2 * kk][0], s[i][2 * kk][1]);
-                pa[i][1] = gk_pack2(s[i][2 * kk][2], s[i][2 * kk][3]);
-                pa[i][2] = gk_pack2(s[i][2 * kk + 1][0], s[i][2 * kk + 1][1]);
-                pa[i][3] = gk_pack2(s[i][2 * kk + 1][2], s[i][2 * kk + 1][3]);
-            }
-#pragma unroll
-            for (int dp = 0; dp < kTcD / 16; ++dp) {
-                unsigned r[4];
-                gk_ldsm_x4_t(
-                    v_st + gk_swz<kTcChunks>(kk * 16 + r8 + (j8 & 1) * 8, dp * 2 + (j8 >> 1)), r);
-#pragma unroll
-                for (int i = 0; i < kMT; ++i) {
-                    gk_mma16816(o[i][2 * dp], pa[i], r[0], r[1]);
-                    gk_mma16816(o[i][2 * dp + 1], pa[i], r[2], r[3]);
-                }
-            }
-        }
+        gk_tc_softmax_pv(s, m_run, l_run, o, v_st, r8, j8);
     }
     gk_cp_wait<0>();
 

@@ -166,65 +166,6 @@ extern "C" __global__ void __launch_bounds__(kThreads) gk_attn_tc(const gk_attn_
         }
     };
 
-    // Online softmax of the scaled scores (a row's keys are spread over the 4 lanes of a quad),
-    // then O += P V with V at v_st: the S accumulators of n8 tiles 2 kk and 2 kk + 1 are the A
-    // fragment of keys [16 kk, 16 kk + 16).
-    auto softmax_pv = [&](float (&sc)[kMW][kNT][4], unsigned v_st) {
-#pragma unroll
-        for (int i = 0; i < kMW; ++i)
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-                float mx = gk_neg_inf();
-#pragma unroll
-                for (int j = 0; j < kNT; ++j)
-                    mx = fmaxf(mx, fmaxf(sc[i][j][2 * hh], sc[i][j][2 * hh + 1]));
-                mx = fmaxf(mx, gk_shfl_xor_f(mx, 1));
-                mx = fmaxf(mx, gk_shfl_xor_f(mx, 2));
-                const float m_new = fmaxf(m_run[i][hh], mx);
-                const float m_use = m_new == gk_neg_inf() ? 0.f : m_new;
-                const float alpha = gk_ex2(m_run[i][hh] - m_use);
-                m_run[i][hh] = m_new;
-                float sum = 0.f;
-#pragma unroll
-                for (int j = 0; j < kNT; ++j)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        const float p = gk_ex2(sc[i][j][2 * hh + e] - m_use);
-                        sc[i][j][2 * hh + e] = p;
-                        sum += p;
-                    }
-                l_run[i][hh] = l_run[i][hh] * alpha + sum;
-#pragma unroll
-                for (int dt = 0; dt < kDT; ++dt) {
-                    o[i][dt][2 * hh] *= alpha;
-                    o[i][dt][2 * hh + 1] *= alpha;
-                }
-            }
-#pragma unroll
-        for (int kk = 0; kk < kBN / 16; ++kk) {
-            unsigned pa[kMW][4];
-#pragma unroll
-            for (int i = 0; i < kMW; ++i) {
-                pa[i][0] = gk_pack2(sc[i][2 * kk][0], sc[i][2 * kk][1]);
-                pa[i][1] = gk_pack2(sc[i][2 * kk][2], sc[i][2 * kk][3]);
-                pa[i][2] = gk_pack2(sc[i][2 * kk + 1][0], sc[i][2 * kk + 1][1]);
-                pa[i][3] = gk_pack2(sc[i][2 * kk + 1][2], sc[i][2 * kk + 1][3]);
-            }
-#pragma unroll
-            for (int dp = 0; dp < kTcD / 16; ++dp) {
-                // Matrices (keys 0-7, d 0-7), (keys 8-15, d 0-7), (keys 0-7, d 8-15), (keys
-                // 8-15, d 8-15) stored as rows of keys: transposed on load.
-                unsigned r[4];
-                gk_ldsm_x4_t(
-                    v_st + gk_swz<kTcChunks>(kk * 16 + r8 + (j8 & 1) * 8, dp * 2 + (j8 >> 1)), r);
-#pragma unroll
-                for (int i = 0; i < kMW; ++i) {
-                    gk_mma16816(o[i][2 * dp], pa[i], r[0], r[1]);
-                    gk_mma16816(o[i][2 * dp + 1], pa[i], r[2], r[3]);
-                }
-            }
-        }
-    };
     auto k_stage = [&](int t) { return kv_s + (unsigned)(t % kStages) * 2 * kKVBytes; };
 
     for (int t = 0; t < n_tiles; ++t) {
@@ -235,7 +176,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) gk_attn_tc(const gk_attn_
         float sc[kMW][kNT][4];
         qk(sc, k_stage(t));
         scale_mask(sc, t);
-        softmax_pv(sc, k_stage(t) + kKVBytes);
+        gk_tc_softmax_pv(sc, m_run, l_run, o, k_stage(t) + kKVBytes, r8, j8);
     }
     gk_cp_wait<0>();  // nothing lands in the Q tile, which stages this warp's output rows
 

@@ -1,8 +1,8 @@
 // What the tensor-core attention kernels (attention_tc.cu, attention_decode.cu) share: the valid
-// key count, tile copies into swizzled shared memory, masking of scores, the output conversion.
-// Defines: GK_MMA_TYPE (f16 | bf16), GK_TC_D (64, 96, 128 or 256: the head_dim the tiles hold;
-// a smaller head_dim that is a multiple of 8 runs zero-padded), GK_TC_MASK (0 none, 1 bool,
-// 2 additive of the element type).
+// key count, tile copies into swizzled shared memory, masking of scores, the online softmax and
+// O += P V, the output conversion. Defines: GK_MMA_TYPE (f16 | bf16), GK_TC_D (64, 96, 128 or 256:
+// the head_dim the tiles hold; a smaller head_dim that is a multiple of 8 runs zero-padded),
+// GK_TC_MASK (0 none, 1 bool, 2 additive of the element type).
 #pragma once
 #include "args.cuh"
 #include "mma16.cuh"
@@ -82,3 +82,66 @@ GK_DEV float gk_tc_masked(float x, bool visible, const gk_attn_tc_args& a, gk_i6
 }
 
 GK_DEV gk_u16 gk_tc_to_elem(float x) { return (gk_u16)(gk_pack2(x, 0.f) & 0xffffu); }
+
+// Online softmax of a warp's scores in log2 units (s: MT m16 tiles by NT n8 tiles of keys, a
+// row's keys spread over the 4 lanes of a quad), then O += P V with V's NT * 8 keys at v_st: the
+// S accumulators of n8 tiles 2 kk and 2 kk + 1 are the A fragment of keys [16 kk, 16 kk + 16);
+// r8, j8: the lane's row in its 8 x 8 matrix and which of the four matrices it addresses.
+template <int MT, int NT>
+GK_DEV void gk_tc_softmax_pv(float (&s)[MT][NT][4], float (&m_run)[MT][2], float (&l_run)[MT][2],
+                             float (&o)[MT][kTcD / 8][4], unsigned v_st, int r8, int j8) {
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            float mx = gk_neg_inf();
+#pragma unroll
+            for (int j = 0; j < NT; ++j)
+                mx = fmaxf(mx, fmaxf(s[i][j][2 * hh], s[i][j][2 * hh + 1]));
+            mx = fmaxf(mx, gk_shfl_xor_f(mx, 1));
+            mx = fmaxf(mx, gk_shfl_xor_f(mx, 2));
+            const float m_new = fmaxf(m_run[i][hh], mx);
+            const float m_use = m_new == gk_neg_inf() ? 0.f : m_new;
+            const float alpha = gk_ex2(m_run[i][hh] - m_use);
+            m_run[i][hh] = m_new;
+            float sum = 0.f;
+#pragma unroll
+            for (int j = 0; j < NT; ++j)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const float p = gk_ex2(s[i][j][2 * hh + e] - m_use);
+                    s[i][j][2 * hh + e] = p;
+                    sum += p;
+                }
+            l_run[i][hh] = l_run[i][hh] * alpha + sum;
+#pragma unroll
+            for (int dt = 0; dt < kTcD / 8; ++dt) {
+                o[i][dt][2 * hh] *= alpha;
+                o[i][dt][2 * hh + 1] *= alpha;
+            }
+        }
+#pragma unroll
+    for (int kk = 0; kk < NT / 2; ++kk) {
+        unsigned pa[MT][4];
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+            pa[i][0] = gk_pack2(s[i][2 * kk][0], s[i][2 * kk][1]);
+            pa[i][1] = gk_pack2(s[i][2 * kk][2], s[i][2 * kk][3]);
+            pa[i][2] = gk_pack2(s[i][2 * kk + 1][0], s[i][2 * kk + 1][1]);
+            pa[i][3] = gk_pack2(s[i][2 * kk + 1][2], s[i][2 * kk + 1][3]);
+        }
+#pragma unroll
+        for (int dp = 0; dp < kTcD / 16; ++dp) {
+            // Matrices (keys 0-7, d 0-7), (keys 8-15, d 0-7), (keys 0-7, d 8-15), (keys 8-15,
+            // d 8-15) stored as rows of keys: transposed on load.
+            unsigned r[4];
+            gk_ldsm_x4_t(v_st + gk_swz<kTcChunks>(kk * 16 + r8 + (j8 & 1) * 8, dp * 2 + (j8 >> 1)),
+                         r);
+#pragma unroll
+            for (int i = 0; i < MT; ++i) {
+                gk_mma16816(o[i][2 * dp], pa[i], r[0], r[1]);
+                gk_mma16816(o[i][2 * dp + 1], pa[i], r[2], r[3]);
+            }
+        }
+    }
+}
