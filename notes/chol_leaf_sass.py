@@ -16,7 +16,7 @@ arch = sys.argv[1] if len(sys.argv) > 1 else "sm_90"
 dump = sys.argv[2] if len(sys.argv) > 2 else None
 nvrtc = jit.open_compiler("nvrtc")[0]
 j = jit.Jit(nvrtc, [f"--gpu-architecture={arch}"])
-tool = [p for root in sys.path for p in glob.glob(f"{root}/nvidia/*/bin/cuobjdump")][0]
+tool = next(p for root in sys.path for p in glob.glob(f"{root}/nvidia/*/bin/cuobjdump"))
 env = {**os.environ, "PATH": os.path.dirname(tool) + os.pathsep + os.environ["PATH"]}
 for dtype in ("float32", "float64"):
     file, defines = kernels.linalg_small(dtype)
