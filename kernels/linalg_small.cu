@@ -175,12 +175,153 @@ __device__ inline void la_chol_leaf(la_t* S, la_t* rinv, int* bad, la_t* col, bo
     la_invert_cols<NB>(S, 0, rinv);
 }
 
+// GK_LA_CHOL_LEAF 1 (default): the 64-row path (n > 32) as a blocked right-looking Cholesky of
+// the 128 x 64 matrix [A; I] in four steps of LA_SB = 16 columns. The rows under the identity
+// come out as L^-T (the factor of [[A, I], [I, C]] has I L^-T below L), so the inverse is made in
+// the same sweeps as the factor: no triangular inverse after it. A step's panel is always 80
+// rows: its 16 x 16 diagonal block, the 48 - 16 k rows of A below it and the 16 k + 16 rows of
+// I that are not zero in it (row i of I is zero left of column i, and stays so). Warps 0..3 each
+// factor the diagonal block (lanes 0..15, the same operations in every warp: the same bits) and
+// carry 16 of the 64 other rows (lanes 16..31) through the same column sweep, so no warp waits on
+// another within a step; then all threads take the panel's product off the 64 rows x 48 - 16 k
+// columns still to come (two block barriers a step). Identity row i lives in S's upper half,
+// column c >= i at S[i][c + 1]: where the shipped path leaves X^T, what the output reads.
+// GK_LA_CHOL_LEAF 0: the shipped 32 + 32 path with its column-serial inverses (for A/B).
+#ifndef GK_LA_CHOL_LEAF
+#define GK_LA_CHOL_LEAF 1
+#endif
+#define LA_SB 16                     // the sweep's width
+#define LA_SWARPS (GK_LA_MAX_N / LA_SB)  // warps in a sweep: 64 other rows, 16 a warp
+#define LA_PS (LA_SB + LA_VEC)       // P's row: 16-byte aligned, 8 lanes' rows on distinct banks
+
+// One step's sweep by this warp: the 16 x 16 diagonal block at S[k0][k0] in lanes 0..15 and
+// panel rows 16 w .. 16 w + 15 (P's order: the rows of A below the block, then those of I) in
+// lanes 16..31. Per column j: l_ij = a_ij / sqrt(d_j) in every lane, the column's l values (the
+// diagonal lanes') broadcast through `col`, a_ic -= l_ij l_cj for c > j. Writes the panel rows
+// back into S and into P; the block's rows (the pivot d_j on the diagonal) stay in a[] of lanes
+// 0..15, for warp 0 to write once every warp has read the block (la_chol_block).
+__device__ inline void la_chol_sweep(la_t* S, la_t* P, int k0, la_t* col, bool& fail,
+                                     la_t (&a)[LA_SB]) {
+    const int lane = threadIdx.x % GK_LANES, warp = threadIdx.x / GK_LANES;
+    const int n_a = GK_LA_MAX_N - k0 - LA_SB;  // rows of A below the block
+    const bool diag = lane < LA_SB;
+    const int p = warp * LA_SB + lane - LA_SB;  // the panel row (lanes past LA_SB)
+    la_t* row;
+    int lo = 0, hi = LA_SB - 1;  // the columns of the row that are not structurally zero
+    if (diag) {
+        row = S + (k0 + lane) * LA_LD + k0;
+        hi = lane;
+    } else if (p < n_a) {
+        row = S + (k0 + LA_SB + p) * LA_LD + k0;
+    } else {
+        const int i = p - n_a;  // row i of I: column k0 + c at S[i][k0 + c + 1], c >= i - k0
+        row = S + i * LA_LD + k0 + 1;
+        lo = i - k0;
+    }
+#pragma unroll
+    for (int c = 0; c < LA_SB; ++c) a[c] = c >= lo && c <= hi ? row[c] : (la_t)0;
+    la_t d = gk_shfl(a[0], 0);
+#pragma unroll
+    for (int t = 0; t < LA_SB; ++t) {
+        fail |= !(d > (la_t)0);  // d is the same in every lane
+        const la_t rs = la_rsqrt(d), li = a[t] * rs;
+        a[t] = lane == t ? d : li;  // sqrt(d) is taken when L is written out
+        if (t + 1 < LA_SB) d = gk_shfl(a[t + 1] - li * li, t + 1);
+        // Two buffers, alternating (a lane stores column t + 2's only after the barrier of
+        // column t + 1, which every lane passes after its reads of column t).
+        la_t* buf = col + (t % 2) * GK_LANES;
+        buf[lane] = li;
+        gk_syncwarp();
+#pragma unroll
+        for (int g = (t + 1) / LA_VEC * LA_VEC; g < LA_SB; g += LA_VEC) {
+            const la_vec v = *reinterpret_cast<const la_vec*>(buf + g);
+#pragma unroll
+            for (int e = 0; e < LA_VEC; ++e) {
+                const int c = g + e;
+                if (c > t) a[c] -= li * v.v[e];
+            }
+        }
+    }
+    if (!diag) {
+#pragma unroll
+        for (int c = 0; c < LA_SB; ++c)
+            if (c >= lo) row[c] = a[c];
+        la_vec* dst = reinterpret_cast<la_vec*>(P + p * LA_PS);
+#pragma unroll
+        for (int g = 0; g < LA_SB / LA_VEC; ++g) {
+            la_vec v;
+#pragma unroll
+            for (int e = 0; e < LA_VEC; ++e) v.v[e] = a[g * LA_VEC + e];
+            dst[g] = v;
+        }
+    }
+}
+
+// Warp 0's lanes 0..15 after the block barrier that follows the sweep: the block's rows into S.
+__device__ inline void la_chol_block(la_t* S, int k0, const la_t (&a)[LA_SB]) {
+    const int lane = (int)threadIdx.x;
+    if (lane >= LA_SB) return;
+    la_t* row = S + (k0 + lane) * LA_LD + k0;
+#pragma unroll
+    for (int c = 0; c < LA_SB; ++c)
+        if (c <= lane) row[c] = a[c];
+}
+
+// After step k0's sweep: every panel row p (64) minus its products with the panel rows q < n_a
+// (the rows of A below the block: the columns k0 + 16 + q still to come), each sum in c order.
+// Row p of A (p < n_a) only on and below its diagonal (q <= p): its upper half is row p's of I.
+__device__ inline void la_chol_update(la_t* S, const la_t* P, int k0) {
+    const int n_a = GK_LA_MAX_N - k0 - LA_SB;
+    const int p = threadIdx.x % GK_LA_MAX_N, q0 = threadIdx.x / GK_LA_MAX_N;
+    constexpr int kQs = GK_LA_THREADS / GK_LA_MAX_N;  // 4 column sets, q = q0 + kQs m
+    static_assert(GK_LA_THREADS % GK_LA_MAX_N == 0 && LA_SB % (4 * kQs) == 0, "whole rounds");
+    la_t x[LA_SB];
+    const la_vec* mine = reinterpret_cast<const la_vec*>(P + p * LA_PS);
+#pragma unroll
+    for (int g = 0; g < LA_SB / LA_VEC; ++g) {
+        const la_vec v = mine[g];
+#pragma unroll
+        for (int e = 0; e < LA_VEC; ++e) x[g * LA_VEC + e] = v.v[e];
+    }
+    const bool is_a = p < n_a;
+    // Row p's element of column k0 + 16 + q: S[r][k0 + 16 + q] (A), S[i][k0 + 17 + q] (I).
+    la_t* dst = is_a ? S + (k0 + LA_SB + p) * LA_LD + k0 + LA_SB
+                     : S + (p - n_a) * LA_LD + k0 + LA_SB + 1;
+#pragma unroll 1
+    for (int q1 = q0; q1 < n_a; q1 += 4 * kQs) {
+        la_t acc[4];
+        bool on[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            const int q = q1 + u * kQs;
+            on[u] = !is_a || q <= p;
+            acc[u] = on[u] ? dst[q] : (la_t)0;
+        }
+#pragma unroll
+        for (int g = 0; g < LA_SB / LA_VEC; ++g) {
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                const la_vec v = reinterpret_cast<const la_vec*>(P + (q1 + u * kQs) * LA_PS)[g];
+#pragma unroll
+                for (int e = 0; e < LA_VEC; ++e) acc[u] -= x[g * LA_VEC + e] * v.v[e];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+            if (on[u]) dst[q1 + u * kQs] = acc[u];
+    }
+}
+
 GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
     static_assert(GK_LA_MAX_N == 2 * GK_LANES, "a 64 x 64 matrix as 32 + 32");
     static_assert(GK_LA_THREADS >= (LA_W2 + 1) * GK_LANES, "warps 0 and LA_W2");
     __shared__ la_t S[GK_LA_MAX_N * LA_LD];
     __shared__ la_t rinv[GK_LA_MAX_N];
-    __shared__ la_vec col_vec[2 * GK_LANES / LA_VEC];  // la_chol_rows's column broadcasts
+    // la_chol_rows's column broadcasts (la_chol_sweep's: one pair of buffers a warp)
+    __shared__ la_vec col_vec[(GK_LA_CHOL_LEAF ? LA_SWARPS : 1) * 2 * GK_LANES / LA_VEC];
+#if GK_LA_CHOL_LEAF
+    __shared__ la_vec P_vec[GK_LA_MAX_N * LA_PS / LA_VEC];  // la_chol_sweep's panel rows
+#endif
     __shared__ int bad;
     la_t* col = col_vec[0].v;
     const int n = args.n, tid = threadIdx.x, warp = tid / GK_LANES, lane = tid % GK_LANES;
@@ -203,6 +344,13 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
         const int i = n + e / p, c = e % p;
         if (c <= i) S[i * LA_LD + c] = (la_t)(i == c);
     }
+#if GK_LA_CHOL_LEAF
+    if (two)  // I's rows in the upper half: row i's column c >= i at S[i][c + 1]
+        for (int e = tid; e < GK_LA_MAX_N * GK_LA_MAX_N; e += blockDim.x) {
+            const int i = e / GK_LA_MAX_N, c = e % GK_LA_MAX_N;
+            if (c >= i) S[i * LA_LD + c + 1] = (la_t)(i == c);
+        }
+#endif
     if (tid == 0) bad = 0;
     __syncthreads();
     if (!two) {
@@ -215,6 +363,24 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
                 la_chol_leaf<GK_LANES>(S, rinv, &bad, col, inverse);
         }
     } else {
+#if GK_LA_CHOL_LEAF
+        // 4 steps of 16 columns: the sweep (warps 0..3), then the update (all), S and P handed
+        // over by block barriers. Every warp's `fail` is the same; warp 0's is kept.
+        bool fail = false;
+        la_t* P = P_vec[0].v;
+#pragma unroll 1
+        for (int k0 = 0; k0 < GK_LA_MAX_N; k0 += LA_SB) {
+            la_t a[LA_SB];
+            if (warp < LA_SWARPS) la_chol_sweep(S, P, k0, col + warp * 2 * GK_LANES, fail, a);
+            __syncthreads();
+            la_chol_block(S, k0, a);  // rows no other thread touches until the output
+            if (k0 + LA_SB == GK_LA_MAX_N) break;
+            la_chol_update(S, P, k0);
+            __syncthreads();
+        }
+        if (tid == 0 && fail) bad = 1;
+        (void)rinv;
+#else
         if (warp == 0) la_chol_rows<GK_LANES, true>(S, 0, rinv, &bad, col);
         __syncthreads();
         // A22 -= L21 L21^T, the whole square (its upper half is scratch until X22 lands there),
@@ -262,6 +428,7 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
             }
             if (warp == LA_W2) la_invert_cols<GK_LANES>(S, GK_LANES, rinv);
         }
+#endif
     }
     __syncthreads();
     const bool failed = bad != 0;
