@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from memory_bound_sass import patched_sources, tool, usage_and_sass  # noqa: E402
+from memory_bound_sass import patched_sources, tool, usage_and_sass
 
-from gpukit.runtime import jit, kernels  # noqa: E402
+from gpukit.runtime import jit, kernels
 
 
 def k_loop(body: str) -> list[str]:
@@ -51,7 +51,9 @@ def main():
     base = patched_sources({})
     variants = {"main": base["gemm_f32.cu"]}
     for path in args.files:
-        variants[Path(path).stem] = Path(path).read_text().replace("gk_gemm_f32_args", "gk_gemm_args")
+        variants[Path(path).stem] = (
+            Path(path).read_text().replace("gk_gemm_f32_args", "gk_gemm_args")
+        )
     layout = [bool(int(x)) for x in args.layout.split(",")]
     compiler = jit.open_compiler("nvrtc")[0]
     print("NVRTC", compiler.version, "layout a_mn,b_mn,vec =", layout)
@@ -70,15 +72,12 @@ def main():
         local = sum(1 for i in body.splitlines() if re.search(r"\b(LDL|STL)\b", i))
         total = len(re.findall(r"/\*[0-9a-f]{4}\*/\s+[^;]*;", body))
 
-        def at(op):
-            return [n for n, i in enumerate(loop) if op in opcode(i)]
-
         print(f"\n== {name}: regs {regs} stack {stack} LDL/STL {local} kernel instr {total}")
         print(f"K loop {len(loop)} instr, FFMA {ops['FFMA']} ({ops['FFMA'] / len(loop):.1%}), "
               f"non-FFMA {len(loop) - ops['FFMA']}")  # fmt: skip
         print("  non-FFMA:", dict(sorted((k, v) for k, v in ops.items() if k != "FFMA")))
         for op in ("LDG", "STS", "BAR", "LDS"):
-            print(f"  {op} at", at(op))
+            print(f"  {op} at", [n for n, i in enumerate(loop) if op in opcode(i)])
         if args.dump:
             d = Path(args.dump)
             d.mkdir(parents=True, exist_ok=True)
