@@ -222,6 +222,45 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
         __syncthreads();  // the next batch item's first copies overwrite the stages
 #else
         gk_f4 ra, rb;
+#if GK_VEC
+        // 16-byte loads: each thread's runs as running pointers (one 64-bit add a slice, not a
+        // multiply a slice) and the slices its run is read in as one 32-bit bound each (slice kt
+        // is live for kt < a_end: its run lies inside the matrix). Past the range the loads are
+        // predicated off, so the last step's fetch of slice k_tiles reads nothing. Fewer live
+        // values than `ga + kt * a_next` with 64-bit bounds: ptxas 13.0 then keeps the store
+        // addresses instead of rematerializing them from the thread index before every slice's
+        // stores (16 fewer instructions in the K loop, the same multiply-adds).
+        const float* pa = ga;
+        const float* pb = gb;
+#if GK_A_MN
+        const bool a_run = a_left > 0;
+#else
+        const bool a_run = a_live;
+#endif
+#if GK_B_MN
+        const bool b_run = b_left > 0;
+#else
+        const bool b_run = b_live;
+#endif
+        const int a_end = a_run ? (int)((k_len - a_k + GK_F32_BK - 1) / GK_F32_BK) : 0;
+        const int b_end = b_run ? (int)((k_len - b_k + GK_F32_BK - 1) / GK_F32_BK) : 0;
+        auto fetch = [&](int kt) {
+#if GK_A_MN
+            ra = gk_load4(pa, a_step, kt < a_end, a_left);
+#else
+            ra = gk_load4(pa, a_step, kt < a_end, 1);
+#endif
+#if GK_B_MN
+            rb = gk_load4(pb, b_step, kt < b_end, b_left);
+#else
+            rb = gk_load4(pb, b_step, kt < b_end, 1);
+#endif
+        };
+        auto advance = [&] {
+            pa += a_next;
+            pb += b_next;
+        };
+#else
         auto fetch = [&](int kt) {
             const gk_i64 k0 = (gk_i64)kt * GK_F32_BK;
 #if GK_A_MN
@@ -235,6 +274,8 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
             rb = gk_load4(gb + kt * b_next, b_step, b_live, k_len - (k0 + b_k));
 #endif
         };
+        auto advance = [] {};
+#endif
         auto stash = [&](int buf) {
 #if GK_A_MN
             *reinterpret_cast<gk_f4*>(&as[buf][a_k][a_m]) = ra;
@@ -255,9 +296,11 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
         __syncthreads();
         for (int kt = 0; kt < k_tiles; ++kt) {
             const int buf = kt & 1;
-            // Unconditional (the last step refetches its own slice, unused): a branch here would
-            // let the compiler sink the loads next to the stores below.
-            fetch(kt + 1 < k_tiles ? kt + 1 : kt);
+            // Unconditional (element loads: the last step refetches its own slice, unused; 16-byte
+            // loads: predicated off past the range): a branch here would let the compiler sink
+            // the loads next to the stores below.
+            advance();
+            fetch(GK_VEC || kt + 1 < k_tiles ? kt + 1 : kt);
             asm volatile("" ::: "memory");
 #pragma unroll
             for (int kk = 0; kk < GK_F32_BK; ++kk) {
