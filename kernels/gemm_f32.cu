@@ -276,6 +276,38 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
         };
         auto advance = [] {};
 #endif
+#if GK_VEC && !defined(GK_HIP)
+        // Each thread's store addresses in shared memory, kept as 32-bit offsets: the stores of
+        // a slice add the buffer's offset (uniform) and an immediate.
+        const unsigned a_st = (unsigned)__cvta_generic_to_shared(&as[0][a_k][a_m]);
+        const unsigned b_st = (unsigned)__cvta_generic_to_shared(&bs[0][b_k][b_n]);
+        constexpr unsigned buf_bytes = sizeof(as[0]);
+        auto stash = [&](int buf) {
+            const unsigned off = (unsigned)buf * buf_bytes;
+#if GK_A_MN
+            asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(a_st + off),
+                         "f"(ra.v[0]), "f"(ra.v[1]), "f"(ra.v[2]), "f"(ra.v[3])
+                         : "memory");
+#else
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(a_st + off + i * GK_F32_LD * 4),
+                             "f"(ra.v[i])
+                             : "memory");
+#endif
+#if GK_B_MN
+            asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(b_st + off),
+                         "f"(rb.v[0]), "f"(rb.v[1]), "f"(rb.v[2]), "f"(rb.v[3])
+                         : "memory");
+#else
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(b_st + off + i * GK_F32_LD * 4),
+                             "f"(rb.v[i])
+                             : "memory");
+#endif
+        };
+#else
         auto stash = [&](int buf) {
 #if GK_A_MN
             *reinterpret_cast<gk_f4*>(&as[buf][a_k][a_m]) = ra;
@@ -291,6 +323,7 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
 #endif
         };
 
+#endif
         fetch(0);
         stash(0);
         __syncthreads();
