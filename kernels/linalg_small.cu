@@ -190,9 +190,9 @@ __device__ inline void la_chol_leaf(la_t* S, la_t* rinv, int* bad, la_t* col, bo
 #ifndef GK_LA_CHOL_LEAF
 #define GK_LA_CHOL_LEAF 1
 #endif
-#define LA_SB 16                     // the sweep's width
+#define LA_SB 16                         // the sweep's width
 #define LA_SWARPS (GK_LA_MAX_N / LA_SB)  // warps in a sweep: 64 other rows, 16 a warp
-#define LA_PS (LA_SB + LA_VEC)       // P's row: 16-byte aligned, 8 lanes' rows on distinct banks
+#define LA_PS (LA_SB + LA_VEC)  // P's row: 16-byte aligned, 8 lanes' rows on distinct banks
 
 // One step's sweep by this warp: the 16 x 16 diagonal block at S[k0][k0] in lanes 0..15 and
 // panel rows 16 w .. 16 w + 15 (P's order: the rows of A below the block, then those of I) in
@@ -285,8 +285,8 @@ __device__ inline void la_chol_update(la_t* S, const la_t* P, int k0) {
     }
     const bool is_a = p < n_a;
     // Row p's element of column k0 + 16 + q: S[r][k0 + 16 + q] (A), S[i][k0 + 17 + q] (I).
-    la_t* dst = is_a ? S + (k0 + LA_SB + p) * LA_LD + k0 + LA_SB
-                     : S + (p - n_a) * LA_LD + k0 + LA_SB + 1;
+    la_t* dst =
+        is_a ? S + (k0 + LA_SB + p) * LA_LD + k0 + LA_SB : S + (p - n_a) * LA_LD + k0 + LA_SB + 1;
 #pragma unroll 1
     for (int q1 = q0; q1 < n_a; q1 += 4 * kQs) {
         la_t acc[4];
