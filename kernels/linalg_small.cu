@@ -186,9 +186,12 @@ __device__ inline void la_chol_leaf(la_t* S, la_t* rinv, int* bad, la_t* col, bo
 // another within a step; then all threads take the panel's product off the 64 rows x 48 - 16 k
 // columns still to come (two block barriers a step). Identity row i lives in S's upper half,
 // column c >= i at S[i][c + 1]: where the shipped path leaves X^T, what the output reads.
-// GK_LA_CHOL_LEAF 0: the shipped 32 + 32 path with its column-serial inverses (for A/B).
+// GK_LA_CHOL_LEAF 2 (default): that leaf with the 64-row path's staging, identity and output
+// as la_stage64 / la_out64 (below). 1: the same leaf with the generic staging and output loops.
+// 0: the shipped 32 + 32 path with its column-serial inverses (for A/B). All three give the
+// same bits.
 #ifndef GK_LA_CHOL_LEAF
-#define GK_LA_CHOL_LEAF 1
+#define GK_LA_CHOL_LEAF 2
 #endif
 #define LA_SB 16                         // the sweep's width
 #define LA_SWARPS (GK_LA_MAX_N / LA_SB)  // warps in a sweep: 64 other rows, 16 a warp
@@ -312,6 +315,78 @@ __device__ inline void la_chol_update(la_t* S, const la_t* P, int k0) {
     }
 }
 
+#if GK_LA_CHOL_LEAF >= 2
+// The 64-row path's copies in and out (n > 32, GK_LA_THREADS threads): thread t takes column
+// t % 64 of rows t / 64 + LA_RSTEP h, h < LA_SLOTS, so that every index is a shift and every
+// offset a constant or one running step, the slots unrolled whole. The generic loops (la_stage
+// with 32 slots a thread and its lambdas, the identity loops, the output loops with a division
+// and a square root an element) were ~2.9 K instructions a warp run once, cold in the
+// instruction cache, 8 warps on 4 schedulers. The values are the same: only copies, the same
+// sign product and the same square root.
+#define LA_RSTEP (GK_LA_THREADS / GK_LA_MAX_N)
+#define LA_SLOTS (GK_LA_MAX_N / LA_RSTEP)
+
+// The lower triangle of A (rows read whole: coalesced) times `sign` into S's, the identity's
+// rows past n, and I's rows in S's upper half (row i's column c >= i at S[i][c + 1], as the
+// GK_LA_CHOL_LEAF 1 loop put them): every S[r][k] of the 64 x 64 square written once, by one
+// unconditional store at a constant offset; the loads predicated, through a running pointer.
+__device__ inline void la_stage64(la_t* S, const la_t* src, gk_i64 ld, int n, la_t sign) {
+    static_assert(GK_LA_THREADS % GK_LA_MAX_N == 0, "whole rows a step");
+    const int r0 = (int)threadIdx.x / GK_LA_MAX_N, k = (int)threadIdx.x % GK_LA_MAX_N;
+    const la_t* from = src + r0 * ld + k;
+    const gk_i64 step = LA_RSTEP * ld;
+    la_t v[LA_SLOTS];
+#pragma unroll
+    for (int h = 0; h < LA_SLOTS; ++h) {
+        const int r = r0 + LA_RSTEP * h;
+        v[h] = k <= r && r < n ? *from : (la_t)0;
+        from += step;
+    }
+    la_t* to = S + r0 * LA_LD + k;
+#pragma unroll
+    for (int h = 0; h < LA_SLOTS; ++h) {
+        // A where k <= r < n; else I's row r at column k - 1 above the diagonal (1 where k = r +
+        // 1), the identity on and below it in the rows past n (1 where k = r).
+        const int r = r0 + LA_RSTEP * h;
+        to[h * LA_RSTEP * LA_LD] = k <= r && r < n ? sign * v[h] : (la_t)(k == r || k == r + 1);
+    }
+    if (threadIdx.x < GK_LA_MAX_N)  // I's column 63: S[i][64]
+        S[threadIdx.x * LA_LD + GK_LA_MAX_N] = (la_t)(threadIdx.x == GK_LA_MAX_N - 1);
+}
+
+// L into out (lower), the diagonal's square roots taken by the first n threads; -X^T into x_out
+// (n x n, contiguous) when x_out is not null. NaN everywhere where the factor failed. S is read
+// at constant offsets (every index inside it), the stores predicated, through running pointers.
+__device__ inline void la_out64(const la_t* S, la_t* out, gk_i64 out_ld, la_t* x_out, int n,
+                                bool failed) {
+    const int r0 = (int)threadIdx.x / GK_LA_MAX_N, c = (int)threadIdx.x % GK_LA_MAX_N;
+    const la_t nan = la_inf() - la_inf();
+    const la_t* from = S + r0 * LA_LD + c;
+    la_t* to = out + r0 * out_ld + c;
+    const gk_i64 to_step = LA_RSTEP * out_ld;
+#pragma unroll
+    for (int h = 0; h < LA_SLOTS; ++h) {
+        const int i = r0 + LA_RSTEP * h;
+        const la_t v = from[h * LA_RSTEP * LA_LD];
+        if (i < n && c < n && i != c) *to = failed ? nan : i > c ? v : (la_t)0;
+        to += to_step;
+    }
+    if ((int)threadIdx.x < n)
+        out[threadIdx.x * (out_ld + 1)] = failed ? nan : gkm_sqrt(S[threadIdx.x * (LA_LD + 1)]);
+    if (x_out == nullptr) return;
+    // -X^T: row c of it is -X[i][c], i >= c, at S[c][i + 1]
+    const la_t* x = S + r0 * LA_LD + c + 1;
+    la_t* x_to = x_out + r0 * n + c;
+#pragma unroll
+    for (int h = 0; h < LA_SLOTS; ++h) {
+        const int row = r0 + LA_RSTEP * h;
+        const la_t v = -x[h * LA_RSTEP * LA_LD];
+        if (row < n && c < n) *x_to = failed ? nan : c >= row ? v : (la_t)0;
+        x_to += LA_RSTEP * n;
+    }
+}
+#endif
+
 GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
     static_assert(GK_LA_MAX_N == 2 * GK_LANES, "a 64 x 64 matrix as 32 + 32");
     static_assert(GK_LA_THREADS >= (LA_W2 + 1) * GK_LANES, "warps 0 and LA_W2");
@@ -334,23 +409,30 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
     // The lower triangle, rows read whole; at most 32 elements a thread (n <= 32 on one warp, or
     // 64 x 64 on GK_LA_THREADS = 256).
     static_assert(GK_LA_MAX_N * GK_LA_MAX_N <= GK_LANES * GK_LA_THREADS, "32 a thread at most");
-    const auto lower = [&](int r, int k) { return upper ? k >= r : k <= r; };
-    la_stage<GK_LANES>(
-        n, n, [&](int r, int k) { return lower(r, k) ? sign * src[r * ld + k] : (la_t)0; },
-        [&](int r, int k, la_t v) {
-            if (lower(r, k)) S[upper ? k * LA_LD + r : r * LA_LD + k] = v;
-        });
-    for (int e = tid; e < (p - n) * p; e += blockDim.x) {  // the identity's rows past n
-        const int i = n + e / p, c = e % p;
-        if (c <= i) S[i * LA_LD + c] = (la_t)(i == c);
-    }
-#if GK_LA_CHOL_LEAF
-    if (two)  // I's rows in the upper half: row i's column c >= i at S[i][c + 1]
-        for (int e = tid; e < GK_LA_MAX_N * GK_LA_MAX_N; e += blockDim.x) {
-            const int i = e / GK_LA_MAX_N, c = e % GK_LA_MAX_N;
-            if (c >= i) S[i * LA_LD + c + 1] = (la_t)(i == c);
-        }
+#if GK_LA_CHOL_LEAF >= 2
+    if (two && !upper) {
+        la_stage64(S, src, ld, n, sign);
+    } else
 #endif
+    {
+        const auto lower = [&](int r, int k) { return upper ? k >= r : k <= r; };
+        la_stage<GK_LANES>(
+            n, n, [&](int r, int k) { return lower(r, k) ? sign * src[r * ld + k] : (la_t)0; },
+            [&](int r, int k, la_t v) {
+                if (lower(r, k)) S[upper ? k * LA_LD + r : r * LA_LD + k] = v;
+            });
+        for (int e = tid; e < (p - n) * p; e += blockDim.x) {  // the identity's rows past n
+            const int i = n + e / p, c = e % p;
+            if (c <= i) S[i * LA_LD + c] = (la_t)(i == c);
+        }
+#if GK_LA_CHOL_LEAF
+        if (two)  // I's rows in the upper half: row i's column c >= i at S[i][c + 1]
+            for (int e = tid; e < GK_LA_MAX_N * GK_LA_MAX_N; e += blockDim.x) {
+                const int i = e / GK_LA_MAX_N, c = e % GK_LA_MAX_N;
+                if (c >= i) S[i * LA_LD + c + 1] = (la_t)(i == c);
+            }
+#endif
+    }
     if (tid == 0) bad = 0;
     __syncthreads();
     if (!two) {
@@ -434,6 +516,17 @@ GK_KERNEL void gk_chol_small(const gk_linalg_args args) {
     const bool failed = bad != 0;
     const la_t nan = la_inf() - la_inf();
     la_t* out = reinterpret_cast<la_t*>(args.out) + mat * args.out_stride;
+#if GK_LA_CHOL_LEAF >= 2
+    if (two && !upper) {
+        la_t* x_out = inverse ? reinterpret_cast<la_t*>(args.out2) + mat * n * n : nullptr;
+        la_out64(S, out, args.out_ld, x_out, n, failed);
+        if (tid == 0) {
+            gk_i32* info = reinterpret_cast<gk_i32*>(args.info) + mat;
+            *info = failed || ((args.mode & GK_LA_CHOL_MERGE_INFO) && *info);
+        }
+        return;
+    }
+#endif
     for (int e = tid; e < n * n; e += blockDim.x) {
         const int i = e / n, c = e - i * n;
         const int lo = upper ? c : i, hi = upper ? i : c;  // L[lo][hi], lo >= hi

@@ -4,9 +4,9 @@ factors with -L^-T (graphs of 10 launches), the blocked Cholesky of 4096 (graph 
 and a digest of every output, so that two runs' bits can be compared. Run from the repository
 root after scripts/gpu_machine.sh installed gpukit:
 PYTHONPATH=/tmp/gpukit-site VARIANT=old.cu python3 notes/chol_leaf_ab.py
-LEAVES (default "1,0"): the values of the define GK_LA_CHOL_LEAF timed in this one process, in
-turn (1: the blocked [A; I] leaf, 0: the shipped 32 + 32 one; the plans are dropped between
-them), and torch's cholesky of the same matrix after them when torch is importable."""
+LEAVES (default "2,1"): the values of the define GK_LA_CHOL_LEAF timed in this one process, in
+turn (2: the [A; I] leaf with the 64-row copies in and out, 1: it with the generic ones, 0: the
+32 + 32 one; the plans are dropped between them), and torch's cholesky of the same matrix after them when torch is importable."""
 
 import hashlib
 import os
@@ -42,7 +42,7 @@ n = 4096
 g = rng.standard_normal((n, n))
 spd = g @ g.T / n + np.eye(n)
 ref = np.linalg.cholesky(spd)
-leaves = [int(v) for v in os.environ.get("LEAVES", "1,0").split(",")]
+leaves = [int(v) for v in os.environ.get("LEAVES", "2,1").split(",")]
 shipped_defines = kernels.linalg_small
 
 

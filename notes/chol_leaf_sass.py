@@ -1,5 +1,5 @@
 """SASS of gk_chol_small (sm_90 by default) for the new leaf (GK_LA_CHOL_LEAF 1) and the shipped
-one (0), both dtypes: instruction counts by kind, block / warp barriers, local memory. CPU only
+one (0), both dtypes, and leaf 1 with the 64-row copies in and out (2): instruction counts by kind, block / warp barriers, local memory. CPU only
 (NVRTC and pip's cuobjdump). Usage: python notes/chol_leaf_sass.py [arch] [dumpdir]"""
 
 import collections
@@ -20,7 +20,7 @@ tool = next(p for root in sys.path for p in glob.glob(f"{root}/nvidia/*/bin/cuob
 env = {**os.environ, "PATH": os.path.dirname(tool) + os.pathsep + os.environ["PATH"]}
 for dtype in ("float32", "float64"):
     file, defines = kernels.linalg_small(dtype)
-    for leaf in (1, 0):
+    for leaf in (2, 1, 0):
         image = j.build_builtin(file, (*defines, f"GK_LA_CHOL_LEAF={leaf}"))
         with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
             f.write(image)
