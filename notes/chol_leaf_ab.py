@@ -6,7 +6,8 @@ root after scripts/gpu_machine.sh installed gpukit:
 PYTHONPATH=/tmp/gpukit-site VARIANT=old.cu python3 notes/chol_leaf_ab.py
 LEAVES (default "2,1"): the values of the define GK_LA_CHOL_LEAF timed in this one process, in
 turn (2: the [A; I] leaf with the 64-row copies in and out, 1: it with the generic ones, 0: the
-32 + 32 one; the plans are dropped between them), and torch's cholesky of the same matrix after them when torch is importable."""
+32 + 32 one; the plans are dropped between them), and torch's cholesky of the same matrix after
+them when torch is importable."""
 
 import hashlib
 import os

@@ -1,6 +1,7 @@
-"""SASS of gk_chol_small (sm_90 by default) for the new leaf (GK_LA_CHOL_LEAF 1) and the shipped
-one (0), both dtypes, and leaf 1 with the 64-row copies in and out (2): instruction counts by kind, block / warp barriers, local memory. CPU only
-(NVRTC and pip's cuobjdump). Usage: python notes/chol_leaf_sass.py [arch] [dumpdir]"""
+"""SASS of gk_chol_small (sm_90 by default) for GK_LA_CHOL_LEAF 2 (the [A; I] leaf with the 64-row
+copies in and out), 1 (it with the generic ones) and 0 (the 32 + 32 one), both dtypes:
+instruction counts by kind, block / warp barriers, local memory. CPU only (NVRTC and pip's
+cuobjdump). Usage: python notes/chol_leaf_sass.py [arch] [dumpdir]"""
 
 import collections
 import glob
