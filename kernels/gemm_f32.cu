@@ -87,6 +87,24 @@ __device__ inline void gk_cp16(unsigned dst, const float* src, bool live) {
 }
 #endif
 
+#if GK_VEC && !defined(GK_HIP)
+// A thread's 4 loaded values into shared memory at the 32-bit address `at`: one 16-byte store
+// when they lie along the stored row (MN), else one float a row, GK_F32_LD floats apart.
+template <bool MN>
+__device__ inline void gk_f32_put(unsigned at, const gk_f4& r) {
+    if constexpr (MN) {
+        asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(at), "f"(r.v[0]),
+                     "f"(r.v[1]), "f"(r.v[2]), "f"(r.v[3])
+                     : "memory");
+    } else {
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(at + i * GK_F32_LD * 4), "f"(r.v[i])
+                         : "memory");
+    }
+}
+#endif
+
 GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
     gk_gemm_f32(const gk_gemm_args p) {
     __shared__ __align__(16) float as[GK_F32_BUFS][GK_F32_BK][GK_F32_LD];
@@ -284,28 +302,8 @@ GK_KERNEL void __launch_bounds__(GK_F32_THREADS, GK_F32_MIN_BLOCKS)
         constexpr unsigned buf_bytes = sizeof(as[0]);
         auto stash = [&](int buf) {
             const unsigned off = (unsigned)buf * buf_bytes;
-#if GK_A_MN
-            asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(a_st + off),
-                         "f"(ra.v[0]), "f"(ra.v[1]), "f"(ra.v[2]), "f"(ra.v[3])
-                         : "memory");
-#else
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(a_st + off + i * GK_F32_LD * 4),
-                             "f"(ra.v[i])
-                             : "memory");
-#endif
-#if GK_B_MN
-            asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(b_st + off),
-                         "f"(rb.v[0]), "f"(rb.v[1]), "f"(rb.v[2]), "f"(rb.v[3])
-                         : "memory");
-#else
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(b_st + off + i * GK_F32_LD * 4),
-                             "f"(rb.v[i])
-                             : "memory");
-#endif
+            gk_f32_put<GK_A_MN>(a_st + off, ra);
+            gk_f32_put<GK_B_MN>(b_st + off, rb);
         };
 #else
         auto stash = [&](int buf) {
