@@ -17,22 +17,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "gpu"))
 from memory_bound_sass import patched_sources, tool, usage_and_sass
+from test_gemm_kernels import k_loop
 
 from gpukit.runtime import jit, kernels
-
-
-def k_loop(body: str) -> list[str]:
-    """The instructions of the loop (a backward branch's body) with the most FFMA."""
-    code = [(int(a, 16), i) for a, i in re.findall(r"/\*([0-9a-f]{4})\*/\s+([^;]*);", body)]
-    best = []
-    for addr, ins in code:
-        target = re.search(r"BRA (0x[0-9a-f]+)", ins)
-        if target and int(target.group(1), 16) < addr:
-            loop = [i for a, i in code if int(target.group(1), 16) <= a <= addr]
-            if sum("FFMA" in i for i in loop) > sum("FFMA" in i for i in best):
-                best = loop
-    return best
 
 
 def opcode(ins: str) -> str:

@@ -106,9 +106,9 @@ def test_gemv_kernels_do_not_spill():
         assert " LDL" not in sass and " STL" not in sass, f"local memory in {file} {defines}"
 
 
-def _k_loop(sass: str, kernel: str) -> list[str]:
-    """The instructions of `kernel`'s loop (a backward branch's body) with the most FFMA."""
-    body = sass.split(f"Function : {kernel}\n")[1].split("Function : ")[0]
+def k_loop(body: str) -> list[str]:
+    """The instructions of a kernel's loop (a backward branch's body) with the most FFMA, from
+    the kernel's SASS (also notes/f32_sass.py's)."""
     code = [(int(a, 16), i) for a, i in re.findall(r"/\*([0-9a-f]{4})\*/\s+([^;]*);", body)]
     best = []
     for addr, ins in code:
@@ -136,7 +136,7 @@ def test_exact_float32_loop_loads_the_next_slice_early_without_spills():
             defines = kernels.gemm_f32(a_mn, b_mn, True)[1]
             sass, res = _sass(tool, j.build_builtin("gemm_f32.cu", defines))
             assert "STACK:0 " in res.split("Function gk_gemm_f32:")[1], (defines, res)
-            loop = _k_loop(sass, "gk_gemm_f32")
+            loop = k_loop(sass.split("Function : gk_gemm_f32\n")[1].split("Function : ")[0])
             assert sum("FFMA" in i for i in loop) == 512, defines
             loads = [n for n, i in enumerate(loop) if "LDG" in i]
             assert loads and max(loads) < 0.75 * len(loop), (defines, loads, len(loop))
